@@ -1,0 +1,26 @@
+# Two commands on a fresh clone: `make plan` and `make test`. Both create and reuse .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
+STACK ?= dev
+
+.PHONY: plan test bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpushare needs Python 3.11 or newer; run make PYTHON=python3.11")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@rm -f $(VENV)/.installed-* && touch $@
+
+plan: $(STAMP)
+	@$(BIN)/python -m gpushare plan $(STACK) $(if $(JSON),--json)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/plan_benchmark.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

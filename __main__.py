@@ -1,0 +1,55 @@
+"""gpushare's Pulumi program: one AKS cluster, its GPU pools and the GPU Operator, from the stack file.
+
+Validation runs before any resource registers; a bad stack file stops `pulumi preview` with one message listing
+every problem, never a traceback.
+"""
+
+import os
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from components.aks_cluster import AksCluster, AksClusterArgs
+from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from gpushare.capacity import capacity_warnings, pool_capacity
+from gpushare.config import decode_engine_config, parse_config
+from gpushare.errors import GpushareError
+from gpushare.model import StackConfig
+from gpushare.stack_files import STACK_FILE_ENV
+
+
+def load_stack() -> StackConfig:
+    stack = pulumi.get_stack()
+    source = os.environ.get(STACK_FILE_ENV) or f"stacks/Pulumi.{stack}.yaml"
+    # The engine hands the program every config key; reading them all is what lets a misspelt key be reported.
+    values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    try:
+        return parse_config(decode_engine_config(values), source=source, stack=stack)
+    except GpushareError as exc:
+        raise pulumi.RunError(str(exc)) from None
+
+
+def main() -> None:
+    stack = load_stack()
+    cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
+    previous = None
+    capacities = {}
+    for pool in stack.pools:
+        capacity = pool_capacity(pool, stack.operator.mig_strategy)
+        for warning in capacity_warnings(pool, capacity):
+            pulumi.log.warn(warning)
+        node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
+            pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
+            resource_group_name=cluster.resource_group_name, after=previous,
+        ))
+        previous = node_pool.agent_pool
+        capacities[pool.name] = {"resource": capacity.resource, "perNode": capacity.per_node,
+                                 "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes}
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("resourceGroupName", cluster.resource_group_name)
+    pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("pools", capacities)
+
+
+main()

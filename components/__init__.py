@@ -1,0 +1,1 @@
+"""Pulumi ComponentResources that wire gpushare's domain logic to Azure and Kubernetes resources."""

@@ -1,0 +1,77 @@
+"""One GPU node pool: a separate, protected AKS `AgentPool` labelled and tainted for the GPU Operator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import containerservice
+
+from gpushare.model import DriverOwner, GpuPool
+
+
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    pool: GpuPool
+    """Required. The validated pool."""
+    driver: DriverOwner
+    """Required. Who installs the NVIDIA driver; `operator` creates the pool with `gpuProfile.driver=None`."""
+    cluster_name: pulumi.Input[str]
+    """Required. The AKS cluster the pool joins."""
+    resource_group_name: pulumi.Input[str]
+    """Required. The cluster's resource group."""
+    after: pulumi.Resource | None = None
+    """Optional. The agent pool this one waits for: AKS refuses concurrent agent-pool operations on one cluster."""
+
+
+class GpuNodePool(pulumi.ComponentResource):
+    """A GPU pool. MIG pools carry `gpuInstanceProfile`; the sharing mode lives in the device-plugin config that
+    the `nvidia.com/device-plugin.config` label selects."""
+
+    agent_pool: containerservice.AgentPool
+    """The AKS agent pool; the next pool in the stack waits for it."""
+    name: pulumi.Output[str]
+    """The agent pool's name in AKS."""
+    resource_id: pulumi.Output[str]
+    """ARM ID of the agent pool."""
+
+    def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpushare:pool:GpuNodePool", name, None, opts)
+        pool = args.pool
+        scaling: dict = (
+            {"enable_auto_scaling": True, "min_count": pool.autoscale.min, "max_count": pool.autoscale.max,
+             "count": pool.autoscale.min}
+            if pool.autoscale else {"count": pool.count}
+        )
+        self.agent_pool = containerservice.AgentPool(
+            f"{name}-agentpool",
+            agent_pool_name=pool.name,
+            resource_name_=args.cluster_name,
+            resource_group_name=args.resource_group_name,
+            mode=containerservice.AgentPoolMode.USER,
+            type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+            os_type=containerservice.OSType.LINUX,
+            os_sku=pool.os_sku.value,
+            vm_size=pool.vm_size.name,
+            gpu_instance_profile=pool.mig.value if pool.mig else None,
+            gpu_profile=(
+                containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE)
+                if args.driver is DriverOwner.OPERATOR else None
+            ),
+            availability_zones=list(pool.zones) or None,
+            node_labels=pool.labels,
+            node_taints=list(pool.taints),
+            **scaling,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                # A replaced pool is deleted before it is recreated, with every pod on it; `recreate: true` is the
+                # user's explicit consent to that for one run (the guard reports it).
+                protect=not pool.recreate,
+                depends_on=[args.after] if args.after else None,
+                # The cluster autoscaler owns the node count of autoscaled pools.
+                ignore_changes=["count"] if pool.autoscale else None,
+            ),
+        )
+        self.name = self.agent_pool.name
+        self.resource_id = self.agent_pool.id
+        self.register_outputs({"name": self.name, "resource_id": self.resource_id})

@@ -1,0 +1,42 @@
+"""`python -m gpushare <command>`: the offline tools around the Pulumi program.
+
+Exit codes: 0 success, 2 invalid stack file, 3 guard violation, 4 Azure could not be read. A `GpushareError`
+prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from gpushare.commands import plan
+from gpushare.errors import GpushareError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m gpushare", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    plan.add_parser(commands)
+    return parser
+
+
+def _colour(text: str, code: str, stream) -> str:
+    if os.environ.get("NO_COLOR") or not (os.environ.get("FORCE_COLOR") or stream.isatty()):
+        return text
+    return f"\033[{code}m{text}\033[0m"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except GpushareError as exc:
+        print(f"{_colour('error:', '1;31', sys.stderr)} {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"{_colour('hint:', '1;33', sys.stderr)} {exc.hint}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""GPU VM sizes AKS can run, the GPU on each, and the MIG slice each AKS `gpuInstanceProfile` produces on it.
+
+Facts from Microsoft's VM size pages and AKS's multi-instance GPU doc (see README "Catalog"). AKS partitions
+every GPU of a MIG pool into the maximum number of instances of the profile's slice count: 7, 3, 2, 1, 1
+instances for MIG1g, MIG2g, MIG3g, MIG4g, MIG7g (GPU-instance profile IDs 19, 14, 9, 5, 0).
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+
+
+class MigProfile(str, Enum):
+    """AKS agent pool `gpuInstanceProfile` values."""
+
+    MIG1G = "MIG1g"
+    MIG2G = "MIG2g"
+    MIG3G = "MIG3g"
+    MIG4G = "MIG4g"
+    MIG7G = "MIG7g"
+
+    @property
+    def compute_slices(self) -> int:
+        """Compute slices (of 7 per GPU) one instance of this profile takes: MIG3g -> 3."""
+        return int(self.value[3])
+
+    @property
+    def instances_per_gpu(self) -> int:
+        """How many instances AKS creates on each GPU: always 7/3/2/1/1."""
+        return MIG_INSTANCES_PER_GPU[self]
+
+    @property
+    def usable_share(self) -> Fraction:
+        """Share of each GPU's compute the AKS layout puts to use: MIG3g builds 2 x 3g -> 6/7, MIG4g 1 x 4g -> 4/7."""
+        return Fraction(self.instances_per_gpu * self.compute_slices, MIG_COMPUTE_SLICES_PER_GPU)
+
+
+MIG_COMPUTE_SLICES_PER_GPU = 7
+MIG_INSTANCES_PER_GPU = {
+    MigProfile.MIG1G: 7,
+    MigProfile.MIG2G: 3,
+    MigProfile.MIG3G: 2,
+    MigProfile.MIG4G: 1,
+    MigProfile.MIG7G: 1,
+}
+
+MPS_MAX_CLIENTS_MODERN = 48
+"""The MPS control daemon allows 48 clients per GPU from compute capability 7.5 (T4 and newer), 16 below."""
+MPS_MAX_CLIENTS_LEGACY = 16
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One GPU model as the node sees it."""
+
+    key: str
+    display_name: str
+    memory_gb: int
+    compute_capability: tuple[int, int]
+    mig_slices: dict[MigProfile, str] = field(default_factory=dict)
+    """MIG slice name (`1g.5gb`) per AKS profile; empty for GPUs without MIG."""
+
+    @property
+    def mig_capable(self) -> bool:
+        return bool(self.mig_slices)
+
+    @property
+    def mps_max_clients(self) -> int:
+        return MPS_MAX_CLIENTS_MODERN if self.compute_capability >= (7, 5) else MPS_MAX_CLIENTS_LEGACY
+
+
+def _slices(memory: tuple[int, int, int, int, int]) -> dict[MigProfile, str]:
+    """Slice names for the five AKS profiles from the memory (GB) of each: 1g, 2g, 3g, 4g, 7g."""
+    return {profile: f"{profile.compute_slices}g.{gb}gb" for profile, gb in zip(MigProfile, memory)}
+
+
+A100_40GB = GpuModel("A100-40GB", "NVIDIA A100 40GB", 40, (8, 0), _slices((5, 10, 20, 20, 40)))
+A100_80GB = GpuModel("A100-80GB", "NVIDIA A100 80GB", 80, (8, 0), _slices((10, 20, 40, 40, 80)))
+H100_80GB = GpuModel("H100-80GB", "NVIDIA H100 80GB", 80, (9, 0), _slices((10, 20, 40, 40, 80)))
+H100_NVL_94GB = GpuModel("H100-NVL-94GB", "NVIDIA H100 NVL 94GB", 94, (9, 0), _slices((12, 24, 47, 47, 94)))
+H200_141GB = GpuModel("H200-141GB", "NVIDIA H200 141GB", 141, (9, 0), _slices((18, 35, 71, 71, 141)))
+T4_16GB = GpuModel("T4-16GB", "NVIDIA T4 16GB", 16, (7, 5))
+V100_16GB = GpuModel("V100-16GB", "NVIDIA V100 16GB", 16, (7, 0))
+
+
+@dataclass(frozen=True)
+class VmSize:
+    """An Azure GPU VM size."""
+
+    name: str
+    series: str
+    gpu: GpuModel
+    gpus: int
+    vcpus: int
+    memory_gib: int
+    quota_family: str
+    """vCPU quota family as Azure's usage API names it (compare case-insensitively, spaces removed)."""
+    retired_on: datetime.date | None = None
+    replacement: str | None = None
+    """For a retired size: the current size to move to, and why."""
+    note: str | None = None
+
+    @property
+    def mig_capable(self) -> bool:
+        return self.gpu.mig_capable
+
+    def mig_slice(self, profile: MigProfile) -> str:
+        return self.gpu.mig_slices[profile]
+
+
+NCV3_RETIRED = datetime.date(2025, 9, 30)
+
+VM_SIZES: tuple[VmSize, ...] = (
+    VmSize("Standard_ND96asr_v4", "NDasrA100_v4", A100_40GB, 8, 96, 900, "StandardNDASv4_A100Family"),
+    VmSize("Standard_ND96amsr_A100_v4", "NDm_A100_v4", A100_80GB, 8, 96, 1900, "standardNDAMSv4_A100Family"),
+    *(
+        VmSize(
+            f"Standard_NC{vcpus}ads_A100_v4", "NC_A100_v4", A100_80GB, gpus, vcpus, mem, "StandardNCADSA100v4Family",
+            note="Azure deploys no new NC_A100_v4 capacity; prefer NCads_H100_v5 for new pools",
+        )
+        for gpus, vcpus, mem in ((1, 24, 220), (2, 48, 440), (4, 96, 880))
+    ),
+    VmSize("Standard_NC40ads_H100_v5", "NCads_H100_v5", H100_NVL_94GB, 1, 40, 320, "StandardNCadsH100v5Family"),
+    VmSize("Standard_NC80adis_H100_v5", "NCads_H100_v5", H100_NVL_94GB, 2, 80, 640, "StandardNCadsH100v5Family"),
+    VmSize("Standard_ND96isr_H100_v5", "ND_H100_v5", H100_80GB, 8, 96, 1900, "standardNDSH100v5Family"),
+    VmSize("Standard_ND96isr_H200_v5", "ND_H200_v5", H200_141GB, 8, 96, 1850, "standardNDISRH200V5Family"),
+    *(
+        VmSize(f"Standard_NC{vcpus}as_T4_v3", "NCasT4_v3", T4_16GB, gpus, vcpus, mem, "StandardNCASv3_T4Family")
+        for gpus, vcpus, mem in ((1, 4, 28), (1, 8, 56), (1, 16, 110), (4, 64, 440))
+    ),
+    *(
+        VmSize(
+            name, "NCv3", V100_16GB, gpus, vcpus, mem, "standardNCSv3Family",
+            retired_on=NCV3_RETIRED, replacement=replacement,
+        )
+        for name, gpus, vcpus, mem, replacement in (
+            ("Standard_NC6s_v3", 1, 6, 112, "Standard_NC4as_T4_v3 (1 x T4) or Standard_NC40ads_H100_v5 (1 x H100, MIG)"),
+            ("Standard_NC12s_v3", 2, 12, 224, "Standard_NC80adis_H100_v5 (2 x H100, MIG)"),
+            ("Standard_NC24s_v3", 4, 24, 448, "Standard_NC64as_T4_v3 (4 x T4) or Standard_NC96ads_A100_v4 (4 x A100)"),
+            ("Standard_NC24rs_v3", 4, 24, 448, "Standard_NC64as_T4_v3 (4 x T4) or Standard_NC96ads_A100_v4 (4 x A100)"),
+        )
+    ),
+)
+
+_BY_NAME = {size.name.lower(): size for size in VM_SIZES}
+
+
+def find_vm_size(name: str) -> VmSize | None:
+    """The catalog entry for `name` (Azure size names are case-insensitive), or None."""
+    return _BY_NAME.get(name.lower())
+
+
+def current_gpu_sizes() -> list[VmSize]:
+    """Every size a new pool may use: in the catalog and not retired."""
+    return [size for size in VM_SIZES if size.retired_on is None]
+
+
+def mig_capable_sizes() -> list[VmSize]:
+    return [size for size in current_gpu_sizes() if size.mig_capable]
+
+
+def closest_vm_sizes(name: str, limit: int = 3) -> list[str]:
+    """Current GPU sizes whose names look like `name`, for 'did you mean' hints."""
+    names = [size.name for size in current_gpu_sizes()]
+    lowered = {n.lower(): n for n in names}
+    return [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.6)]

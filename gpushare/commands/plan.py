@@ -1,0 +1,44 @@
+"""`plan STACK [--json]`: render a stack offline, running the real Pulumi program under the mock engine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from gpushare.config import encode_engine_config, parse_config, read_stack_file, stack_name_for
+from gpushare.report import plan_document, render_text
+from gpushare.stack_files import STACK_FILE_ENV, resolve_stack_file
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "plan", help="show what a stack deploys: pools, advertised GPU resources, resources (offline)",
+        description="Validate a stack file and run the Pulumi program under mocks: no Azure, no Pulumi CLI.",
+    )
+    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = resolve_stack_file(args.stack)
+    raw = read_stack_file(path)
+    stack = parse_config(raw, source=str(path), stack=stack_name_for(path))
+
+    # Imported here: the mock engine pulls in Pulumi and the providers' SDKs, which validation does not need.
+    from render.mock_engine import run_program
+
+    previous = os.environ.get(STACK_FILE_ENV)
+    os.environ[STACK_FILE_ENV] = str(path)
+    try:
+        recording = run_program(stack.stack, encode_engine_config(raw))
+    finally:
+        if previous is None:
+            os.environ.pop(STACK_FILE_ENV, None)
+        else:
+            os.environ[STACK_FILE_ENV] = previous
+    resources = [r.to_json() for r in recording.resources if r.custom]
+    document = plan_document(stack, resources, recording.warnings)
+    print(json.dumps(document, indent=2, sort_keys=False) if args.json else render_text(document))
+    return 0

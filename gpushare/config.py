@@ -1,0 +1,469 @@
+"""Stack file schema and validation: raw config in, a `StackConfig` out, or one `ConfigError` listing every problem.
+
+The same `parse_config` serves the Pulumi program (config as the engine passes it: strings, objects JSON-encoded)
+and the offline `plan` (the YAML stack file), so a stack that plans cleanly also validates under `pulumi up`.
+Messages read `<key path>: <what is wrong>, got <value>; allowed: <values>` plus the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import yaml
+
+from gpushare import catalog
+from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.model import (
+    DEFAULT_POOL_COUNT,
+    SYSTEM_POOL_NAME,
+    Autoscale,
+    Cluster,
+    DriverOwner,
+    GpuPool,
+    GuardMode,
+    MigStrategy,
+    Operator,
+    OsSku,
+    Sharing,
+    SharingStrategy,
+    StackConfig,
+    SystemPool,
+)
+
+NS = "gpushare"
+LOCATION_KEY = "azure-native:location"
+CLUSTER_KEY = f"{NS}:cluster"
+OPERATOR_KEY = f"{NS}:operator"
+POOLS_KEY = f"{NS}:pools"
+GUARD_KEY = f"{NS}:guard"
+PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY)
+
+# Keys a Pulumi stack file may hold besides `config` (written by the CLI).
+STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
+CLUSTER_KEYS = ("name", "resourceGroup", "kubernetesVersion", "systemPool")
+SYSTEM_POOL_KEYS = ("vmSize", "count")
+OPERATOR_KEYS = ("chartVersion", "driver", "migStrategy")
+POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate")
+SHARING_KEYS = ("strategy", "replicas", "renameByDefault", "failRequestsGreaterThanOne")
+AUTOSCALE_KEYS = ("min", "max")
+
+CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
+RESOURCE_GROUP_RE = re.compile(r"^[-\w.()]{0,89}[-\w()]$")
+POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+KUBERNETES_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
+CHART_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
+LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
+VM_SIZE_RE = re.compile(r"^Standard_[A-Za-z0-9_]+$")
+ZONES = ("1", "2", "3")
+MAX_POOL_NODES = 1000
+"""AKS's per-pool node limit."""
+
+E = TypeVar("E", bound=Enum)
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else repr(value)
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "a mapping", type(None): "empty"}.get(type(value), type(value).__name__)
+
+
+class _Checker:
+    """Collects problems instead of stopping at the first, so one run shows them all."""
+
+    def __init__(self) -> None:
+        self.problems: list[ConfigProblem] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.problems.append(ConfigProblem(path, message))
+
+    def mapping(self, value: Any, path: str, allowed: tuple[str, ...]) -> dict[str, Any] | None:
+        if not isinstance(value, dict):
+            self.add(path, f"expected a mapping with keys {', '.join(allowed)}, got {_kind(value)} {_show(value)}")
+            return None
+        for key in value:
+            if key not in allowed:
+                self.add(f"{path}.{key}", f"unknown key{_did_you_mean(str(key), allowed)}; allowed: {', '.join(allowed)}")
+        return value
+
+    def string(self, value: Any, path: str, pattern: re.Pattern[str], rule: str) -> str | None:
+        if not isinstance(value, str):
+            self.add(path, f"expected a string ({rule}), got {_kind(value)} {_show(value)}")
+            return None
+        if not pattern.match(value):
+            self.add(path, f"{rule}, got {_show(value)}")
+            return None
+        return value
+
+    def integer(self, value: Any, path: str, minimum: int, maximum: int | None = None, why: str = "") -> int | None:
+        bounds = f"from {minimum} to {maximum}" if maximum is not None else f"{minimum} or more"
+        if isinstance(value, bool) or not isinstance(value, int):
+            fix = "; write it without quotes" if isinstance(value, str) and value.strip().isdigit() else ""
+            self.add(path, f"expected a whole number {bounds}, got {_kind(value)} {_show(value)}{fix}")
+            return None
+        if value < minimum or (maximum is not None and value > maximum):
+            self.add(path, f"must be {bounds}{why}, got {value}")
+            return None
+        return value
+
+    def boolean(self, value: Any, path: str) -> bool | None:
+        if not isinstance(value, bool):
+            self.add(path, f"expected true or false, got {_kind(value)} {_show(value)}")
+            return None
+        return value
+
+    def choice(self, value: Any, path: str, enum: type[E]) -> E | None:
+        allowed = [member.value for member in enum]
+        if isinstance(value, str):
+            for member in enum:
+                if member.value == value:
+                    return member
+            for member in enum:
+                if member.value.lower() == value.lower():
+                    self.add(path, f"unknown value {_show(value)} (values are case-sensitive); write {member.value!r}")
+                    return None
+        self.add(path, f"unknown value {_show(value)}{_did_you_mean(str(value), allowed)}; allowed: {', '.join(allowed)}")
+        return None
+
+
+def _did_you_mean(word: str, candidates: tuple[str, ...] | list[str]) -> str:
+    lowered = {c.lower(): c for c in candidates}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return f" (did you mean {lowered[match[0]]!r}?)" if match else ""
+
+
+def _optional(raw: dict[str, Any], key: str, parse: Callable[[Any], Any], default: Any) -> Any:
+    """Parse `raw[key]` when present; a parse that failed (None) falls back to the default for later checks."""
+    if key not in raw or raw[key] is None:
+        return default
+    parsed = parse(raw[key])
+    return default if parsed is None else parsed
+
+
+def _parse_location(c: _Checker, raw: dict[str, Any]) -> str:
+    value = raw.get(LOCATION_KEY)
+    if value is None:
+        c.add(LOCATION_KEY, "required: the Azure region for the cluster, e.g. `azure-native:location: westeurope`")
+        return ""
+    if isinstance(value, str) and not LOCATION_RE.match(value):
+        fix = re.sub(r"[^a-z0-9]", "", value.lower())
+        c.add(LOCATION_KEY, f"use the region's programmatic name, got {_show(value)}; write {fix!r} "
+                            f"(`az account list-locations -o table` lists them)")
+        return ""
+    return c.string(value, LOCATION_KEY, LOCATION_RE, "an Azure region name such as westeurope") or ""
+
+
+def _parse_cluster(c: _Checker, value: Any) -> Cluster | None:
+    path = CLUSTER_KEY
+    if value is None:
+        c.add(path, "required: the AKS cluster, at least `name:` (e.g. `gpushare:cluster: {name: contoso-prod}`)")
+        return None
+    raw = c.mapping(value, path, CLUSTER_KEYS)
+    if raw is None:
+        return None
+    name = None
+    if "name" not in raw:
+        c.add(f"{path}.name", "required: the AKS cluster name (letters, digits, '-' and '_', at most 63 characters)")
+    else:
+        name = c.string(raw["name"], f"{path}.name", CLUSTER_NAME_RE,
+                        "must be 1-63 letters, digits, '-' or '_', starting and ending with a letter or digit")
+    resource_group = _optional(
+        raw, "resourceGroup",
+        lambda v: c.string(v, f"{path}.resourceGroup", RESOURCE_GROUP_RE,
+                           "must be 1-90 letters, digits, '_', '-', '.', '(' or ')', not ending in '.'"),
+        f"{name}-rg" if name else None,
+    )
+    version = raw.get("kubernetesVersion")
+    if isinstance(version, float):
+        c.add(f"{path}.kubernetesVersion", f"YAML reads an unquoted version as a number (here {version}); "
+                                           f"quote it as written, e.g. kubernetesVersion: \"1.33\"")
+        version = None
+    elif version is not None:
+        version = c.string(version, f"{path}.kubernetesVersion", KUBERNETES_VERSION_RE,
+                           "must be a Kubernetes version such as \"1.33\" or \"1.33.2\"")
+    system_pool = SystemPool()
+    if raw.get("systemPool") is not None:
+        system_pool = _parse_system_pool(c, raw["systemPool"], f"{path}.systemPool") or system_pool
+    if name is None or resource_group is None:
+        return None
+    return Cluster(name=name, resource_group=resource_group, kubernetes_version=version, system_pool=system_pool)
+
+
+def _parse_system_pool(c: _Checker, value: Any, path: str) -> SystemPool | None:
+    raw = c.mapping(value, path, SYSTEM_POOL_KEYS)
+    if raw is None:
+        return None
+    default = SystemPool()
+    vm_size = _optional(raw, "vmSize", lambda v: c.string(v, f"{path}.vmSize", VM_SIZE_RE,
+                                                           "must be an Azure VM size such as Standard_D4ds_v5"),
+                        default.vm_size)
+    if catalog.find_vm_size(vm_size):
+        c.add(f"{path}.vmSize", f"{vm_size} is a GPU size; the system pool runs cluster add-ons only, so use a "
+                                f"general-purpose size such as {default.vm_size} and put GPUs in {POOLS_KEY}")
+    count = _optional(raw, "count", lambda v: c.integer(v, f"{path}.count", 1, MAX_POOL_NODES,
+                                                         " (a system pool needs at least one node)"), default.count)
+    return SystemPool(vm_size=vm_size, count=count)
+
+
+def _parse_operator(c: _Checker, value: Any) -> Operator:
+    path = OPERATOR_KEY
+    default = Operator()
+    if value is None:
+        return default
+    raw = c.mapping(value, path, OPERATOR_KEYS)
+    if raw is None:
+        return default
+    chart_version = _optional(
+        raw, "chartVersion",
+        lambda v: c.string(v if not isinstance(v, (int, float)) else str(v), f"{path}.chartVersion", CHART_VERSION_RE,
+                           f"must be a released GPU Operator chart version such as {default.chart_version} "
+                           f"(v<year>.<month>.<patch>, with the leading v)"),
+        default.chart_version,
+    )
+    return Operator(
+        chart_version=chart_version,
+        driver=_optional(raw, "driver", lambda v: c.choice(v, f"{path}.driver", DriverOwner), default.driver),
+        mig_strategy=_optional(raw, "migStrategy", lambda v: c.choice(v, f"{path}.migStrategy", MigStrategy),
+                               default.mig_strategy),
+    )
+
+
+def _parse_vm_size(c: _Checker, value: Any, path: str) -> catalog.VmSize | None:
+    if not isinstance(value, str):
+        c.add(path, f"expected a VM size name such as Standard_NC4as_T4_v3, got {_kind(value)} {_show(value)}")
+        return None
+    size = catalog.find_vm_size(value)
+    if size is None:
+        close = catalog.closest_vm_sizes(value)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        names = ", ".join(s.name for s in catalog.current_gpu_sizes())
+        c.add(path, f"{_show(value)} is not a GPU size gpushare knows{hint}; allowed: {names}")
+        return None
+    if size.retired_on:
+        c.add(path, f"{size.name} ({size.series}, {size.gpu.display_name}) was retired on {size.retired_on:%Y-%m-%d} "
+                    f"and can no longer be deployed; use {size.replacement}")
+        return None
+    return size
+
+
+def _parse_sharing(c: _Checker, value: Any, path: str) -> Sharing | None:
+    raw = c.mapping(value, path, SHARING_KEYS)
+    if raw is None:
+        return None
+    strategy = replicas = None
+    if "strategy" not in raw:
+        c.add(f"{path}.strategy", f"required: one of {', '.join(s.value for s in SharingStrategy)}")
+    else:
+        strategy = c.choice(raw["strategy"], f"{path}.strategy", SharingStrategy)
+    if "replicas" not in raw:
+        c.add(f"{path}.replicas", "required: how many pods share each GPU (2 or more)")
+    else:
+        replicas = c.integer(raw["replicas"], f"{path}.replicas", 2, None,
+                             " (the device plugin rejects 1; drop `sharing` for whole GPUs)")
+    rename = _optional(raw, "renameByDefault", lambda v: c.boolean(v, f"{path}.renameByDefault"), True)
+    fail = _optional(raw, "failRequestsGreaterThanOne",
+                     lambda v: c.boolean(v, f"{path}.failRequestsGreaterThanOne"), True)
+    if strategy is None or replicas is None:
+        return None
+    return Sharing(strategy=strategy, replicas=replicas, rename_by_default=rename, fail_requests_greater_than_one=fail)
+
+
+def _parse_autoscale(c: _Checker, value: Any, path: str) -> Autoscale | None:
+    raw = c.mapping(value, path, AUTOSCALE_KEYS)
+    if raw is None:
+        return None
+    bounds = {}
+    for key, minimum in (("min", 0), ("max", 1)):
+        if key not in raw:
+            c.add(f"{path}.{key}", f"required: the {'fewest' if key == 'min' else 'most'} nodes the autoscaler keeps")
+        else:
+            bounds[key] = c.integer(raw[key], f"{path}.{key}", minimum, MAX_POOL_NODES)
+    low, high = bounds.get("min"), bounds.get("max")
+    if low is None or high is None:
+        return None
+    if low > high:
+        c.add(path, f"min ({low}) is greater than max ({high}); set min <= max")
+        return None
+    return Autoscale(min=low, max=high)
+
+
+def _parse_zones(c: _Checker, value: Any, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        c.add(path, f"expected a list of availability zones such as [\"1\", \"2\"], got {_kind(value)} {_show(value)}")
+        return ()
+    zones = []
+    for i, zone in enumerate(value):
+        # YAML reads `[1, 2]` as numbers; the intent is clear, so take them as the zone names.
+        name = str(zone) if isinstance(zone, int) and not isinstance(zone, bool) else zone
+        if name not in ZONES:
+            c.add(f"{path}[{i}]", f"unknown availability zone {_show(zone)}; allowed: {', '.join(ZONES)}")
+        elif name in zones:
+            c.add(f"{path}[{i}]", f"zone {name} is listed twice")
+        else:
+            zones.append(name)
+    return tuple(zones)
+
+
+def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPool | None:
+    raw = c.mapping(value, path, POOL_KEYS)
+    if raw is None:
+        return None
+    name = vm_size = None
+    if "name" not in raw:
+        c.add(f"{path}.name", "required: the AKS node pool name (lowercase letters and digits, at most 12)")
+    else:
+        name = c.string(raw["name"], f"{path}.name", POOL_NAME_RE,
+                        "must be 1-12 lowercase letters or digits, starting with a letter (AKS agent pool name rule)")
+        if name == SYSTEM_POOL_NAME:
+            c.add(f"{path}.name", f"{SYSTEM_POOL_NAME!r} is the cluster's system pool; choose another name")
+            name = None
+    if "vmSize" not in raw:
+        c.add(f"{path}.vmSize", "required: a GPU VM size such as Standard_NC4as_T4_v3")
+    else:
+        vm_size = _parse_vm_size(c, raw["vmSize"], f"{path}.vmSize")
+
+    mig = _optional(raw, "mig", lambda v: c.choice(v, f"{path}.mig", catalog.MigProfile), None)
+    if mig and vm_size and not vm_size.mig_capable:
+        mig_sizes = ", ".join(s.name for s in catalog.mig_capable_sizes())
+        c.add(f"{path}.mig", f"{vm_size.name} ({vm_size.gpu.display_name}) does not support MIG; remove `mig` "
+                             f"or use a MIG-capable size: {mig_sizes}")
+        mig = None
+
+    sharing = _optional(raw, "sharing", lambda v: _parse_sharing(c, v, f"{path}.sharing"), None)
+    if sharing and sharing.strategy is SharingStrategy.MPS:
+        if "mig" in raw:
+            c.add(f"{path}.sharing.strategy", "mps cannot run on MIG devices (the device plugin refuses it); "
+                                              "use time-slicing on a MIG pool, or mps on a pool without `mig`")
+        if operator.mig_strategy is MigStrategy.MIXED:
+            c.add(f"{path}.sharing.strategy",
+                  f"mps cannot be used while {OPERATOR_KEY}.migStrategy is mixed (the device plugin refuses to start "
+                  f"with MPS under mixed); use time-slicing, or migStrategy: single")
+        if vm_size and sharing.replicas > vm_size.gpu.mps_max_clients:
+            c.add(f"{path}.sharing.replicas",
+                  f"must be from 2 to {vm_size.gpu.mps_max_clients} for mps on {vm_size.gpu.display_name} "
+                  f"(the MPS daemon's client limit per GPU), got {sharing.replicas}")
+
+    count = _optional(raw, "count", lambda v: c.integer(v, f"{path}.count", 0, MAX_POOL_NODES), None)
+    autoscale = _optional(raw, "autoscale", lambda v: _parse_autoscale(c, v, f"{path}.autoscale"), None)
+    if "count" in raw and "autoscale" in raw:
+        c.add(path, "set either `count` (fixed size) or `autoscale: {min, max}`, not both")
+    zones = _optional(raw, "zones", lambda v: _parse_zones(c, v, f"{path}.zones"), ())
+    os_sku = _optional(raw, "osSku", lambda v: c.choice(v, f"{path}.osSku", OsSku), OsSku.UBUNTU)
+    recreate = _optional(raw, "recreate", lambda v: c.boolean(v, f"{path}.recreate"), False)
+    if name is None or vm_size is None:
+        return None
+    return GpuPool(
+        name=name, vm_size=vm_size, mig=mig, sharing=sharing,
+        count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
+        autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate,
+    )
+
+
+def _parse_pools(c: _Checker, value: Any, operator: Operator) -> tuple[GpuPool, ...]:
+    example = "e.g.\n      gpushare:pools:\n        - {name: t4, vmSize: Standard_NC4as_T4_v3}"
+    if value is None:
+        c.add(POOLS_KEY, f"required: at least one GPU pool, {example}")
+        return ()
+    if not isinstance(value, list) or not value:
+        c.add(POOLS_KEY, f"expected a list of at least one GPU pool, got {_kind(value)} {_show(value)}; {example}")
+        return ()
+    pools = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(value):
+        pool = _parse_pool(c, item, f"{POOLS_KEY}[{i}]", operator)
+        if pool is None:
+            continue
+        if pool.name in seen:
+            c.add(f"{POOLS_KEY}[{i}].name", f"pool name {pool.name!r} is already used by {POOLS_KEY}[{seen[pool.name]}]; "
+                                           f"pool names must be unique")
+            continue
+        seen[pool.name] = i
+        pools.append(pool)
+    return tuple(pools)
+
+
+def parse_config(raw: dict[str, Any], *, source: str, stack: str) -> StackConfig:
+    """Validate decoded config (`{"gpushare:pools": [...], ...}`) and build the stack, or raise `ConfigError`."""
+    c = _Checker()
+    for key, value in raw.items():
+        if ":" not in key:
+            c.add(key, f"config keys need a namespace; did you mean {NS}:{key}?")
+        elif key.startswith(f"{NS}:") and key not in PROJECT_KEYS:
+            c.add(key, f"unknown key{_did_you_mean(key, PROJECT_KEYS)}; allowed: {', '.join(PROJECT_KEYS)}")
+        elif key.startswith(f"{NS}:") and isinstance(value, dict) and set(value) == {"secure"}:
+            c.add(key, "must not be a secret: gpushare settings are shown in plans and previews")
+    location = _parse_location(c, raw)
+    cluster = _parse_cluster(c, raw.get(CLUSTER_KEY))
+    operator = _parse_operator(c, raw.get(OPERATOR_KEY))
+    pools = _parse_pools(c, raw.get(POOLS_KEY), operator)
+    guard = _optional(raw, GUARD_KEY, lambda v: c.choice(v, GUARD_KEY, GuardMode), GuardMode.STRICT)
+    if c.problems:
+        raise ConfigError(source, c.problems)
+    assert cluster is not None  # any path that leaves it None recorded a problem
+    return StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
+                       pools=pools, guard=guard)
+
+
+def decode_engine_config(values: dict[str, str]) -> dict[str, Any]:
+    """Config as the Pulumi engine hands it to the program (objects JSON-encoded strings) -> Python values."""
+    decoded: dict[str, Any] = {}
+    for key, value in values.items():
+        try:
+            decoded[key] = json.loads(value) if key.startswith(f"{NS}:") else value
+        except (TypeError, json.JSONDecodeError):
+            decoded[key] = value
+    return decoded
+
+
+def encode_engine_config(raw: dict[str, Any]) -> dict[str, str]:
+    """The inverse: what the Pulumi CLI passes the program for a stack file's `config:` mapping."""
+    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in raw.items()}
+
+
+def stack_name_for(path: Path) -> str:
+    """`stacks/Pulumi.prod.yaml` -> `prod`; any other file name -> its stem."""
+    name = path.name
+    for suffix in (".yaml", ".yml"):
+        if name.startswith("Pulumi.") and name.endswith(suffix):
+            return name[len("Pulumi."):-len(suffix)]
+    return path.stem
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    """The `config:` mapping of a stack file, or a `ConfigError` naming the file and what is wrong with it."""
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, [ConfigProblem("(file)", "no such stack file")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, [ConfigProblem("(file)", f"cannot be read: {exc}")]) from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, [ConfigProblem(where, f"not valid YAML: {problem}")]) from None
+    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
+        raise ConfigError(source, [ConfigProblem(
+            "config", "a stack file is a YAML mapping with a `config:` mapping, e.g.\n"
+                      "      config:\n        azure-native:location: westeurope\n"
+                      "        gpushare:cluster: {name: my-cluster}\n        gpushare:pools: [...]")])
+    problems = [ConfigProblem(str(key), f"unknown top-level key{_did_you_mean(str(key), STACK_FILE_KEYS)}; "
+                                        f"gpushare settings go under `config:`")
+                for key in document if key not in STACK_FILE_KEYS]
+    if problems:
+        raise ConfigError(source, problems)
+    return {str(k): v for k, v in document["config"].items()}
+
+
+def load_stack_file(path: Path) -> StackConfig:
+    return parse_config(read_stack_file(path), source=str(path), stack=stack_name_for(path))

@@ -1,0 +1,137 @@
+"""The validated stack: frozen dataclasses built by `gpushare.config` and read by everything else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from gpushare.catalog import MigProfile, VmSize
+
+PROJECT = "gpushare"
+SYSTEM_POOL_NAME = "system"
+
+DEFAULT_SYSTEM_POOL_VM_SIZE = "Standard_D4ds_v5"
+DEFAULT_SYSTEM_POOL_COUNT = 2
+DEFAULT_CHART_VERSION = "v26.7.0"
+"""The NVIDIA GPU Operator chart version gpushare's value paths are verified against."""
+DEFAULT_POOL_COUNT = 1
+DEFAULT_RENAME_BY_DEFAULT = True
+DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE = True
+
+GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
+"""Put on every GPU pool so only pods that ask for GPUs land there; the operator's DaemonSets tolerate it."""
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+POOL_LABEL = "gpushare.io/pool"
+
+
+class DriverOwner(str, Enum):
+    """Who installs the NVIDIA driver on GPU nodes."""
+
+    AKS = "aks"
+    OPERATOR = "operator"
+
+
+class MigStrategy(str, Enum):
+    """How the device plugin advertises MIG devices, cluster-wide (the chart's `mig.strategy`)."""
+
+    SINGLE = "single"
+    MIXED = "mixed"
+
+
+class SharingStrategy(str, Enum):
+    TIME_SLICING = "time-slicing"
+    MPS = "mps"
+
+
+class OsSku(str, Enum):
+    UBUNTU = "Ubuntu"
+    AZURE_LINUX = "AzureLinux"
+
+
+class GuardMode(str, Enum):
+    """What the guard does when Azure cannot be read: fail (`strict`) or continue on protection alone (`warn`)."""
+
+    STRICT = "strict"
+    WARN = "warn"
+
+
+@dataclass(frozen=True)
+class SystemPool:
+    vm_size: str = DEFAULT_SYSTEM_POOL_VM_SIZE
+    count: int = DEFAULT_SYSTEM_POOL_COUNT
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    resource_group: str
+    kubernetes_version: str | None
+    system_pool: SystemPool
+
+
+@dataclass(frozen=True)
+class Operator:
+    chart_version: str = DEFAULT_CHART_VERSION
+    driver: DriverOwner = DriverOwner.AKS
+    mig_strategy: MigStrategy = MigStrategy.SINGLE
+
+
+@dataclass(frozen=True)
+class Sharing:
+    strategy: SharingStrategy
+    replicas: int
+    rename_by_default: bool = DEFAULT_RENAME_BY_DEFAULT
+    fail_requests_greater_than_one: bool = DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE
+
+
+@dataclass(frozen=True)
+class Autoscale:
+    min: int
+    max: int
+
+
+@dataclass(frozen=True)
+class GpuPool:
+    """One GPU node pool as the stack wants it. `count` is set for fixed pools, `autoscale` for autoscaled ones."""
+
+    name: str
+    vm_size: VmSize
+    mig: MigProfile | None = None
+    sharing: Sharing | None = None
+    count: int | None = DEFAULT_POOL_COUNT
+    autoscale: Autoscale | None = None
+    zones: tuple[str, ...] = ()
+    os_sku: OsSku = OsSku.UBUNTU
+    recreate: bool = False
+    """Accept a delete-and-recreate of this pool for one run (lifts its protection); see the guard."""
+
+    @property
+    def min_nodes(self) -> int:
+        return self.autoscale.min if self.autoscale else self.count or 0
+
+    @property
+    def max_nodes(self) -> int:
+        return self.autoscale.max if self.autoscale else self.count or 0
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Node labels: the device-plugin config key this pool's nodes select, and gpushare's ownership mark."""
+        return {DEVICE_PLUGIN_CONFIG_LABEL: self.name, POOL_LABEL: self.name}
+
+    @property
+    def taints(self) -> tuple[str, ...]:
+        return (GPU_TAINT,)
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """A whole validated stack file."""
+
+    source: str
+    """The stack file, as named in messages."""
+    stack: str
+    location: str
+    cluster: Cluster
+    operator: Operator
+    pools: tuple[GpuPool, ...]
+    guard: GuardMode = GuardMode.STRICT

@@ -1,0 +1,22 @@
+"""Where stack files live: `stacks/Pulumi.<stack>.yaml` beside Pulumi.yaml (its `stackConfigDir`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+STACKS_DIR = PROJECT_DIR / "stacks"
+STACK_FILE_ENV = "GPUSHARE_STACK_FILE"
+"""Set by `plan` while it runs the program, so the program's messages name the file `plan` was given."""
+
+
+def resolve_stack_file(stack_or_path: str) -> Path:
+    """A stack name (`prod`) -> `stacks/Pulumi.prod.yaml`; anything that looks like a path is taken as one."""
+    candidate = Path(stack_or_path)
+    if candidate.suffix in (".yaml", ".yml") or len(candidate.parts) > 1:
+        return candidate
+    return STACKS_DIR / f"Pulumi.{stack_or_path}.yaml"
+
+
+def available_stacks() -> list[str]:
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))

@@ -1,0 +1,237 @@
+"""Offline execution of Pulumi code under the SDK's mock engine, recording every registration.
+
+The stock `MockResourceArgs` carries no resource options, so `RecordingMonitor` reads them from the raw
+RegisterResource request (protect, dependencies, ignoreChanges, parent, provider). `GpushareMocks` stands in for
+the providers: it echoes inputs and fills the outputs the program reads (names, ids, kubeconfig), because the
+mock engine does no autonaming and a missing output silently drops downstream inputs.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pulumi
+from pulumi.runtime import mocks, rpc, settings
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+PROGRAM = PROJECT_DIR / "__main__.py"
+MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+MOCK_TENANT = "11111111-1111-1111-1111-111111111111"
+
+# A kubeconfig the mocked credentials invoke returns; no cluster answers at this address.
+MOCK_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: mock
+  cluster: {server: "https://mock.invalid:443"}
+contexts:
+- name: mock
+  context: {cluster: mock, user: mock}
+current-context: mock
+users:
+- name: mock
+  user: {token: mock}
+"""
+
+
+@dataclass
+class RecordedResource:
+    """One registration as the engine would receive it."""
+
+    type: str
+    name: str
+    urn: str
+    custom: bool
+    inputs: dict[str, Any]
+    """Inputs under their camelCase wire names, numbers normalised, secrets unwrapped."""
+    protect: bool = False
+    depends_on: list[str] = field(default_factory=list)
+    """Logical names this resource waits for: explicit depends_on plus resources its inputs came from."""
+    parent: str | None = None
+    provider: str | None = None
+    ignore_changes: list[str] = field(default_factory=list)
+    delete_before_replace: bool = False
+    secret_inputs: list[str] = field(default_factory=list)
+    """Top-level input keys that were marked secret."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "inputs": self.inputs,
+            "protect": self.protect,
+            "dependsOn": self.depends_on,
+            "parent": self.parent,
+            "ignoreChanges": self.ignore_changes,
+            "secretInputs": self.secret_inputs,
+        }
+
+
+@dataclass
+class Recording:
+    resources: list[RecordedResource]
+    warnings: list[str]
+    exports: dict[str, Any]
+
+    def by_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def get(self, type_: str, name: str) -> RecordedResource:
+        for r in self.resources:
+            if r.type == type_ and r.name == name:
+                return r
+        known = ", ".join(f"{r.type}::{r.name}" for r in self.resources)
+        raise KeyError(f"no {type_} named {name!r}; registered: {known}")
+
+
+def _normalise(value: Any) -> Any:
+    """Protobuf Struct turns every number into a float; give integral ones back as int."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _normalise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise(v) for v in value]
+    return value
+
+
+def _urn_name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def _parent_name(parent_urn: str) -> str | None:
+    """The parent's logical name; None for top-level resources (whose parent is the root stack)."""
+    if not parent_urn or parent_urn.split("::")[2].endswith("pulumi:pulumi:Stack"):
+        return None
+    return _urn_name(parent_urn)
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    def __init__(self, mocks_: mocks.Mocks):
+        super().__init__(mocks_)
+        self.recorded: list[RecordedResource] = []
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        raw = rpc.deserialize_properties(request.object)
+        secret_keys = sorted(k for k, v in raw.items() if rpc.is_rpc_secret(v))
+        inputs = {k: rpc.unwrap_rpc_secret(v) if k in secret_keys else v for k, v in raw.items()}
+        dependencies = list(request.dependencies)
+        for deps in request.propertyDependencies.values():
+            dependencies.extend(deps.urns)
+        depends_on = sorted({_urn_name(u) for u in dependencies})
+        self.recorded.append(
+            RecordedResource(
+                type=request.type,
+                name=request.name,
+                urn=response.urn,
+                custom=bool(request.custom),
+                inputs=_normalise({k: v for k, v in inputs.items() if not k.startswith("__")}),
+                protect=bool(request.protect),
+                depends_on=depends_on,
+                parent=_parent_name(request.parent),
+                # A provider reference is "<provider urn>::<provider id>".
+                provider=_urn_name(request.provider.rsplit("::", 1)[0]) if request.provider else None,
+                ignore_changes=list(request.ignoreChanges),
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                secret_inputs=secret_keys,
+            )
+        )
+        return response
+
+
+class GpushareMocks(mocks.Mocks):
+    """Provider stand-ins: echo inputs, add the outputs a real provider computes and the program reads."""
+
+    def new_resource(self, args: mocks.MockResourceArgs):
+        state = dict(args.inputs)
+        physical = (
+            args.inputs.get("agentPoolName")
+            or args.inputs.get("resourceName")
+            or args.inputs.get("resourceGroupName")
+            or args.inputs.get("name")
+            or args.name
+        )
+        if args.typ.startswith("azure-native:"):
+            state.setdefault("name", physical)
+            resource_id = f"/subscriptions/{MOCK_SUBSCRIPTION}/mock/{args.typ.rsplit(':', 1)[-1]}/{physical}"
+            state["azureApiVersion"] = "2025-09-01"
+            if args.typ == "azure-native:containerservice:ManagedCluster":
+                state["oidcIssuerProfile"] = {"enabled": True, "issuerURL": f"https://oidc.mock.invalid/{physical}/"}
+                state["fqdn"] = f"{physical}.hcp.mock.invalid"
+            return resource_id, state
+        if args.typ.startswith("kubernetes:"):
+            metadata = dict(state.get("metadata") or {})
+            metadata.setdefault("name", args.name)
+            state["metadata"] = metadata
+            return f"{metadata.get('namespace', '')}/{metadata['name']}".lstrip("/"), state
+        return f"{args.name}-id", state
+
+    def call(self, args: mocks.MockCallArgs):
+        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
+            value = base64.b64encode(MOCK_KUBECONFIG.encode()).decode()
+            return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        if args.token == "azure-native:authorization:getClientConfig":
+            return {"clientId": "mock", "objectId": "mock", "subscriptionId": MOCK_SUBSCRIPTION, "tenantId": MOCK_TENANT}
+        return {}
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self):
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def run_pulumi(
+    fn: Callable[[], Any],
+    *,
+    stack: str = "dev",
+    config: dict[str, str] | None = None,
+    preview: bool = False,
+) -> Recording:
+    """Run `fn` (which constructs resources) under mocks and return everything it registered.
+
+    `config` maps full keys (`gpushare:pools`) to the strings the CLI would pass (objects JSON-encoded).
+    Mocks are installed before `fn` runs: a resource constructed earlier would never register.
+    """
+    settings.reset_options(project="gpushare", stack=stack, preview=preview)
+    pulumi.runtime.set_all_config(dict(config or {}))
+    monitor = RecordingMonitor(GpushareMocks())
+    logger = logging.getLogger(f"gpushare.mock.{id(monitor)}")
+    logger.propagate = False
+    collector = _WarningCollector()
+    logger.addHandler(collector)
+    mocks.set_mocks(monitor.mocks, project="gpushare", stack=stack, preview=preview, logger=logger, monitor=monitor)
+    exports: dict[str, Any] = {}
+
+    @mocks.test
+    def body():
+        fn()
+        root = settings.get_root_resource()
+        outputs = getattr(root, "outputs", None) or {}
+        return pulumi.Output.all(**outputs).apply(exports.update) if outputs else None
+
+    try:
+        body()
+    finally:
+        logger.removeHandler(collector)
+    return Recording(resources=monitor.recorded, warnings=collector.messages, exports=_normalise(exports))
+
+
+def run_program(stack: str, config: dict[str, str], *, preview: bool = True) -> Recording:
+    """Run the project's real `__main__.py` under mocks, as `pulumi preview` would run it."""
+    return run_pulumi(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), stack=stack, config=config,
+                      preview=preview)
+
+
+__all__ = ["RecordedResource", "Recording", "run_pulumi", "run_program", "MOCK_SUBSCRIPTION"]
