@@ -11,7 +11,7 @@ from pulumi.runtime import config as runtime_config
 
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from gpushare.capacity import capacity_warnings, pool_capacity
+from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
 from gpushare.model import StackConfig
@@ -32,24 +32,29 @@ def load_stack() -> StackConfig:
 def main() -> None:
     stack = load_stack()
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
-    previous = None
-    capacities = {}
-    for pool in stack.pools:
-        capacity = pool_capacity(pool, stack.operator.mig_strategy)
+    capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
+    for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
             pulumi.log.warn(warning)
+    for warning in ambiguous_resource_warnings(capacities):
+        pulumi.log.warn(warning)
+
+    previous = None
+    for pool in stack.pools:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, after=previous,
         ))
         previous = node_pool.agent_pool
-        capacities[pool.name] = {"resource": capacity.resource, "perNode": capacity.per_node,
-                                 "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes}
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)
     pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
     pulumi.export("kubeconfig", cluster.kubeconfig)
-    pulumi.export("pools", capacities)
+    pulumi.export("pools", {
+        pool.name: {"resource": capacity.resource, "perNode": capacity.per_node,
+                    "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes}
+        for pool, capacity in capacities
+    })
 
 
 main()

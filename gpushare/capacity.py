@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -80,3 +81,28 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity) -> list[str]:
     if pool.vm_size.note:
         warnings.append(f"pool {pool.name}: {pool.vm_size.note}")
     return warnings
+
+
+def ambiguous_resource_warnings(pools: list[tuple[GpuPool, PoolCapacity]]) -> list[str]:
+    """Pools that advertise one resource name for different devices: a pod asking for it may land on any of them."""
+    by_resource: dict[str, list[tuple[GpuPool, PoolCapacity]]] = defaultdict(list)
+    for pool, capacity in pools:
+        by_resource[capacity.resource].append((pool, capacity))
+    warnings = []
+    for resource, entries in by_resource.items():
+        devices = {_device_description(pool, capacity) for pool, capacity in entries}
+        if len(devices) > 1:
+            names = ", ".join(pool.name for pool, _ in entries)
+            warnings.append(
+                f"pools {names} all advertise {resource} but for different devices ({'; '.join(sorted(devices))}); "
+                f"a pod asking for {resource} may land on any of them, so select one with a nodeSelector on "
+                f"gpushare.io/pool"
+            )
+    return warnings
+
+
+def _device_description(pool: GpuPool, capacity: PoolCapacity) -> str:
+    device = f"{pool.vm_size.gpu.display_name.removeprefix('NVIDIA ')}" + (f" {capacity.slice}" if capacity.slice else "")
+    if pool.sharing:
+        device += f" {pool.sharing.strategy.value} x{pool.sharing.replicas}"
+    return device

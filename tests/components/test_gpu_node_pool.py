@@ -1,0 +1,95 @@
+"""GpuNodePool under the mock engine: what the AgentPool sends to Azure and which options protect it."""
+
+import pulumi
+import pytest
+
+from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from gpushare.catalog import MigProfile, find_vm_size
+from gpushare.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy
+from render.mock_engine import run_pulumi
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+
+
+def build(*pools: GpuPool, driver=DriverOwner.AKS):
+    """Register the pools chained in order, as the program does."""
+    def program():
+        previous = None
+        for pool in pools:
+            node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
+                pool=pool, driver=driver, cluster_name="c1", resource_group_name="c1-rg", after=previous))
+            previous = node_pool.agent_pool
+    return run_pulumi(program)
+
+
+MIG = GpuPool(name="a100mig", vm_size=find_vm_size("Standard_ND96asr_v4"), mig=MigProfile.MIG1G)
+T4 = GpuPool(name="t4ts", vm_size=find_vm_size("Standard_NC4as_T4_v3"),
+             sharing=Sharing(SharingStrategy.TIME_SLICING, 4), count=None, autoscale=Autoscale(0, 3), zones=("1", "2"))
+WHOLE = GpuPool(name="h100", vm_size=find_vm_size("Standard_NC40ads_H100_v5"), count=2)
+
+
+def test_mig_pool_sends_profile_labels_and_taint():
+    agent_pool = build(MIG).get(AGENT_POOL, "a100mig-agentpool")
+    inputs = agent_pool.inputs
+    assert inputs["gpuInstanceProfile"] == "MIG1g"
+    assert inputs["vmSize"] == "Standard_ND96asr_v4"
+    assert inputs["agentPoolName"] == "a100mig"
+    assert (inputs["resourceName"], inputs["resourceGroupName"]) == ("c1", "c1-rg")
+    assert inputs["mode"] == "User" and inputs["osType"] == "Linux" and inputs["osSKU"] == "Ubuntu"
+    assert inputs["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    assert inputs["nodeLabels"] == {"nvidia.com/device-plugin.config": "a100mig", "gpushare.io/pool": "a100mig"}
+    assert inputs["count"] == 1
+    assert "gpuProfile" not in inputs, "driver owned by AKS: leave gpuProfile unset (AKS default Install)"
+    assert agent_pool.parent == "a100mig"
+
+
+@pytest.mark.parametrize("pool", [T4, WHOLE], ids=["time-slicing", "whole-gpu"])
+def test_non_mig_pools_never_send_gpu_instance_profile(pool):
+    inputs = build(pool).get(AGENT_POOL, f"{pool.name}-agentpool").inputs
+    assert "gpuInstanceProfile" not in inputs
+
+
+def test_every_gpu_pool_is_protected_unless_recreate_is_accepted():
+    recording = build(MIG, GpuPool(name="again", vm_size=MIG.vm_size, mig=MigProfile.MIG2G, recreate=True))
+    assert recording.get(AGENT_POOL, "a100mig-agentpool").protect is True
+    assert recording.get(AGENT_POOL, "again-agentpool").protect is False
+
+
+def test_operator_owned_driver_skips_the_aks_driver():
+    inputs = build(MIG, driver=DriverOwner.OPERATOR).get(AGENT_POOL, "a100mig-agentpool").inputs
+    assert inputs["gpuProfile"] == {"driver": "None"}
+
+
+def test_autoscaled_pool_leaves_count_to_the_autoscaler():
+    agent_pool = build(T4).get(AGENT_POOL, "t4ts-agentpool")
+    assert agent_pool.inputs["enableAutoScaling"] is True
+    assert (agent_pool.inputs["minCount"], agent_pool.inputs["maxCount"], agent_pool.inputs["count"]) == (0, 3, 0)
+    assert agent_pool.inputs["availabilityZones"] == ["1", "2"]
+    assert agent_pool.ignore_changes == ["count"]
+
+
+def test_fixed_pool_keeps_count_under_pulumi():
+    agent_pool = build(WHOLE).get(AGENT_POOL, "h100-agentpool")
+    assert agent_pool.inputs["count"] == 2
+    assert "enableAutoScaling" not in agent_pool.inputs
+    assert agent_pool.ignore_changes == []
+
+
+def test_pools_are_chained_in_order():
+    recording = build(MIG, T4, WHOLE)
+    depends = {r.name: r.depends_on for r in recording.by_type(AGENT_POOL)}
+    assert depends == {"a100mig-agentpool": [], "t4ts-agentpool": ["a100mig-agentpool"],
+                       "h100-agentpool": ["t4ts-agentpool"]}
+
+
+def test_component_outputs_the_pool_name_and_id():
+    seen = {}
+
+    def program():
+        node_pool = GpuNodePool("a100mig", GpuNodePoolArgs(pool=MIG, driver=DriverOwner.AKS, cluster_name="c1",
+                                                          resource_group_name="c1-rg"))
+        pulumi.Output.all(node_pool.name, node_pool.resource_id).apply(lambda v: seen.update(name=v[0], id=v[1]))
+
+    run_pulumi(program)
+    assert seen["name"] == "a100mig"
+    assert seen["id"].endswith("/a100mig")

@@ -1,0 +1,109 @@
+"""The real `__main__.py` under mocks, through `plan --json`, for every example stack users copy from."""
+
+import json
+
+import pytest
+
+from gpushare.__main__ import main
+from gpushare.config import encode_engine_config
+from gpushare.stack_files import available_stacks
+from render.mock_engine import run_program
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+
+
+def plan_json(stack: str, capsys) -> dict:
+    assert main(["plan", stack, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_examples_cover_every_mode():
+    assert {"dev", "prod", "contoso-prod"} <= set(available_stacks())
+
+
+# stack -> {pool: (resource, per node, min nodes, max nodes)}
+EXPECTED = {
+    "dev": {
+        "t4ts": ("nvidia.com/gpu.shared", 4, 0, 3),
+        "t4mps": ("nvidia.com/gpu.shared", 4, 1, 1),
+    },
+    "prod": {
+        "a100mig": ("nvidia.com/mig-1g.5gb", 56, 1, 2),
+        "h100mig": ("nvidia.com/mig-3g.47gb.shared", 4, 2, 2),
+        "t4batch": ("nvidia.com/gpu", 32, 0, 4),
+    },
+    "contoso-prod": {
+        # A100 40GB x8, MIG1g, strategy single: every 1g.5gb instance is an nvidia.com/gpu.
+        "a100mig": ("nvidia.com/gpu", 56, 1, 1),
+    },
+}
+
+
+@pytest.mark.parametrize("stack", sorted(EXPECTED))
+def test_plan_reports_what_each_pool_advertises(stack, capsys):
+    document = plan_json(stack, capsys)
+    assert document["stack"] == stack
+    got = {p["name"]: (p["resource"], p["perNode"], p["minNodes"], p["maxNodes"]) for p in document["pools"]}
+    assert got == EXPECTED[stack]
+
+
+@pytest.mark.parametrize("stack", sorted(EXPECTED))
+def test_gpu_pools_are_separate_protected_agent_pools_chained_in_file_order(stack, capsys):
+    document = plan_json(stack, capsys)
+    pools = [p["name"] for p in document["pools"]]
+    agent_pools = [r for r in document["resources"] if r["type"] == AGENT_POOL]
+    assert [r["inputs"]["agentPoolName"] for r in agent_pools] == pools
+    assert all(r["protect"] for r in agent_pools)
+    for earlier, later in zip(agent_pools, agent_pools[1:]):
+        assert earlier["name"] in later["dependsOn"], f"{later['name']} must wait for {earlier['name']}"
+    cluster = next(r for r in document["resources"] if r["type"] == "azure-native:containerservice:ManagedCluster")
+    assert [p["name"] for p in cluster["inputs"]["agentPoolProfiles"]] == ["system"]
+
+
+def test_plan_json_carries_the_documented_keys(capsys):
+    document = plan_json("prod", capsys)
+    assert {"stack", "pools", "resources", "warnings"} <= set(document)
+    pool = document["pools"][0]
+    assert {"name", "vmSize", "gpu", "gpusPerNode", "mig", "slice", "sharing", "replicas", "resource", "perNode",
+            "minNodes", "maxNodes"} <= set(pool)
+    assert pool["gpu"] == "NVIDIA A100 40GB" and pool["slice"] == "1g.5gb"
+    resource = document["resources"][0]
+    assert {"type", "name", "inputs", "protect", "dependsOn"} <= set(resource)
+
+
+def test_plan_shows_layout_warnings(capsys):
+    warnings = plan_json("prod", capsys)["warnings"]
+    assert any("h100mig: MIG3g builds 2 x 3g.47gb per GPU, leaving 1/7" in w for w in warnings), warnings
+
+
+def test_plan_text_shows_the_pool_table(capsys):
+    assert main(["plan", "contoso-prod"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("POOL"))
+    assert header.split() == ["POOL", "VM", "SIZE", "GPU", "MIG", "SLICE", "SHARING", "RESOURCE", "PER", "NODE",
+                              "NODES", "TOTAL"]
+    row = next(line for line in out.splitlines() if line.startswith("a100mig"))
+    assert row.split() == ["a100mig", "Standard_ND96asr_v4", "8", "x", "A100", "40GB", "1g.5gb", "-",
+                           "nvidia.com/gpu", "56", "1", "56"]
+
+
+def test_program_refuses_invalid_config_before_registering_anything(monkeypatch):
+    """Under `pulumi preview` the program itself validates: one RunError, no resource constructed."""
+    import pulumi
+
+    from components.aks_cluster import AksCluster
+
+    def constructed(*_args, **_kwargs):
+        raise AssertionError("a resource was constructed before the config validated")
+
+    monkeypatch.setattr(AksCluster, "__init__", constructed)
+
+    config = encode_engine_config({
+        "azure-native:location": "westeurope",
+        "gpushare:cluster": {"name": "c1"},
+        "gpushare:pools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "mig": "MIG1g"}],
+    })
+    with pytest.raises(pulumi.RunError) as raised:
+        run_program("broken", config)
+    assert "stacks/Pulumi.broken.yaml" in str(raised.value)
+    assert "gpushare:pools[0].mig" in str(raised.value)
