@@ -11,6 +11,7 @@ from pulumi.runtime import config as runtime_config
 
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
@@ -46,10 +47,14 @@ def main() -> None:
             resource_group_name=cluster.resource_group_name, after=previous,
         ))
         previous = node_pool.agent_pool
+    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
+    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
+
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)
     pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
     pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("deviceConfigHash", operator.config_hash)
     pulumi.export("pools", {
         pool.name: {"resource": capacity.resource, "perNode": capacity.per_node,
                     "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes}

@@ -74,9 +74,10 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity) -> list[str]:
             f"MIG1g and MIG7g use the whole GPU"
         )
     if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
+        device, advice = ("MIG slice", "") if pool.mig else ("GPU", "; use MIG for multi-tenant work")
         warnings.append(
-            f"pool {pool.name}: time-slicing gives {pool.sharing.replicas} pods per device with no memory or fault "
-            f"isolation between them; use MIG for multi-tenant work"
+            f"pool {pool.name}: time-slicing gives {pool.sharing.replicas} pods per {device} with no memory or fault "
+            f"isolation between them{advice}"
         )
     if pool.vm_size.note:
         warnings.append(f"pool {pool.name}: {pool.vm_size.note}")

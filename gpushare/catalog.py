@@ -140,8 +140,8 @@ VM_SIZES: tuple[VmSize, ...] = (
         for name, gpus, vcpus, mem, replacement in (
             ("Standard_NC6s_v3", 1, 6, 112, "Standard_NC4as_T4_v3 (1 x T4) or Standard_NC40ads_H100_v5 (1 x H100, MIG)"),
             ("Standard_NC12s_v3", 2, 12, 224, "Standard_NC80adis_H100_v5 (2 x H100, MIG)"),
-            ("Standard_NC24s_v3", 4, 24, 448, "Standard_NC64as_T4_v3 (4 x T4) or Standard_NC96ads_A100_v4 (4 x A100)"),
-            ("Standard_NC24rs_v3", 4, 24, 448, "Standard_NC64as_T4_v3 (4 x T4) or Standard_NC96ads_A100_v4 (4 x A100)"),
+            ("Standard_NC24s_v3", 4, 24, 448, "Standard_NC64as_T4_v3 (4 x T4) or Standard_NC80adis_H100_v5 (2 x H100, MIG)"),
+            ("Standard_NC24rs_v3", 4, 24, 448, "Standard_NC64as_T4_v3 (4 x T4) or Standard_NC80adis_H100_v5 (2 x H100, MIG)"),
         )
     ),
 )

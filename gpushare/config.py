@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -18,6 +19,7 @@ import yaml
 
 from gpushare import catalog
 from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.operator_values import VERIFIED_CHART_VERSIONS
 from gpushare.model import (
     DEFAULT_POOL_COUNT,
     SYSTEM_POOL_NAME,
@@ -139,6 +141,14 @@ def _did_you_mean(word: str, candidates: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {lowered[match[0]]!r}?)" if match else ""
 
 
+def _closest_namespaced_key(bare: str) -> str:
+    """`location` -> azure-native:location, `pool` -> gpushare:pools: match on the part after the namespace."""
+    keys = (*PROJECT_KEYS, LOCATION_KEY)
+    by_name = {key.split(":", 1)[1].lower(): key for key in keys}
+    match = difflib.get_close_matches(bare.lower(), list(by_name), n=1, cutoff=0.6)
+    return f"; did you mean {by_name[match[0]]}?" if match else f"; gpushare's keys are {', '.join(keys)}"
+
+
 def _optional(raw: dict[str, Any], key: str, parse: Callable[[Any], Any], default: Any) -> Any:
     """Parse `raw[key]` when present; a parse that failed (None) falls back to the default for later checks."""
     if key not in raw or raw[key] is None:
@@ -227,6 +237,11 @@ def _parse_operator(c: _Checker, value: Any) -> Operator:
                            f"(v<year>.<month>.<patch>, with the leading v)"),
         default.chart_version,
     )
+    if chart_version not in VERIFIED_CHART_VERSIONS:
+        c.add(f"{path}.chartVersion",
+              f"gpushare has not verified the chart values it sets against GPU Operator chart {chart_version} "
+              f"(Helm ignores a value path a chart does not have, silently); allowed: "
+              f"{', '.join(VERIFIED_CHART_VERSIONS)}")
     return Operator(
         chart_version=chart_version,
         driver=_optional(raw, "driver", lambda v: c.choice(v, f"{path}.driver", DriverOwner), default.driver),
@@ -336,9 +351,14 @@ def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPo
                              f"or use a MIG-capable size: {mig_sizes}")
         mig = None
 
+    if mig and operator.driver is DriverOwner.OPERATOR:
+        # AKS partitions a MIG pool at node creation with its own driver's nvidia-smi, which `gpuProfile.driver=None`
+        # skips, and gpushare keeps the operator's MIG manager off: the GPUs would stay unpartitioned.
+        c.add(f"{path}.mig", f"MIG pools need AKS's driver to be partitioned at creation, but "
+                             f"{OPERATOR_KEY}.driver is operator; use driver: aks, or drop `mig` from this pool")
     sharing = _optional(raw, "sharing", lambda v: _parse_sharing(c, v, f"{path}.sharing"), None)
     if sharing and sharing.strategy is SharingStrategy.MPS:
-        if "mig" in raw:
+        if raw.get("mig") is not None:
             c.add(f"{path}.sharing.strategy", "mps cannot run on MIG devices (the device plugin refuses it); "
                                               "use time-slicing on a MIG pool, or mps on a pool without `mig`")
         if operator.mig_strategy is MigStrategy.MIXED:
@@ -376,34 +396,57 @@ def _parse_pools(c: _Checker, value: Any, operator: Operator) -> tuple[GpuPool, 
         return ()
     pools = []
     seen: dict[str, int] = {}
+    first: tuple[int, GpuPool] | None = None
     for i, item in enumerate(value):
         pool = _parse_pool(c, item, f"{POOLS_KEY}[{i}]", operator)
-        if pool is None:
-            continue
-        if pool.name in seen:
-            c.add(f"{POOLS_KEY}[{i}].name", f"pool name {pool.name!r} is already used by {POOLS_KEY}[{seen[pool.name]}]; "
+        # Checked on the raw name, so a repeated name shows up even when the pool has other problems.
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name in seen:
+            c.add(f"{POOLS_KEY}[{i}].name", f"pool name {name!r} is already used by {POOLS_KEY}[{seen[name]}]; "
                                            f"pool names must be unique")
             continue
-        seen[pool.name] = i
+        if isinstance(name, str):
+            seen[name] = i
+        if pool is None:
+            continue
+        if first is None:
+            first = (i, pool)
+        elif pool.os_sku is not first[1].os_sku:
+            # Microsoft: the GPU Operator "is not compatible with multiple OS versions on the same AKS cluster".
+            c.add(f"{POOLS_KEY}[{i}].osSku",
+                  f"the NVIDIA GPU Operator does not support GPU nodes on different OSes in one cluster, got "
+                  f"{pool.os_sku.value} while {POOLS_KEY}[{first[0]}] ({first[1].name}) uses "
+                  f"{first[1].os_sku.value}; use one osSku for every GPU pool")
         pools.append(pool)
     return tuple(pools)
 
 
-def parse_config(raw: dict[str, Any], *, source: str, stack: str) -> StackConfig:
-    """Validate decoded config (`{"gpushare:pools": [...], ...}`) and build the stack, or raise `ConfigError`."""
+def parse_config(raw: dict[str, Any], *, source: str, stack: str,
+                 file_problems: tuple[ConfigProblem, ...] = ()) -> StackConfig:
+    """Validate decoded config (`{"gpushare:pools": [...], ...}`) and build the stack, or raise `ConfigError`.
+
+    `file_problems` are those already found in the stack file around `config:`, reported together with these.
+    """
     c = _Checker()
+    c.problems.extend(file_problems)
+    secret_keys = set()
     for key, value in raw.items():
         if ":" not in key:
-            c.add(key, f"config keys need a namespace; did you mean {NS}:{key}?")
+            c.add(key, f"config keys need a namespace{_closest_namespaced_key(key)}")
         elif key.startswith(f"{NS}:") and key not in PROJECT_KEYS:
             c.add(key, f"unknown key{_did_you_mean(key, PROJECT_KEYS)}; allowed: {', '.join(PROJECT_KEYS)}")
         elif key.startswith(f"{NS}:") and isinstance(value, dict) and set(value) == {"secure"}:
             c.add(key, "must not be a secret: gpushare settings are shown in plans and previews")
+            secret_keys.add(key)
+    reported = len(c.problems)
     location = _parse_location(c, raw)
     cluster = _parse_cluster(c, raw.get(CLUSTER_KEY))
     operator = _parse_operator(c, raw.get(OPERATOR_KEY))
     pools = _parse_pools(c, raw.get(POOLS_KEY), operator)
     guard = _optional(raw, GUARD_KEY, lambda v: c.choice(v, GUARD_KEY, GuardMode), GuardMode.STRICT)
+    # A secret section is reported once above; what parsing its ciphertext found would point at the wrong fix.
+    c.problems[reported:] = [p for p in c.problems[reported:]
+                             if not any(p.path == key or p.path.startswith(f"{key}.") for key in secret_keys)]
     if c.problems:
         raise ConfigError(source, c.problems)
     assert cluster is not None  # any path that leaves it None recorded a problem
@@ -436,8 +479,32 @@ def stack_name_for(path: Path) -> str:
     return path.stem
 
 
-def read_stack_file(path: Path) -> dict[str, Any]:
-    """The `config:` mapping of a stack file, or a `ConfigError` naming the file and what is wrong with it."""
+@dataclass(frozen=True)
+class StackFile:
+    """A stack file's `config:` mapping, with the problems found in the file around it."""
+
+    path: Path
+    config: dict[str, Any]
+    problems: tuple[ConfigProblem, ...] = ()
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """Refuses a key given twice in one mapping: plain YAML keeps the last one, silently."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                mark = key_node.start_mark
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}; keep one (YAML silently keeps the last)", mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_stack_file(path: Path) -> StackFile:
+    """Read a stack file. Raises `ConfigError` naming the file when there is no `config:` mapping to validate."""
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -446,24 +513,29 @@ def read_stack_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(source, [ConfigProblem("(file)", f"cannot be read: {exc}")]) from None
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(source, [ConfigProblem(where, f"not valid YAML: {problem}")]) from None
-    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
-        raise ConfigError(source, [ConfigProblem(
-            "config", "a stack file is a YAML mapping with a `config:` mapping, e.g.\n"
-                      "      config:\n        azure-native:location: westeurope\n"
-                      "        gpushare:cluster: {name: my-cluster}\n        gpushare:pools: [...]")])
+    document = document if isinstance(document, dict) else {}
     problems = [ConfigProblem(str(key), f"unknown top-level key{_did_you_mean(str(key), STACK_FILE_KEYS)}; "
                                         f"gpushare settings go under `config:`")
                 for key in document if key not in STACK_FILE_KEYS]
-    if problems:
+    if not isinstance(document.get("config"), dict):
+        problems.append(ConfigProblem(
+            "config", "a stack file is a YAML mapping with a `config:` mapping, e.g.\n"
+                      "      config:\n        azure-native:location: westeurope\n"
+                      "        gpushare:cluster: {name: my-cluster}\n        gpushare:pools: [...]"))
         raise ConfigError(source, problems)
-    return {str(k): v for k, v in document["config"].items()}
+    return StackFile(path=path, config={str(k): v for k, v in document["config"].items()}, problems=tuple(problems))
+
+
+def parse_stack_file(stack_file: StackFile) -> StackConfig:
+    return parse_config(stack_file.config, source=str(stack_file.path), stack=stack_name_for(stack_file.path),
+                        file_problems=stack_file.problems)
 
 
 def load_stack_file(path: Path) -> StackConfig:
-    return parse_config(read_stack_file(path), source=str(path), stack=stack_name_for(path))
+    return parse_stack_file(read_stack_file(path))

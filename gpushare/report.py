@@ -9,6 +9,7 @@ from typing import Any
 
 from gpushare.capacity import pool_capacity
 from gpushare.model import GpuPool, StackConfig
+from gpushare.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
@@ -40,6 +41,7 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
 
 
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str]) -> dict[str, Any]:
+    operator = operator_plan(stack)
     return {
         "stack": stack.stack,
         "stackFile": stack.source,
@@ -54,7 +56,12 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
             "chartVersion": stack.operator.chart_version,
             "driver": stack.operator.driver.value,
             "migStrategy": stack.operator.mig_strategy.value,
+            "namespace": NAMESPACE,
+            "configMap": CONFIG_MAP_NAME,
+            "configHash": operator.config_hash,
+            "summary": list(operator.summary),
         },
+        "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack) for pool in stack.pools],
         "resources": resources,
         "warnings": warnings,
@@ -76,7 +83,6 @@ def render_text(document: dict[str, Any]) -> str:
     lines = [
         f"Stack {document['stack']} ({document['stackFile']}): cluster {cluster['name']} in {document['location']}, "
         f"resource group {cluster['resourceGroup']}",
-        f"GPU Operator {op['chartVersion']}: driver installed by {op['driver']}, MIG strategy {op['migStrategy']}",
         "",
     ]
     rows = []
@@ -88,11 +94,20 @@ def render_text(document: dict[str, Any]) -> str:
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
+    lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
+    lines += ["", f"Device-plugin configs (ConfigMap {op['namespace']}/{op['configMap']}; key = node label "
+                  f"nvidia.com/device-plugin.config):"]
+    for config in document["devicePluginConfigs"]:
+        owner = f"pool {config['pool']}" if config["pool"] else "nodes without a pool label"
+        lines.append(f"  {config['key']}  ({owner})")
+        lines += [f"    {line}" for line in config["config"].rstrip().splitlines()]
     lines += ["", f"Resources ({len(document['resources'])}):"]
     for resource in document["resources"]:
         marks = " [protected]" if resource["protect"] else ""
         after = [d for d in resource["dependsOn"] if d != resource.get("parent")]
         waits = f"  after: {', '.join(after)}" if after else ""
+        if resource.get("provider"):
+            waits += f"  via: {resource['provider']}"
         lines.append(f"  + {resource['type']}  {resource['name']}{marks}{waits}")
     if document["warnings"]:
         lines += ["", "Warnings:"] + [f"  ! {warning}" for warning in document["warnings"]]

@@ -67,6 +67,7 @@ class RecordedResource:
             "protect": self.protect,
             "dependsOn": self.depends_on,
             "parent": self.parent,
+            "provider": self.provider,
             "ignoreChanges": self.ignore_changes,
             "secretInputs": self.secret_inputs,
         }

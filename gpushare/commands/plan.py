@@ -6,9 +6,10 @@ import argparse
 import json
 import os
 
-from gpushare.config import encode_engine_config, parse_config, read_stack_file, stack_name_for
+from gpushare.config import encode_engine_config, parse_stack_file, read_stack_file
+from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.report import plan_document, render_text
-from gpushare.stack_files import STACK_FILE_ENV, resolve_stack_file
+from gpushare.stack_files import STACK_FILE_ENV, STACKS_DIR, available_stacks, resolve_stack_file
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -23,8 +24,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = resolve_stack_file(args.stack)
-    raw = read_stack_file(path)
-    stack = parse_config(raw, source=str(path), stack=stack_name_for(path))
+    if not path.exists():
+        error = ConfigError(str(path), [ConfigProblem("(file)", "no such stack file")])
+        error.hint = f"stacks in {STACKS_DIR}: {', '.join(available_stacks()) or 'none'}; or pass a file's path"
+        raise error
+    stack_file = read_stack_file(path)
+    stack = parse_stack_file(stack_file)
+    raw = stack_file.config
 
     # Imported here: the mock engine pulls in Pulumi and the providers' SDKs, which validation does not need.
     from render.mock_engine import run_program

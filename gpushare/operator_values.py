@@ -1,0 +1,159 @@
+"""The GPU Operator Helm release gpushare installs: chart values derived from the stack, never written per cluster.
+
+Everything the release needs comes from `operator_plan(stack)`: the device-plugin ConfigMap data, its hash (which
+rolls the device plugin when a config changes), the chart values, and a summary for `gpushare plan`. Every value
+path set here must be in the verified path list of the stack's chart version (`chart_value_paths/<version>.txt`):
+Helm accepts any value silently, so a misspelled path would simply not apply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+
+from gpushare.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
+from gpushare.model import DriverOwner, GpuPool, StackConfig
+
+CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+CHART_NAME = "gpu-operator"
+RELEASE_NAME = "gpu-operator"
+NAMESPACE = "gpu-operator"
+CONFIG_MAP_NAME = "gpushare-device-plugin-config"
+"""Created by gpushare, not by the chart (`devicePlugin.config.create` stays false), so gpushare owns its data."""
+CONFIG_HASH_ENV = "GPUSHARE_CONFIG_HASH"
+"""Env var carrying the ConfigMap hash in the device-plugin and GFD pods. The operator does not watch the ConfigMap;
+a changed value changes their pod templates, which rolls them onto the new configs."""
+AKS_RUNTIME_CLASS = "nvidia-container-runtime"
+"""The runtime class AKS's preinstalled container toolkit registers (NVIDIA's AKS install instructions)."""
+OPERATOR_RUNTIME_CLASS = "nvidia"
+"""The chart default: the runtime class the operator's own toolkit registers."""
+
+VERIFIED_CHART_VERSIONS = ("v26.7.0",)
+"""Chart versions with a verified value-path list. Each deploys device plugin v0.20.0, whose config schema
+`device_plugin` checks; a new version needs both a path list and a look at its plugin version."""
+_VALUE_PATHS_DIR = "chart_value_paths"
+
+
+@dataclass(frozen=True)
+class OperatorPlan:
+    """What gpushare installs for the GPU Operator, derived from one stack."""
+
+    chart_version: str
+    configs: tuple[PluginConfig, ...]
+    """The default config first, then one per pool in stack order."""
+    config_map_data: dict[str, str]
+    config_hash: str
+    values: dict
+    """Helm values for the release."""
+    summary: tuple[str, ...]
+    """One line per decision, for `gpushare plan`."""
+
+
+def verified_value_paths(chart_version: str) -> frozenset[str]:
+    """The value paths gpushare may set in `chart_version`; raises KeyError for a version without a list."""
+    if chart_version not in VERIFIED_CHART_VERSIONS:
+        raise KeyError(f"no verified value paths for GPU Operator chart {chart_version}")
+    text = resources.files("gpushare").joinpath(_VALUE_PATHS_DIR, f"{chart_version}.txt").read_text()
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return frozenset(line for line in lines if line)
+
+
+def value_leaf_paths(values: Mapping, prefix: str = "") -> list[str]:
+    """Dotted paths of every leaf: a scalar, a list (Helm replaces lists whole) or an empty mapping."""
+    paths = []
+    for key, value in values.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, Mapping) and value:
+            paths += value_leaf_paths(value, path)
+        else:
+            paths.append(path)
+    return sorted(paths)
+
+
+def unknown_value_paths(values: Mapping, chart_version: str) -> list[str]:
+    known = verified_value_paths(chart_version)
+    return [path for path in value_leaf_paths(values) if path not in known]
+
+
+def toleration(taint: str) -> dict[str, str]:
+    """The toleration matching exactly one AKS node taint, `key=value:Effect` or `key:Effect`."""
+    key_value, _, effect = taint.rpartition(":")
+    key, has_value, value = key_value.partition("=")
+    if has_value:
+        return {"key": key, "operator": "Equal", "value": value, "effect": effect}
+    return {"key": key, "operator": "Exists", "effect": effect}
+
+
+def pool_tolerations(pools: Iterable[GpuPool]) -> list[dict[str, str]]:
+    """One toleration per distinct taint on the GPU pools, in a stable order."""
+    return [toleration(taint) for taint in sorted({taint for pool in pools for taint in pool.taints})]
+
+
+def config_hash(data: Mapping[str, str]) -> str:
+    """sha256 of the ConfigMap data as canonical JSON (sorted keys): changes exactly when a key or a config does."""
+    canonical = json.dumps(dict(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def chart_values(stack: StackConfig, data_hash: str) -> dict:
+    """Helm values for the stack. Each path is in the chart version's verified list."""
+    aks_driver = stack.operator.driver is DriverOwner.AKS
+    tolerations = pool_tolerations(stack.pools)
+    rollout_env = [{"name": CONFIG_HASH_ENV, "value": data_hash}]
+    return {
+        # AKS's preinstalled driver and toolkit, or the operator's own (then pools skip AKS's driver).
+        "driver": {"enabled": not aks_driver},
+        "toolkit": {"enabled": not aks_driver},
+        "operator": {"runtimeClass": AKS_RUNTIME_CLASS if aks_driver else OPERATOR_RUNTIME_CLASS},
+        "mig": {"strategy": stack.operator.mig_strategy.value},
+        # AKS partitions MIG pools at creation; the MIG manager would label them all-disabled and undo it.
+        "migManager": {"enabled": False},
+        "devicePlugin": {"config": {"name": CONFIG_MAP_NAME, "default": DEFAULT_CONFIG_KEY}, "env": rollout_env},
+        # GFD reads the same configs for its sharing labels (replicas, strategy, -SHARED) and is not restarted either.
+        "gfd": {"env": rollout_env},
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": tolerations}},
+    }
+
+
+def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
+    operator = stack.operator
+    if operator.driver is DriverOwner.AKS:
+        driver = (f"driver: AKS's preinstalled driver and toolkit (driver.enabled=false, toolkit.enabled=false, "
+                  f"operator.runtimeClass={AKS_RUNTIME_CLASS})")
+    else:
+        driver = ("driver: installed by the operator (driver.enabled=true, toolkit.enabled=true); "
+                  "GPU pools skip AKS's driver (gpuProfile.driver=None)")
+    taints = ", ".join(sorted({taint for pool in stack.pools for taint in pool.taints})) or "none"
+    return (
+        f"chart: {CHART_NAME} {operator.chart_version} from {CHART_REPOSITORY}, release {RELEASE_NAME} "
+        f"in namespace {NAMESPACE}",
+        driver,
+        f"mig.strategy={operator.mig_strategy.value} (overrides flags.migStrategy in every device-plugin config); "
+        f"migManager.enabled=false (AKS partitions MIG pools)",
+        f"device-plugin configs: ConfigMap {CONFIG_MAP_NAME}, default key {DEFAULT_CONFIG_KEY}, "
+        f"{CONFIG_HASH_ENV}={data_hash[:12]}",
+        f"tolerated by operator DaemonSets and the NFD worker: {taints}",
+    )
+
+
+def operator_plan(stack: StackConfig) -> OperatorPlan:
+    """Everything the GPU Operator release needs, for a stack `gpushare.config` validated."""
+    configs = plugin_configs(stack)
+    data = config_map_data(configs)
+    data_hash = config_hash(data)
+    values = chart_values(stack, data_hash)
+    unknown = unknown_value_paths(values, stack.operator.chart_version)
+    if unknown:
+        raise AssertionError(f"gpushare sets chart values missing from chart {stack.operator.chart_version}: {unknown}")
+    return OperatorPlan(
+        chart_version=stack.operator.chart_version,
+        configs=configs,
+        config_map_data=data,
+        config_hash=data_hash,
+        values=values,
+        summary=_summary(stack, data_hash),
+    )

@@ -1,0 +1,213 @@
+"""`python -m gpushare plan STACK` on bad input: exit 2, one `error:` block on stderr naming the stack file and every
+problem, nothing on stdout, no traceback, and the Pulumi program never run."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import render.mock_engine
+from gpushare.__main__ import main
+from gpushare.stack_files import STACKS_DIR, available_stacks
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+T4 = "Standard_NC4as_T4_v3"
+
+VALID = f"""\
+config:
+  azure-native:location: westeurope
+  gpushare:cluster:
+    name: gpushare-test
+  gpushare:pools:
+    - name: t4
+      vmSize: {T4}
+"""
+
+SEVERAL_PROBLEMS = f"""\
+config:
+  azure-native:location: West Europe
+  gpushare:cluster:
+    name: gpushare-test
+    kubernetesVersion: 1.33
+  gpushare:operator: {{migStrategy: mixed}}
+  gpushare:pools:
+    - name: t4
+      vmSize: {T4}
+      mig: MIG1g
+      count: "2"
+    - name: v100
+      vmSize: Standard_NC6s_v3
+    - name: t4mps
+      vmSize: {T4}
+      sharing: {{strategy: mps, replicas: 1}}
+      autoscale: {{min: 3, max: 1}}
+    - name: t4
+      vmSize: Standard_NC8as_T4_v3
+      sharing: {{strategy: mps, replicas: 4}}
+"""
+
+
+@dataclass(frozen=True)
+class Bad:
+    id: str
+    text: str
+    fragments: tuple[str, ...]
+    """Each must appear in stderr."""
+    count: int
+    """How many problems the header announces."""
+
+
+BAD = [
+    Bad("rejects_malformed_yaml",
+        "config:\n  azure-native:location: westeurope\n  gpushare:cluster: {name: c1\n  gpushare:pools: []\n",
+        ("line 4, column 17: not valid YAML",), 1),
+    Bad("rejects_file_without_config", "secretsprovider: passphrase\n",
+        ("config: a stack file is a YAML mapping with a `config:` mapping",), 1),
+    Bad("rejects_duplicate_yaml_key", VALID + "      count: 1\n      count: 2\n",
+        ("line 9, column 7: not valid YAML: duplicate key 'count'",), 1),
+    Bad("rejects_empty_file", "", ("`config:` mapping",), 1),
+    Bad("rejects_missing_pools",
+        "config:\n  azure-native:location: westeurope\n  gpushare:cluster: {name: c1}\n",
+        ("gpushare:pools: required: at least one GPU pool", f"- {{name: t4, vmSize: {T4}}}"), 1),
+    Bad("rejects_string_where_a_number_belongs", VALID + '      count: "2"\n',
+        ("gpushare:pools[0].count: expected a whole number from 0 to 1000, got a string '2'; write it without quotes",),
+        1),
+    Bad("rejects_string_replicas", VALID + "      sharing: {strategy: time-slicing, replicas: four}\n",
+        ("gpushare:pools[0].sharing.replicas: expected a whole number 2 or more, got a string 'four'",), 1),
+    Bad("rejects_unknown_key", VALID + "      vmsize: x\n",
+        ("gpushare:pools[0].vmsize: unknown key (did you mean 'vmSize'?)",), 1),
+    Bad("rejects_retired_size", VALID.replace(T4, "Standard_NC6s_v3"),
+        ("gpushare:pools[0].vmSize: Standard_NC6s_v3", "was retired on 2025-09-30", f"use {T4}"), 1),
+    Bad("rejects_several_problems", SEVERAL_PROBLEMS, (
+        "  - azure-native:location: use the region's programmatic name, got 'West Europe'; write 'westeurope'",
+        "  - gpushare:cluster.kubernetesVersion: YAML reads an unquoted version as a number",
+        "  - gpushare:pools[0].mig: Standard_NC4as_T4_v3 (NVIDIA T4 16GB) does not support MIG",
+        "  - gpushare:pools[0].count: expected a whole number",
+        "  - gpushare:pools[1].vmSize: Standard_NC6s_v3 (NCv3, NVIDIA V100 16GB) was retired",
+        "  - gpushare:pools[2].sharing.replicas: must be 2 or more",
+        "  - gpushare:pools[2].autoscale: min (3) is greater than max (1)",
+        "  - gpushare:pools[3].sharing.strategy: mps cannot be used while gpushare:operator.migStrategy is mixed",
+        "  - gpushare:pools[3].name: pool name 't4' is already used by gpushare:pools[0]",
+    ), 9),
+]
+
+
+@pytest.fixture(autouse=True)
+def plain_output(monkeypatch):
+    """Colour is off for captured streams anyway; make sure the environment cannot force it on."""
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+
+@pytest.fixture
+def program_must_not_run(monkeypatch):
+    calls = []
+
+    def run_program(*args, **kwargs):
+        calls.append(args)
+        pytest.fail("the Pulumi program ran for a stack file that does not validate")
+
+    monkeypatch.setattr(render.mock_engine, "run_program", run_program)
+    return calls
+
+
+def write_stack(tmp_path: Path, text: str, name: str = "Pulumi.bad.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def assert_config_error(capsys, code: int, source: str, count: int, fragments: tuple[str, ...]) -> str:
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert out == "", "nothing may reach stdout for an invalid stack (--json consumers read it)"
+    assert "Traceback" not in err
+    noun = "error" if count == 1 else "errors"
+    assert err.startswith(f"error: {source}: {count} configuration {noun}\n"), err
+    for fragment in fragments:
+        assert fragment in err, f"{fragment!r} not in:\n{err}"
+    assert err.count("\n  - ") == count, err
+    return err
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
+@pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
+def test_plan_rejects_bad_stack_file(tmp_path, capsys, program_must_not_run, case: Bad, json_flag):
+    path = write_stack(tmp_path, case.text)
+    code = main(["plan", str(path), *json_flag])
+    assert_config_error(capsys, code, str(path), case.count, case.fragments)
+    assert program_must_not_run == []
+
+
+def test_plan_rejects_unknown_stack_name(capsys, program_must_not_run):
+    code = main(["plan", "nosuchstack"])
+    assert_config_error(capsys, code, str(STACKS_DIR / "Pulumi.nosuchstack.yaml"), 1,
+                        ("(file): no such stack file",))
+
+
+def test_plan_rejects_missing_stack_path(tmp_path, capsys, program_must_not_run):
+    path = tmp_path / "Pulumi.gone.yaml"
+    code = main(["plan", str(path)])
+    assert_config_error(capsys, code, str(path), 1, ("no such stack file",))
+
+
+def test_plan_unknown_stack_name_lists_the_available_stacks(capsys):
+    code = main(["plan", "nosuchstack"])
+    err = capsys.readouterr().err
+    assert code == 2
+    hint = [line for line in err.splitlines() if line.startswith("hint: ")]
+    assert len(hint) == 1, err
+    err = hint[0]
+    stacks = available_stacks()
+    assert stacks and all(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", err) for name in stacks), err
+
+
+def test_plan_missing_path_hint_does_not_place_the_stacks_in_that_directory(tmp_path, capsys):
+    code = main(["plan", str(tmp_path / "Pulumi.gone.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"stacks in {tmp_path}:" not in err, err
+
+
+def test_program_never_runs_for_an_invalid_stack(tmp_path, capsys, program_must_not_run):
+    path = write_stack(tmp_path, VALID + "      mig: MIG1g\n")
+    assert main(["plan", str(path)]) == 2
+    assert program_must_not_run == []
+    assert "does not support MIG" in capsys.readouterr().err
+
+
+def test_program_runs_for_a_valid_stack(tmp_path, monkeypatch):
+    """The control for the test above: the patched `run_program` is the one `plan` calls."""
+
+    class ProgramRan(Exception):
+        pass
+
+    seen = []
+
+    def run_program(stack, config, **kwargs):
+        seen.append((stack, config))
+        raise ProgramRan
+
+    monkeypatch.setattr(render.mock_engine, "run_program", run_program)
+    path = write_stack(tmp_path, VALID, "Pulumi.good.yaml")
+    with pytest.raises(ProgramRan):
+        main(["plan", str(path)])
+    assert seen and seen[0][0] == "good"
+    assert all(isinstance(v, str) for v in seen[0][1].values())
+
+
+def test_plan_as_a_subprocess_exits_2_without_traceback(tmp_path):
+    path = write_stack(tmp_path, SEVERAL_PROBLEMS)
+    env = {k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}
+    result = subprocess.run([sys.executable, "-m", "gpushare", "plan", str(path)], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"error: {path}: 9 configuration errors\n"), result.stderr
+    assert "gpushare:pools[1].vmSize: Standard_NC6s_v3" in result.stderr

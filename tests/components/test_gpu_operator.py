@@ -1,0 +1,217 @@
+"""GpuOperator under the mock engine: the ConfigMap and Helm release it sends, and what the release waits for."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+
+from components.aks_cluster import AksCluster, AksClusterArgs
+from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.catalog import MigProfile
+from gpushare.model import GPU_TAINT, Autoscale, DriverOwner, StackConfig
+from render.mock_engine import MOCK_KUBECONFIG, Recording, run_pulumi
+from tests.domain.builders import CASES, mps, pool, stack, time_slicing, with_pool
+
+PROVIDER = "pulumi:providers:kubernetes"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden" / "device_plugin"
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+
+
+def deploy(config: StackConfig) -> Recording:
+    """The stack as the program wires it: cluster, chained GPU pools, and the operator from the cluster's kubeconfig."""
+    def program():
+        cluster = AksCluster("cluster", AksClusterArgs(cluster=config.cluster, location=config.location))
+        previous = None
+        for gpu_pool in config.pools:
+            node_pool = GpuNodePool(gpu_pool.name, GpuNodePoolArgs(
+                pool=gpu_pool, driver=config.operator.driver, cluster_name=cluster.cluster_name,
+                resource_group_name=cluster.resource_group_name, after=previous))
+            previous = node_pool.agent_pool
+        operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=config, kubeconfig=cluster.kubeconfig))
+        for output in ("chart_version", "config_hash", "config_map_name", "namespace", "release_name"):
+            pulumi.export(output, getattr(operator, output))
+
+    return run_pulumi(program)
+
+
+def release_values(recording: Recording) -> dict:
+    return recording.get(RELEASE, "gpu-operator-release").inputs["values"]
+
+
+@pytest.fixture(scope="module")
+def recordings() -> dict[str, Recording]:
+    return {case: deploy(config) for case, config in CASES.items()}
+
+
+# --- ConfigMap ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_configmap_holds_the_golden_configs(recordings, case):
+    config_map = recordings[case].get(CONFIG_MAP, "gpu-operator-configmap")
+    golden = yaml.safe_load((GOLDEN_DIR / f"{case}.yaml").read_text())["data"]
+    assert config_map.inputs["data"] == golden
+    assert set(golden) == {"default-whole-gpu", CASES[case].pools[0].name}
+    assert config_map.inputs["metadata"]["name"] == "gpushare-device-plugin-config"
+    assert config_map.inputs["metadata"]["namespace"] == "gpu-operator"
+    assert (config_map.parent, config_map.provider) == ("gpu-operator", "gpu-operator-provider")
+
+
+@pytest.mark.parametrize(
+    ("case", "resource", "sharing"),
+    [("mig-single", None, None),
+     ("mig-mixed-time-slicing", "nvidia.com/mig-2g.24gb", "timeSlicing"),
+     ("t4-time-slicing", "nvidia.com/gpu", "timeSlicing"),
+     ("t4-mps", "nvidia.com/gpu", "mps"),
+     ("whole-gpu", None, None)],
+    ids=list(CASES),
+)
+def test_pool_key_selects_its_sharing(recordings, case, resource, sharing):
+    """The key is the pool's device-plugin.config node label; its config shares the resource the pool advertises."""
+    config = CASES[case]
+    agent_pool = recordings[case].get(AGENT_POOL, f"{config.pools[0].name}-agentpool")
+    key = agent_pool.inputs["nodeLabels"]["nvidia.com/device-plugin.config"]
+    doc = yaml.safe_load(recordings[case].get(CONFIG_MAP, "gpu-operator-configmap").inputs["data"][key])
+    assert doc["flags"]["migStrategy"] == config.operator.mig_strategy.value
+    if sharing is None:
+        assert "sharing" not in doc
+    else:
+        assert list(doc["sharing"]) == [sharing]
+        replicas = config.pools[0].sharing.replicas
+        assert doc["sharing"][sharing]["resources"] == [{"name": resource, "replicas": replicas}]
+
+
+# --- Helm release ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_release_installs_the_pinned_chart_with_stack_derived_values(recordings, case):
+    config = CASES[case]
+    release = recordings[case].get(RELEASE, "gpu-operator-release")
+    inputs = release.inputs
+    assert (inputs["chart"], inputs["version"], inputs["name"]) == ("gpu-operator", "v26.7.0", "gpu-operator")
+    assert inputs["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
+    assert inputs["namespace"] == "gpu-operator"
+    assert "createNamespace" not in inputs
+    assert (release.parent, release.provider) == ("gpu-operator", "gpu-operator-provider")
+    values = inputs["values"]
+    assert values["mig"] == {"strategy": config.operator.mig_strategy.value}
+    assert values["migManager"] == {"enabled": False}
+    assert values["devicePlugin"]["config"] == {"name": "gpushare-device-plugin-config", "default": "default-whole-gpu"}
+    assert "create" not in values["devicePlugin"]["config"]
+    assert values["daemonsets"]["tolerations"] == [GPU_TOLERATION]
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == [GPU_TOLERATION]
+
+
+@pytest.mark.parametrize(
+    ("driver", "driver_enabled", "runtime_class", "gpu_profile"),
+    [(DriverOwner.AKS, False, "nvidia-container-runtime", None),
+     (DriverOwner.OPERATOR, True, "nvidia", {"driver": "None"})],
+    ids=["aks-owns-driver", "operator-owns-driver"],
+)
+def test_driver_ownership_is_coherent_between_pools_and_chart(driver, driver_enabled, runtime_class, gpu_profile):
+    config = dataclasses.replace(CASES["t4-mps"], operator=dataclasses.replace(CASES["t4-mps"].operator, driver=driver))
+    recording = deploy(config)
+    values = release_values(recording)
+    assert values["driver"] == {"enabled": driver_enabled}
+    assert values["toolkit"] == {"enabled": driver_enabled}
+    assert values["operator"] == {"runtimeClass": runtime_class}
+    assert recording.get(AGENT_POOL, "t4mps-agentpool").inputs.get("gpuProfile") == gpu_profile
+
+
+def test_gpu_taint_on_pools_is_what_the_operator_tolerates(recordings):
+    recording = recordings["mig-single"]
+    taints = recording.get(AGENT_POOL, "a100mig-agentpool").inputs["nodeTaints"]
+    assert taints == [GPU_TAINT]
+    key_value, effect = taints[0].rsplit(":", 1)
+    key, value = key_value.split("=")
+    assert release_values(recording)["daemonsets"]["tolerations"] == [
+        {"key": key, "operator": "Equal", "value": value, "effect": effect}]
+
+
+# --- rollout hash ---------------------------------------------------------------------------------------------
+
+BASE = stack(
+    pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)),
+    pool("t4mps", "Standard_NC64as_T4_v3", sharing=mps(10)),
+)
+
+
+def _rollout_hash(recording: Recording) -> str:
+    values = release_values(recording)
+    env = values["devicePlugin"]["env"]
+    assert [e["name"] for e in env] == ["GPUSHARE_CONFIG_HASH"]
+    assert values["gfd"]["env"] == env
+    assert recording.exports["config_hash"] == env[0]["value"]
+    return env[0]["value"]
+
+
+@pytest.mark.parametrize(
+    ("change", "rolls"),
+    [(lambda c: with_pool(c, 1, count=None, autoscale=Autoscale(0, 6)), False),
+     (lambda c: with_pool(c, 0, count=3), False),
+     (lambda c: with_pool(c, 1, sharing=mps(12)), True),
+     (lambda c: with_pool(c, 0, sharing=time_slicing(4)), True)],
+    ids=["same-on-autoscale", "same-on-count", "rolls-on-mps-replicas", "rolls-on-time-slicing-replicas"],
+)
+def test_device_plugin_rolls_when_and_only_when_a_config_changes(change, rolls):
+    base, changed = deploy(BASE), deploy(change(BASE))
+    config_changed = (base.get(CONFIG_MAP, "gpu-operator-configmap").inputs["data"]
+                      != changed.get(CONFIG_MAP, "gpu-operator-configmap").inputs["data"])
+    assert config_changed is rolls
+    assert (_rollout_hash(base) != _rollout_hash(changed)) is rolls
+
+
+# --- dependency graph, provider, outputs ---------------------------------------------------------------------
+
+def test_release_waits_for_configmap_and_cluster_not_for_gpu_pools(recordings):
+    recording = recordings["t4-mps"]
+    release = recording.get(RELEASE, "gpu-operator-release")
+    assert "gpu-operator-configmap" in release.depends_on
+    assert "gpu-operator-namespace" in release.depends_on
+    pools = {r.name for r in recording.by_type(AGENT_POOL)} | {"t4mps"}
+    assert pools & set(release.depends_on) == set()
+    # The only way to the cluster is the provider, built from the cluster's credentials.
+    provider = recording.get(PROVIDER, "gpu-operator-provider")
+    assert "cluster-aks" in provider.depends_on
+    assert pools & set(provider.depends_on) == set()
+    config_map = recording.get(CONFIG_MAP, "gpu-operator-configmap")
+    assert "gpu-operator-namespace" in config_map.depends_on
+    assert pools & set(config_map.depends_on) == set()
+
+
+def test_provider_gets_the_clusters_kubeconfig_as_a_secret(recordings):
+    provider = recordings["whole-gpu"].get(PROVIDER, "gpu-operator-provider")
+    assert provider.inputs["kubeconfig"] == MOCK_KUBECONFIG
+    assert "kubeconfig" in provider.secret_inputs
+    assert provider.parent == "gpu-operator"
+
+
+def test_plain_kubeconfig_is_made_secret():
+    recording = run_pulumi(lambda: GpuOperator("op", GpuOperatorArgs(stack=CASES["whole-gpu"], kubeconfig="plain")))
+    provider = recording.get(PROVIDER, "op-provider")
+    assert provider.inputs["kubeconfig"] == "plain"
+    assert provider.secret_inputs == ["kubeconfig"]
+
+
+def test_children_and_outputs(recordings):
+    recording = recordings["t4-time-slicing"]
+    children = [(r.type, r.name) for r in recording.resources if r.parent == "gpu-operator"]
+    assert children == [(PROVIDER, "gpu-operator-provider"), (NAMESPACE, "gpu-operator-namespace"),
+                        (CONFIG_MAP, "gpu-operator-configmap"), (RELEASE, "gpu-operator-release")]
+    component = recording.get("gpushare:operator:GpuOperator", "gpu-operator")
+    assert component.parent is None
+    assert recording.get(NAMESPACE, "gpu-operator-namespace").inputs["metadata"]["name"] == "gpu-operator"
+    exports = recording.exports
+    assert {k: v for k, v in exports.items() if k != "config_hash"} == {
+        "chart_version": "v26.7.0", "config_map_name": "gpushare-device-plugin-config",
+        "namespace": "gpu-operator", "release_name": "gpu-operator"}
+    assert len(exports["config_hash"]) == 64
+

@@ -1,0 +1,258 @@
+"""GPU Operator chart values: derived from the stack, limited to verified value paths, rolled on config changes."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpushare.catalog import MigProfile
+from gpushare.device_plugin import DEFAULT_CONFIG_KEY
+from gpushare.model import Autoscale, DriverOwner, MigStrategy
+from gpushare.operator_values import (
+    AKS_RUNTIME_CLASS,
+    CONFIG_HASH_ENV,
+    CONFIG_MAP_NAME,
+    VERIFIED_CHART_VERSIONS,
+    config_hash,
+    operator_plan,
+    toleration,
+    unknown_value_paths,
+    value_leaf_paths,
+    verified_value_paths,
+)
+from tests.domain.builders import CASES, mps, pool, stack, time_slicing, with_pool
+
+# The chart's own values.yaml, read only to check the path list against it; never part of the project.
+CHART_VALUES_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "gpu-operator-values.yaml"
+
+MIXED_FLEET = stack(
+    pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)),
+    pool("t4mps", "Standard_NC64as_T4_v3", sharing=mps(10)),
+    pool("t4", "Standard_NC4as_T4_v3", count=None, autoscale=Autoscale(0, 4)),
+)
+STACKS = {
+    **CASES,
+    "mixed-fleet": MIXED_FLEET,
+    "operator-driver": dataclasses.replace(
+        MIXED_FLEET, operator=dataclasses.replace(MIXED_FLEET.operator, driver=DriverOwner.OPERATOR)),
+    "no-pools": stack(),
+}
+
+
+def _values(config):
+    return operator_plan(config).values
+
+
+@pytest.mark.parametrize("name", list(STACKS), ids=list(STACKS))
+def test_every_value_path_exists_in_the_pinned_chart(name):
+    values = _values(STACKS[name])
+    known = verified_value_paths(STACKS[name].operator.chart_version)
+    assert value_leaf_paths(values)
+    assert [path for path in value_leaf_paths(values) if path not in known] == []
+
+
+@pytest.mark.parametrize(
+    ("typo", "path"),
+    [
+        ({"devicePlugin": {"configs": {"name": CONFIG_MAP_NAME}}}, "devicePlugin.configs.name"),
+        ({"devicePlugin": {"config": {"nmae": CONFIG_MAP_NAME}}}, "devicePlugin.config.nmae"),
+        ({"nodeFeatureDiscovery": {"worker": {"tolerations": []}}}, "nodeFeatureDiscovery.worker.tolerations"),
+        ({"daemonsets": {"toleration": []}}, "daemonsets.toleration"),
+        ({"migManager": {}}, "migManager"),
+    ],
+    ids=["rejects-configs", "rejects-nmae", "rejects-nfd-camel-case", "rejects-toleration", "rejects-empty-section"],
+)
+def test_path_checker_catches_typos(typo, path):
+    values = _values(MIXED_FLEET)
+    values.update(typo)
+    assert path in unknown_value_paths(values, "v26.7.0")
+
+
+def test_leaf_paths_treat_lists_as_leaves():
+    values = {"a": {"b": [{"c": 1}], "d": {"e": True}}, "f": {}}
+    assert value_leaf_paths(values) == ["a.b", "a.d.e", "f"]
+
+
+@pytest.mark.skipif(not CHART_VALUES_FILE.exists(), reason="chart values.yaml reference copy not available")
+@pytest.mark.parametrize("version", VERIFIED_CHART_VERSIONS)
+def test_path_list_matches_the_chart_values_file(version):
+    chart = yaml.safe_load(CHART_VALUES_FILE.read_text())
+    for path in verified_value_paths(version):
+        node = chart
+        for part in path.split("."):
+            assert isinstance(node, dict) and part in node, f"{path} is not in the chart's values.yaml"
+            node = node[part]
+
+
+def test_each_verified_version_has_exactly_one_path_list():
+    files = {p.name for p in resources.files("gpushare").joinpath("chart_value_paths").iterdir()}
+    assert files == {f"{version}.txt" for version in VERIFIED_CHART_VERSIONS}
+
+
+# --- driver ownership, MIG, device-plugin config -------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("driver", "expected"),
+    [
+        (DriverOwner.AKS, {"driver": {"enabled": False}, "toolkit": {"enabled": False},
+                           "operator": {"runtimeClass": AKS_RUNTIME_CLASS}}),
+        (DriverOwner.OPERATOR, {"driver": {"enabled": True}, "toolkit": {"enabled": True},
+                                "operator": {"runtimeClass": "nvidia"}}),
+    ],
+    ids=["aks-owns-driver", "operator-owns-driver"],
+)
+def test_driver_ownership(driver, expected):
+    values = _values(stack(pool("t4", "Standard_NC4as_T4_v3"), driver=driver))
+    assert {key: values[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize("strategy", list(MigStrategy), ids=[s.value for s in MigStrategy])
+def test_mig_strategy_is_the_stacks_and_mig_manager_is_off(strategy):
+    values = _values(stack(pool("a100", "Standard_ND96asr_v4", mig=MigProfile.MIG3G), mig_strategy=strategy))
+    assert values["mig"] == {"strategy": strategy.value}
+    assert values["migManager"] == {"enabled": False}
+
+
+def test_device_plugin_points_at_gpushares_configmap_and_its_default_key():
+    plan = operator_plan(MIXED_FLEET)
+    config = plan.values["devicePlugin"]["config"]
+    assert config == {"name": CONFIG_MAP_NAME, "default": DEFAULT_CONFIG_KEY}
+    assert config["default"] in plan.config_map_data
+    assert set(plan.config_map_data) == {DEFAULT_CONFIG_KEY, "a100mig", "t4mps", "t4"}
+
+
+# --- tolerations ----------------------------------------------------------------------------------------------
+
+def _tolerates(t: dict, taint: str) -> bool:
+    """Kubernetes matching: same key and effect, and Exists, or Equal with the same value."""
+    key_value, _, effect = taint.rpartition(":")
+    key, _, value = key_value.partition("=")
+    if t.get("key") != key or t.get("effect") not in (None, effect):
+        return False
+    return t.get("operator") == "Exists" or (t.get("operator", "Equal") == "Equal" and t.get("value") == value)
+
+
+@pytest.mark.parametrize("name", list(STACKS), ids=list(STACKS))
+def test_operator_daemonsets_and_nfd_worker_tolerate_every_gpu_pool_taint(name):
+    config = STACKS[name]
+    values = _values(config)
+    for where, tolerations in (("daemonsets", values["daemonsets"]["tolerations"]),
+                               ("nfd worker", values["node-feature-discovery"]["worker"]["tolerations"])):
+        for gpu_pool in config.pools:
+            for taint in gpu_pool.taints:
+                assert any(_tolerates(t, taint) for t in tolerations), f"{where} does not tolerate {taint}"
+
+
+def test_tolerations_follow_the_pools_taints_not_a_literal(monkeypatch):
+    """Tolerations come from GpuPool.taints: a new taint there must reach both lists."""
+    from gpushare.model import GpuPool
+
+    monkeypatch.setattr(GpuPool, "taints", property(lambda self: ("nvidia.com/gpu=present:NoSchedule",
+                                                                  f"gpushare.io/pool={self.name}:NoSchedule")))
+    values = _values(MIXED_FLEET)
+    expected = [toleration("gpushare.io/pool=a100mig:NoSchedule"), toleration("gpushare.io/pool=t4:NoSchedule"),
+                toleration("gpushare.io/pool=t4mps:NoSchedule"), toleration("nvidia.com/gpu=present:NoSchedule")]
+    assert values["daemonsets"]["tolerations"] == expected
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == expected
+
+
+@pytest.mark.parametrize(
+    ("taint", "expected"),
+    [("nvidia.com/gpu=present:NoSchedule",
+      {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}),
+     ("dedicated:NoExecute", {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"})],
+    ids=["key-value", "key-only"],
+)
+def test_toleration_from_taint(taint, expected):
+    assert toleration(taint) == expected
+
+
+# --- rollout hash ---------------------------------------------------------------------------------------------
+
+def _hash(config) -> str:
+    plan = operator_plan(config)
+    env = plan.values["devicePlugin"]["env"]
+    assert env == [{"name": CONFIG_HASH_ENV, "value": plan.config_hash}]
+    assert plan.values["gfd"]["env"] == env
+    return plan.config_hash
+
+
+UNCHANGED = {
+    "count": lambda c: with_pool(c, 2, count=None, autoscale=Autoscale(1, 8)),
+    "autoscale": lambda c: with_pool(c, 2, count=None, autoscale=Autoscale(0, 2)),
+    "fixed-count": lambda c: with_pool(c, 0, count=5),
+    "zones": lambda c: with_pool(c, 1, zones=("1", "2")),
+    "recreate": lambda c: with_pool(c, 1, recreate=True),
+    # Under `single` every MIG slice is advertised as nvidia.com/gpu, so the file does not name the profile.
+    "mig-profile-under-single": lambda c: with_pool(c, 0, mig=MigProfile.MIG2G),
+    "pool-order": lambda c: dataclasses.replace(c, pools=tuple(reversed(c.pools))),
+    "driver-owner": lambda c: dataclasses.replace(c, operator=dataclasses.replace(c.operator,
+                                                                                  driver=DriverOwner.OPERATOR)),
+}
+CHANGED = {
+    "replicas": lambda c: with_pool(c, 1, sharing=mps(12)),
+    "strategy": lambda c: with_pool(c, 1, sharing=time_slicing(10)),
+    "rename": lambda c: with_pool(c, 0, sharing=time_slicing(2, rename_by_default=False)),
+    "fail-requests": lambda c: with_pool(c, 0, sharing=time_slicing(2, fail_requests_greater_than_one=False)),
+    "sharing-added": lambda c: with_pool(c, 2, sharing=time_slicing(2)),
+    "pool-added": lambda c: dataclasses.replace(c, pools=(*c.pools, pool("t4b", "Standard_NC4as_T4_v3"))),
+    "pool-renamed": lambda c: with_pool(c, 2, name="t4new"),
+}
+
+
+@pytest.mark.parametrize("change", list(UNCHANGED), ids=[f"same-on-{c}" for c in UNCHANGED])
+def test_hash_ignores_what_no_config_shows(change):
+    assert _hash(UNCHANGED[change](MIXED_FLEET)) == _hash(MIXED_FLEET)
+
+
+@pytest.mark.parametrize("change", list(CHANGED), ids=[f"changes-on-{c}" for c in CHANGED])
+def test_hash_changes_with_any_config(change):
+    assert _hash(CHANGED[change](MIXED_FLEET)) != _hash(MIXED_FLEET)
+
+
+def test_hash_changes_with_mig_strategy_and_with_the_profile_under_mixed():
+    """`mixed` names the slice in the time-slicing config (nvidia.com/mig-1g.5gb), `single` says nvidia.com/gpu."""
+    single = stack(pool("a100", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)))
+    mixed = dataclasses.replace(single, operator=dataclasses.replace(single.operator, mig_strategy=MigStrategy.MIXED))
+    assert _hash(single) != _hash(mixed)
+    assert _hash(with_pool(mixed, 0, mig=MigProfile.MIG2G)) != _hash(mixed)
+
+
+def test_hash_is_sha256_of_canonical_json():
+    data = {"b": "x", "a": "y"}
+    assert config_hash(data) == config_hash(dict(reversed(list(data.items()))))
+    assert config_hash(data) == hashlib.sha256(b'{"a":"y","b":"x"}').hexdigest()
+
+
+# --- plan data ------------------------------------------------------------------------------------------------
+
+def test_plan_lists_each_pools_key_and_config_text():
+    plan = operator_plan(MIXED_FLEET)
+    by_pool = {c.pool: c for c in plan.configs}
+    assert list(by_pool) == [None, "a100mig", "t4mps", "t4"]
+    assert by_pool["t4mps"].key == "t4mps"
+    assert yaml.safe_load(by_pool["t4mps"].text)["sharing"]["mps"]["resources"] == [
+        {"name": "nvidia.com/gpu", "replicas": 10}]
+    assert plan.config_map_data == {c.key: c.text for c in plan.configs}
+
+
+@pytest.mark.parametrize(
+    ("driver", "expected"),
+    [(DriverOwner.AKS, "driver.enabled=false, toolkit.enabled=false, operator.runtimeClass=nvidia-container-runtime"),
+     (DriverOwner.OPERATOR, "GPU pools skip AKS's driver (gpuProfile.driver=None)")],
+    ids=["aks", "operator"],
+)
+def test_plan_summary_states_the_decisions(driver, expected):
+    config = dataclasses.replace(MIXED_FLEET, operator=dataclasses.replace(MIXED_FLEET.operator, driver=driver))
+    plan = operator_plan(config)
+    summary = "\n".join(plan.summary)
+    assert expected in summary
+    assert "gpu-operator v26.7.0 from https://helm.ngc.nvidia.com/nvidia" in summary
+    assert "mig.strategy=single" in summary and "migManager.enabled=false" in summary
+    assert f"{CONFIG_HASH_ENV}={plan.config_hash[:12]}" in summary
+    assert "nvidia.com/gpu=present:NoSchedule" in summary
