@@ -8,6 +8,7 @@ import os
 
 import pulumi
 from pulumi.runtime import config as runtime_config
+from pulumi_azure_native import authorization
 
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
@@ -15,6 +16,7 @@ from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
+from gpushare.guard import check_for_program, raise_for_violations
 from gpushare.model import StackConfig
 from gpushare.stack_files import STACK_FILE_ENV
 
@@ -30,8 +32,25 @@ def load_stack() -> StackConfig:
         raise pulumi.RunError(str(exc)) from None
 
 
+def guard(stack: StackConfig) -> None:
+    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool."""
+    try:
+        report = check_for_program(
+            stack, os.environ, lambda: authorization.get_client_config().subscription_id)
+        if report is None:
+            return
+        for note in report.notes:
+            pulumi.log.info(note)
+        for warning in report.warnings:
+            pulumi.log.warn(warning)
+        raise_for_violations(report)
+    except GpushareError as exc:
+        raise pulumi.RunError(str(exc)) from None
+
+
 def main() -> None:
     stack = load_stack()
+    guard(stack)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:

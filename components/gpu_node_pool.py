@@ -9,6 +9,9 @@ from pulumi_azure_native import containerservice
 
 from gpushare.model import DriverOwner, GpuPool
 
+CREATE_ONLY_REPLACED_BY_GPUSHARE = ("gpuProfile", "availabilityZones", "osSKU")
+"""Create-only agent pool inputs (wire names) missing from azure-native's own replace list."""
+
 
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
@@ -70,6 +73,12 @@ class GpuNodePool(pulumi.ComponentResource):
                 depends_on=[args.after] if args.after else None,
                 # The cluster autoscaler owns the node count of autoscaled pools.
                 ignore_changes=["count"] if pool.autoscale else None,
+                # AKS fixes these at creation too, but azure-native only force-replaces vmSize and
+                # gpuInstanceProfile: without this a change reaches AKS as an update it rejects at apply time.
+                # With it, protection stops the replace in preview, and `recreate: true` really recreates.
+                replace_on_changes=list(CREATE_ONLY_REPLACED_BY_GPUSHARE),
+                # The replacement has the same agent pool name, so the old pool must go first.
+                delete_before_replace=True,
             ),
         )
         self.name = self.agent_pool.name

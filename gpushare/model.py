@@ -22,6 +22,10 @@ GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 """Put on every GPU pool so only pods that ask for GPUs land there; the operator's DaemonSets tolerate it."""
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 POOL_LABEL = "gpushare.io/pool"
+"""Marks a node pool as gpushare's: the guard refuses to delete a pool carrying it that the stack no longer lists."""
+SHARING_LABEL = "gpushare.io/sharing"
+"""Records a pool's sharing (`sharing_label`), so the guard sees a sharing change in what Azure reports."""
+NO_SHARING = "none"
 
 
 class DriverOwner(str, Enum):
@@ -84,6 +88,11 @@ class Sharing:
     fail_requests_greater_than_one: bool = DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE
 
 
+def sharing_label(sharing: Sharing | None) -> str:
+    """`SHARING_LABEL`'s value: `none`, or strategy and replicas per GPU (`time-slicing-4`, `mps-2`)."""
+    return f"{sharing.strategy.value}-{sharing.replicas}" if sharing else NO_SHARING
+
+
 @dataclass(frozen=True)
 class Autoscale:
     min: int
@@ -115,8 +124,9 @@ class GpuPool:
 
     @property
     def labels(self) -> dict[str, str]:
-        """Node labels: the device-plugin config key this pool's nodes select, and gpushare's ownership mark."""
-        return {DEVICE_PLUGIN_CONFIG_LABEL: self.name, POOL_LABEL: self.name}
+        """Node labels: the device-plugin config key this pool's nodes select, gpushare's ownership mark, and the
+        sharing the pool was deployed with."""
+        return {DEVICE_PLUGIN_CONFIG_LABEL: self.name, POOL_LABEL: self.name, SHARING_LABEL: sharing_label(self.sharing)}
 
     @property
     def taints(self) -> tuple[str, ...]:

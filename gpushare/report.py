@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpushare.capacity import pool_capacity
+from gpushare.guard import GuardReport
 from gpushare.model import GpuPool, StackConfig
 from gpushare.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 
@@ -40,7 +41,9 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
     }
 
 
-def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str]) -> dict[str, Any]:
+def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
+                  guard: GuardReport | None = None) -> dict[str, Any]:
+    """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`)."""
     operator = operator_plan(stack)
     return {
         "stack": stack.stack,
@@ -64,7 +67,8 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack) for pool in stack.pools],
         "resources": resources,
-        "warnings": warnings,
+        "warnings": [*warnings, *(guard.warnings if guard else ())],
+        "guard": guard.to_json() if guard else None,
     }
 
 
@@ -109,6 +113,18 @@ def render_text(document: dict[str, Any]) -> str:
         if resource.get("provider"):
             waits += f"  via: {resource['provider']}"
         lines.append(f"  + {resource['type']}  {resource['name']}{marks}{waits}")
+    lines += ["", *_guard_lines(document["guard"])]
     if document["warnings"]:
         lines += ["", "Warnings:"] + [f"  ! {warning}" for warning in document["warnings"]]
     return "\n".join(lines)
+
+
+def _guard_lines(guard: dict[str, Any] | None) -> list[str]:
+    if guard is None:
+        return ["Guard: not checked (offline). Pass --deployed FILE (az aks nodepool list ... -o json) to compare "
+                "with the deployed pools; pulumi preview/up checks Azure itself."]
+    verdict = f"{len(guard['violations'])} violation(s)" if guard["violations"] else "no change deletes a GPU pool"
+    lines = [f"Guard (deployed pools from {guard['source']}): {verdict}"]
+    lines += [f"  x {v['pool']}: {v['field']} {v['deployed']} -> {v['wanted']}" for v in guard["violations"]]
+    lines += [f"  note: {note}" for note in guard["notes"]]
+    return lines

@@ -9,7 +9,9 @@ mock engine does no autonaming and a missing output silently drops downstream in
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
+import os
 import runpy
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +19,9 @@ from typing import Any, Callable
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
+
+from gpushare.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV
+from gpushare.stack_files import STACK_FILE_ENV
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROGRAM = PROJECT_DIR / "__main__.py"
@@ -55,6 +60,7 @@ class RecordedResource:
     parent: str | None = None
     provider: str | None = None
     ignore_changes: list[str] = field(default_factory=list)
+    replace_on_changes: list[str] = field(default_factory=list)
     delete_before_replace: bool = False
     secret_inputs: list[str] = field(default_factory=list)
     """Top-level input keys that were marked secret."""
@@ -69,6 +75,8 @@ class RecordedResource:
             "parent": self.parent,
             "provider": self.provider,
             "ignoreChanges": self.ignore_changes,
+            "replaceOnChanges": self.replace_on_changes,
+            "deleteBeforeReplace": self.delete_before_replace,
             "secretInputs": self.secret_inputs,
         }
 
@@ -78,6 +86,8 @@ class Recording:
     resources: list[RecordedResource]
     warnings: list[str]
     exports: dict[str, Any]
+    error: Exception | None = None
+    """What the program raised, when run with `check=False`; everything registered before it is still recorded."""
 
     def by_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -141,6 +151,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 # A provider reference is "<provider urn>::<provider id>".
                 provider=_urn_name(request.provider.rsplit("::", 1)[0]) if request.provider else None,
                 ignore_changes=list(request.ignoreChanges),
+                replace_on_changes=list(request.replaceOnChanges),
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 secret_inputs=secret_keys,
             )
@@ -199,16 +210,18 @@ def run_pulumi(
     stack: str = "dev",
     config: dict[str, str] | None = None,
     preview: bool = False,
+    check: bool = True,
 ) -> Recording:
     """Run `fn` (which constructs resources) under mocks and return everything it registered.
 
     `config` maps full keys (`gpushare:pools`) to the strings the CLI would pass (objects JSON-encoded).
     Mocks are installed before `fn` runs: a resource constructed earlier would never register.
+    An exception from `fn` propagates, or with `check=False` is returned in `Recording.error`.
     """
     settings.reset_options(project="gpushare", stack=stack, preview=preview)
     pulumi.runtime.set_all_config(dict(config or {}))
     monitor = RecordingMonitor(GpushareMocks())
-    logger = logging.getLogger(f"gpushare.mock.{id(monitor)}")
+    logger = logging.getLogger("gpushare.mock")
     logger.propagate = False
     collector = _WarningCollector()
     logger.addHandler(collector)
@@ -222,17 +235,60 @@ def run_pulumi(
         outputs = getattr(root, "outputs", None) or {}
         return pulumi.Output.all(**outputs).apply(exports.update) if outputs else None
 
+    error = None
     try:
         body()
+    except Exception as exc:
+        if check:
+            raise
+        error = exc
     finally:
         logger.removeHandler(collector)
-    return Recording(resources=monitor.recorded, warnings=collector.messages, exports=_normalise(exports))
+    return Recording(resources=monitor.recorded, warnings=collector.messages, exports=_normalise(exports), error=error)
 
 
-def run_program(stack: str, config: dict[str, str], *, preview: bool = True) -> Recording:
-    """Run the project's real `__main__.py` under mocks, as `pulumi preview` would run it."""
-    return run_pulumi(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), stack=stack, config=config,
-                      preview=preview)
+@contextlib.contextmanager
+def _environ(values: dict[str, str | None]):
+    saved = {key: os.environ.get(key) for key in values}
+    try:
+        for key, value in values.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run_program(
+    stack: str,
+    config: dict[str, str],
+    *,
+    stack_file: Path | None = None,
+    deployed: Path | None = None,
+    live_guard: bool = False,
+    preview: bool = True,
+    check: bool = True,
+) -> Recording:
+    """Run the project's real `__main__.py` under mocks, as `pulumi preview` would run it.
+
+    The guard checks against `deployed` (an `az aks nodepool list -o json` file) when given, and is skipped
+    otherwise; `live_guard=True` lets it read Azure as under the real engine (tests replace the reader).
+    `stack_file` is the file messages name.
+    """
+    environ = {
+        STACK_FILE_ENV: str(stack_file) if stack_file else None,
+        DEPLOYED_FILE_ENV: str(deployed) if deployed else None,
+        OFFLINE_ENV: None if deployed or live_guard else "1",
+    }
+    with _environ(environ):
+        return run_pulumi(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), stack=stack, config=config,
+                          preview=preview, check=check)
 
 
 __all__ = ["RecordedResource", "Recording", "run_pulumi", "run_program", "MOCK_SUBSCRIPTION"]

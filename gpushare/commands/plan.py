@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+from pathlib import Path
 
 from gpushare.config import encode_engine_config, parse_stack_file, read_stack_file
 from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.guard import check_file, raise_for_violations
 from gpushare.report import plan_document, render_text
-from gpushare.stack_files import STACK_FILE_ENV, STACKS_DIR, available_stacks, resolve_stack_file
+from gpushare.stack_files import STACKS_DIR, available_stacks, resolve_stack_file
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -19,6 +20,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.add_argument(
+        "--deployed", metavar="FILE", type=Path,
+        help="run the guard against deployed pools saved with "
+             "`az aks nodepool list --resource-group RG --cluster-name NAME -o json > FILE` (exit 3 on a violation)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -35,16 +41,12 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the mock engine pulls in Pulumi and the providers' SDKs, which validation does not need.
     from render.mock_engine import run_program
 
-    previous = os.environ.get(STACK_FILE_ENV)
-    os.environ[STACK_FILE_ENV] = str(path)
-    try:
-        recording = run_program(stack.stack, encode_engine_config(raw))
-    finally:
-        if previous is None:
-            os.environ.pop(STACK_FILE_ENV, None)
-        else:
-            os.environ[STACK_FILE_ENV] = previous
+    guard = check_file(stack, args.deployed) if args.deployed else None
+    # The guard ran above; the program renders offline so the plan shows what it would create.
+    recording = run_program(stack.stack, encode_engine_config(raw), stack_file=path)
     resources = [r.to_json() for r in recording.resources if r.custom]
-    document = plan_document(stack, resources, recording.warnings)
+    document = plan_document(stack, resources, recording.warnings, guard)
     print(json.dumps(document, indent=2, sort_keys=False) if args.json else render_text(document))
+    if guard:
+        raise_for_violations(guard)
     return 0

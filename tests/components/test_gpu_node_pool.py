@@ -37,7 +37,8 @@ def test_mig_pool_sends_profile_labels_and_taint():
     assert (inputs["resourceName"], inputs["resourceGroupName"]) == ("c1", "c1-rg")
     assert inputs["mode"] == "User" and inputs["osType"] == "Linux" and inputs["osSKU"] == "Ubuntu"
     assert inputs["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
-    assert inputs["nodeLabels"] == {"nvidia.com/device-plugin.config": "a100mig", "gpushare.io/pool": "a100mig"}
+    assert inputs["nodeLabels"] == {"nvidia.com/device-plugin.config": "a100mig", "gpushare.io/pool": "a100mig",
+                                    "gpushare.io/sharing": "none"}
     assert inputs["count"] == 1
     assert "gpuProfile" not in inputs, "driver owned by AKS: leave gpuProfile unset (AKS default Install)"
     assert agent_pool.parent == "a100mig"
@@ -55,6 +56,13 @@ def test_every_gpu_pool_is_protected_unless_recreate_is_accepted():
     assert recording.get(AGENT_POOL, "again-agentpool").protect is False
 
 
+def test_create_only_fields_replace_the_pool_deleting_the_old_one_first():
+    agent_pool = build(MIG).get(AGENT_POOL, "a100mig-agentpool")
+    # azure-native force-replaces vmSize and gpuInstanceProfile itself; gpushare adds the other create-only inputs.
+    assert sorted(agent_pool.replace_on_changes) == ["availabilityZones", "gpuProfile", "osSKU"]
+    assert agent_pool.delete_before_replace is True
+
+
 def test_operator_owned_driver_skips_the_aks_driver():
     inputs = build(MIG, driver=DriverOwner.OPERATOR).get(AGENT_POOL, "a100mig-agentpool").inputs
     assert inputs["gpuProfile"] == {"driver": "None"}
@@ -62,6 +70,7 @@ def test_operator_owned_driver_skips_the_aks_driver():
 
 def test_autoscaled_pool_leaves_count_to_the_autoscaler():
     agent_pool = build(T4).get(AGENT_POOL, "t4ts-agentpool")
+    assert agent_pool.inputs["nodeLabels"]["gpushare.io/sharing"] == "time-slicing-4"
     assert agent_pool.inputs["enableAutoScaling"] is True
     assert (agent_pool.inputs["minCount"], agent_pool.inputs["maxCount"], agent_pool.inputs["count"]) == (0, 3, 0)
     assert agent_pool.inputs["availabilityZones"] == ["1", "2"]

@@ -1,0 +1,284 @@
+"""The guard: stop a stack edit that would delete a live GPU pool, and say why and what to do instead.
+
+AKS fixes some node-pool settings when it creates the pool. pulumi-azure-native plans a change to them as a
+replace, and its replaces are delete-before-create: the pool and every pod on it go first. `protect=True` turns
+that into a terse engine error; the guard compares the stack with the deployed pools first and explains.
+
+Create-only settings compared (`CREATE_ONLY`), by the ARM property path Pulumi's diff shows:
+- `vmSize`, `gpuInstanceProfile`: in pulumi-azure-native's force-new list, so a change is a delete-and-recreate;
+- `gpuProfile.driver`: AKS fixes it at creation; Pulumi may not mark it force-new, and then AKS rejects the update;
+- `availabilityZones`: AKS docs: "You can't change the number of availability zones after you create a node pool";
+- `osSKU`: treated as create-only. Pulumi may replace on it (its create-only marks were not confirmed), and even
+  AKS's own OS migration reimages every node of the pool, which for a GPU pool is as disruptive as a recreate.
+Everything else the stack sets on a pool (node count, autoscale bounds, labels, taints) AKS changes in place.
+Sharing (time-slicing/MPS replicas) also changes in place but restarts the device plugin: reported as a note, read
+from the `gpushare.io/sharing` node label (`SHARING_LABEL`) when the deployed pool carries it.
+
+Pools are matched by name (the AKS agent pool name is `GpuPool.name`). A deployed pool with the
+`gpushare.io/pool` label that the stack no longer lists would be deleted: a violation, unless it has no nodes left.
+Pools without that label and not in the stack (the system pool, pools made by hand) are not gpushare's: ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from gpushare.deployed import DeployedPool, live_source, read_file, read_live
+from gpushare.errors import AzureReadError, GuardViolationError
+from gpushare.model import POOL_LABEL, SHARING_LABEL, DriverOwner, GpuPool, GuardMode, StackConfig, sharing_label
+
+DEPLOYED_FILE_ENV = "GPUSHARE_DEPLOYED_FILE"
+"""Set by `plan --deployed FILE`: the program checks against that file instead of reading Azure."""
+OFFLINE_ENV = "GPUSHARE_OFFLINE"
+"""Set by `plan` without `--deployed`: an offline render has nothing deployed to compare, so the guard is skipped."""
+
+AKS_POOL_NODE_LABEL = "kubernetes.azure.com/agentpool"
+"""The label AKS puts on every node with its pool's name: selects a pool's nodes even without gpushare's labels."""
+
+CREATE_ONLY: dict[str, str] = {
+    "vmSize": "AKS cannot change the VM size of an existing node pool",
+    "gpuInstanceProfile": "AKS cannot change the MIG profile (gpuInstanceProfile) of an existing node pool",
+    "gpuProfile.driver": "AKS fixes the GPU driver setting (gpuProfile.driver) when it creates a node pool",
+    "availabilityZones": "AKS cannot change the availability zones of an existing node pool",
+    "osSKU": "AKS cannot change a node pool's OS (osSKU) without reimaging every node",
+}
+"""Each create-only setting, by ARM property path, with why AKS cannot apply a change to it in place."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One create-only setting (or a whole pool, `field == "pool"`) the stack would change on a live pool."""
+
+    pool: str
+    field: str
+    deployed: str
+    wanted: str
+    message: str
+
+
+@dataclass(frozen=True)
+class GuardReport:
+    source: str
+    """Where the deployed pools came from: `azure:/subscriptions/.../managedClusters/<name>` or a file path."""
+    violations: tuple[Violation, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Changes AKS makes in place that still disturb running pods (sharing), and other facts worth reading."""
+    warnings: tuple[str, ...] = ()
+    """Accepted recreates (`recreate: true`), and Azure being unreadable under `gpushare:guard: warn`."""
+
+    def to_json(self) -> dict:
+        return {
+            "source": self.source,
+            "violations": [asdict(v) for v in self.violations],
+            "notes": list(self.notes),
+            "warnings": list(self.warnings),
+        }
+
+
+def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source: str) -> GuardReport:
+    """Compare what the stack wants with the deployed pools (None: the cluster does not exist yet)."""
+    if deployed is None:
+        return GuardReport(
+            source, notes=(f"cluster {stack.cluster.name} does not exist yet: first deployment, nothing to guard",)
+        )
+    deployed = list(deployed)
+    by_name = {pool.name: pool for pool in deployed}
+    violations: list[Violation] = []
+    notes: list[str] = []
+    warnings: list[str] = []
+    for pool in stack.pools:
+        live = by_name.get(pool.name)
+        if live is None:
+            continue  # a new pool: creating it deletes nothing
+        changes = _create_only_changes(stack, pool, live)
+        if pool.recreate:
+            warnings.append(_recreate_warning(stack, pool.name, changes))
+        else:
+            violations += [
+                Violation(pool.name, field, was, wants, _change_message(stack, pool.name, field, was, wants))
+                for field, was, wants in changes
+            ]
+        note = _sharing_note(pool, live)
+        if note:
+            notes.append(note)
+    wanted = {pool.name for pool in stack.pools}
+    for live in sorted(deployed, key=lambda p: p.name):
+        if POOL_LABEL not in live.node_labels or live.name in wanted:
+            continue
+        if live.count == 0:
+            notes.append(f"pool {live.name} has no nodes and is no longer in the stack: it will be deleted")
+        else:
+            violations.append(_removal(stack, live))
+    return GuardReport(source, tuple(violations), tuple(notes), tuple(warnings))
+
+
+def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) -> GuardReport:
+    """Read the stack's cluster from Azure (one list call) and evaluate; for the Pulumi program, before GPU pools.
+
+    When Azure cannot be read, `gpushare:guard: strict` raises the `AzureReadError` (saying what failed, the fix,
+    and that `warn` exists); `warn` carries on with a warning: the pools' `protect` still stops a replace, only
+    with Pulumi's terse error instead of this guard's.
+    `read_kwargs` go to `read_live` (credential, base_url, SDK client settings).
+    """
+    cluster = stack.cluster
+    source = live_source(subscription_id, cluster.resource_group, cluster.name)
+    try:
+        deployed = read_live(subscription_id, cluster.resource_group, cluster.name, **read_kwargs)
+    except AzureReadError as err:
+        if stack.guard is GuardMode.STRICT:
+            raise AzureReadError(
+                f"{err}. (gpushare:guard is strict; `gpushare:guard: warn` deploys on pool protection alone.)"
+            ) from None
+        return GuardReport(
+            source,
+            warnings=(
+                f"{err}. Continuing because gpushare:guard is warn, relying on pool protection: a change AKS "
+                "cannot make in place will fail with Pulumi's 'marked for protection' error instead",
+            ),
+        )
+    return evaluate(stack, deployed, source)
+
+
+def check_file(stack: StackConfig, path: str | Path) -> GuardReport:
+    """Evaluate against a saved `az aks nodepool list -o json` (for `plan --deployed FILE`; needs no credentials)."""
+    return evaluate(stack, read_file(path), str(path))
+
+
+def check_for_program(stack: StackConfig, environ: Mapping[str, str],
+                      subscription_id: Callable[[], str]) -> GuardReport | None:
+    """The guard as the Pulumi program runs it: live from Azure under `pulumi preview`/`up`, against a file or
+    not at all when `plan` renders offline (see DEPLOYED_FILE_ENV, OFFLINE_ENV)."""
+    if environ.get(DEPLOYED_FILE_ENV):
+        return check_file(stack, environ[DEPLOYED_FILE_ENV])
+    if environ.get(OFFLINE_ENV):
+        return None
+    return check_live(stack, subscription_id())
+
+
+def raise_for_violations(report: GuardReport) -> None:
+    """Raise one `GuardViolationError` listing every violation, if there is any."""
+    if not report.violations:
+        return
+    count = len(report.violations)
+    lines = [
+        f"{count} change{'s' if count != 1 else ''} would delete running GPU pools "
+        f"(deployed pools read from {report.source}):"
+    ]
+    for violation in report.violations:
+        lines += ["", violation.message]
+    raise GuardViolationError("\n".join(lines))
+
+
+# Each setting as (comparison key, text shown to people). Normalised so that equal deployments compare equal:
+# VM sizes and enum-like values ignore case, an unset driver is AKS's default Install, an unset osSKU is AKS's
+# Linux default Ubuntu, and zones are a set (null and [] both mean no zones).
+
+
+def _text(value: str) -> tuple[str, str]:
+    return value.lower(), value
+
+
+def _mig(profile: str | None) -> tuple[str, str]:
+    return (profile.lower(), profile) if profile else ("", "none (whole GPUs)")
+
+
+def _zones(zones: Iterable[str]) -> tuple[tuple[str, ...], str]:
+    ordered = tuple(sorted(set(zones)))
+    return ordered, json.dumps(list(ordered))
+
+
+def _wanted_settings(stack: StackConfig, pool: GpuPool) -> dict[str, tuple[object, str]]:
+    return {
+        "vmSize": _text(pool.vm_size.name),
+        "gpuInstanceProfile": _mig(pool.mig.value if pool.mig else None),
+        "gpuProfile.driver": _text("None" if stack.operator.driver is DriverOwner.OPERATOR else "Install"),
+        "availabilityZones": _zones(pool.zones),
+        "osSKU": _text(pool.os_sku.value),
+    }
+
+
+def _deployed_settings(live: DeployedPool) -> dict[str, tuple[object, str]]:
+    return {
+        "vmSize": _text(live.vm_size),
+        "gpuInstanceProfile": _mig(live.gpu_instance_profile),
+        "gpuProfile.driver": _text(live.gpu_driver or "Install"),
+        "availabilityZones": _zones(live.availability_zones),
+        "osSKU": _text(live.os_sku or "Ubuntu"),
+    }
+
+
+def _create_only_changes(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> list[tuple[str, str, str]]:
+    """(field, deployed, wanted) for every create-only setting that differs, in `CREATE_ONLY` order."""
+    wanted, deployed = _wanted_settings(stack, pool), _deployed_settings(live)
+    return [
+        (field, deployed[field][1], wanted[field][1])
+        for field in CREATE_ONLY
+        if deployed[field][0] != wanted[field][0]
+    ]
+
+
+def _where(stack: StackConfig, pool: str) -> str:
+    return f"stack {stack.stack}, cluster {stack.cluster.name}, pool {pool}"
+
+
+def _retire_steps(stack: StackConfig, pool: str) -> str:
+    return (
+        f"drain it (kubectl drain -l {AKS_POOL_NODE_LABEL}={pool} --ignore-daemonsets --delete-emptydir-data), "
+        f"set `count: 0` (instead of any `autoscale`) and `recreate: true` on it in {stack.source} and apply, "
+        "then remove it from the stack and apply again"
+    )
+
+
+def _change_message(stack: StackConfig, pool: str, field: str, deployed: str, wanted: str) -> str:
+    return (
+        f"{_where(stack, pool)}: {field} {deployed} -> {wanted}.\n"
+        f"  {CREATE_ONLY[field]}: applying this would delete pool {pool} and every pod running on it, "
+        "then create it again.\n"
+        "  Ways forward:\n"
+        f"  - blue/green: add a pool with a new name and {field} {wanted}, move the workloads to it, "
+        f"then retire {pool}: {_retire_steps(stack, pool)};\n"
+        f"  - or accept the outage: set `recreate: true` on pool {pool} in {stack.source} "
+        "to delete and recreate it in the next run."
+    )
+
+
+def _removal(stack: StackConfig, live: DeployedPool) -> Violation:
+    nodes = f"{live.count} node{'s' if live.count != 1 else ''}" if live.count is not None else "node count unknown"
+    message = (
+        f"{_where(stack, live.name)}: the pool is deployed ({live.vm_size}, {nodes}) and managed by gpushare "
+        f"(label {POOL_LABEL}), but the stack no longer lists it.\n"
+        f"  Applying this would delete pool {live.name} and every pod running on it. If you renamed it: AKS cannot "
+        "rename a pool, the new name is a new pool; keep the old one in the stack until its workloads have moved.\n"
+        "  To remove it deliberately, keep it in the stack one more run and retire it: "
+        f"{_retire_steps(stack, live.name)}."
+    )
+    return Violation(live.name, "pool", f"deployed, {nodes}", "removed from the stack", message)
+
+
+def _recreate_warning(stack: StackConfig, pool: str, changes: list[tuple[str, str, str]]) -> str:
+    if not changes:
+        return (
+            f"{_where(stack, pool)}: `recreate: true` is set but no create-only setting changes, so nothing is "
+            "recreated; the pool's protection is still lifted for this run. Remove the flag unless you are retiring "
+            "the pool."
+        )
+    what = "; ".join(f"{field} {deployed} -> {wanted}" for field, deployed, wanted in changes)
+    return (
+        f"will delete and recreate pool {pool} ({_where(stack, pool)}): {what}. Every pod running on it is deleted "
+        "(`recreate: true`); remove the flag once the pool has been recreated."
+    )
+
+
+def _sharing_note(pool: GpuPool, live: DeployedPool) -> str | None:
+    deployed = live.node_labels.get(SHARING_LABEL)
+    wanted = sharing_label(pool.sharing)
+    if deployed is None or deployed == wanted:
+        return None  # a pool deployed before the label carries none: its sharing cannot be compared
+    return (
+        f"pool {pool.name}: sharing {deployed} -> {wanted}. AKS applies this in place, no node is replaced, but the "
+        "NVIDIA device plugin on the pool's nodes restarts with the new configuration and the number of GPU slots "
+        "pods can request changes."
+    )

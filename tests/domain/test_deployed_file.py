@@ -1,0 +1,161 @@
+"""Deployed pools from a saved file: `az aks nodepool list -o json` output, or an ARM list body."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from gpushare.catalog import MigProfile
+from gpushare.deployed import DeployedFileError, DeployedPool, read_file
+from gpushare.guard import check_file
+from tests.domain.guard_builders import MIG_POOL, T4_POOL, gpu_stack
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "deployed"
+CLI_OUTPUT = FIXTURES / "nodepool-list.json"
+ARM_BODY = FIXTURES / "agentpools-arm.json"
+
+EXPECTED = [
+    DeployedPool(
+        name="a100mig",
+        vm_size="Standard_ND96asr_v4",
+        gpu_instance_profile="MIG1g",
+        gpu_driver=None,
+        availability_zones=("1", "2"),
+        os_sku="Ubuntu",
+        node_labels={
+            "gpushare.io/pool": "a100mig",
+            "gpushare.io/sharing": "none",
+            "nvidia.com/device-plugin.config": "a100mig",
+        },
+        node_taints=("nvidia.com/gpu=present:NoSchedule",),
+        count=2,
+        mode="User",
+    ),
+    DeployedPool(
+        name="system",
+        vm_size="Standard_D4ds_v5",
+        availability_zones=("1", "2", "3"),
+        os_sku="Ubuntu",
+        node_taints=("CriticalAddonsOnly=true:NoSchedule",),
+        count=2,
+        mode="System",
+    ),
+    DeployedPool(
+        name="t4ts",
+        vm_size="Standard_NC4as_T4_v3",
+        gpu_driver="Install",
+        os_sku="Ubuntu",
+        node_labels={
+            "gpushare.io/pool": "t4ts",
+            "gpushare.io/sharing": "time-slicing-4",
+            "nvidia.com/device-plugin.config": "t4ts",
+        },
+        node_taints=("nvidia.com/gpu=present:NoSchedule",),
+        count=1,
+        min_count=0,
+        max_count=3,
+        enable_auto_scaling=True,
+        mode="User",
+    ),
+]
+
+
+@pytest.mark.parametrize("path", [CLI_OUTPUT, ARM_BODY], ids=["az-cli-output", "arm-body"])
+def test_reads_every_pool(path):
+    assert read_file(path) == EXPECTED
+
+
+def test_reads_utf16_file_written_by_windows_powershell(tmp_path):
+    # Windows PowerShell 5's `>` writes UTF-16 with a byte-order mark.
+    saved = tmp_path / "pools.json"
+    saved.write_bytes(CLI_OUTPUT.read_text().encode("utf-16"))
+
+    assert read_file(saved) == EXPECTED
+
+
+def test_check_file_passes_the_stack_as_deployed():
+    report = check_file(gpu_stack(MIG_POOL, T4_POOL), CLI_OUTPUT)
+
+    assert (report.source, report.violations, report.notes, report.warnings) == (str(CLI_OUTPUT), (), (), ())
+
+
+def test_check_file_rejects_a_changed_mig_profile():
+    config = gpu_stack(dataclasses.replace(MIG_POOL, mig=MigProfile.MIG2G), T4_POOL)
+
+    report = check_file(config, ARM_BODY)
+
+    assert [(v.pool, v.field, v.deployed, v.wanted) for v in report.violations] == [
+        ("a100mig", "gpuInstanceProfile", "MIG1g", "MIG2g")
+    ]
+    assert report.source == str(ARM_BODY)
+
+
+def one_pool(**changes) -> list:
+    """The CLI fixture's T4 pool alone, with `changes` (None is JSON null, which the CLI prints for unset keys)."""
+    pool = json.loads(CLI_OUTPUT.read_text())[2]
+    pool.update(changes)
+    return [pool]
+
+
+MALFORMED = {
+    "not-json": ('[{"name": "t4ts",', "not valid JSON (line 1, column 18: Expecting property name"),
+    "object-without-value": ({"pools": []}, "expected a JSON list of node pools (or an ARM body with a `value` list), "
+                                            "got an object"),
+    "empty-list": ([], "the list has no node pools, but every AKS cluster has at least its system pool"),
+    "empty-arm-value": ({"value": []}, "the list has no node pools"),
+    "pool-not-object": (["t4ts"], "node pool [0]: expected an object, got a string"),
+    "name-missing": (one_pool(name=None), "node pool [0]: `name` must be a non-empty string, got null"),
+    "vm-size-missing": (one_pool(vmSize=None), "node pool [0] t4ts: `vmSize` is missing"),
+    "count-not-number": (one_pool(count="1"), "node pool [0] t4ts: `count` must be an integer, got a string"),
+    "count-boolean": (one_pool(count=True), "node pool [0] t4ts: `count` must be an integer, got a boolean"),
+    "zones-not-strings": (one_pool(availabilityZones=[1, 2]),
+                          "node pool [0] t4ts: `availabilityZones` must be a list of strings, got a number in it"),
+    "label-not-string": (one_pool(nodeLabels={"gpushare.io/pool": 7}),
+                         "node pool [0] t4ts: `nodeLabels.gpushare.io/pool` must be a string, got a number"),
+    "gpu-profile-not-object": (one_pool(gpuProfile="None"),
+                               "node pool [0] t4ts: `gpuProfile` must be an object, got a string"),
+    "gpu-driver-not-string": (one_pool(gpuProfile={"driver": False}),
+                              "node pool [0] t4ts gpuProfile: `driver` must be a string, got a boolean"),
+    "autoscale-not-boolean": (one_pool(enableAutoScaling="true"),
+                              "node pool [0] t4ts: `enableAutoScaling` must be true or false, got a string"),
+    "arm-properties-not-object": ({"value": [{"name": "t4ts", "properties": []}]},
+                                  "node pool [0] t4ts: `properties` must be an object, got a list"),
+}
+
+
+@pytest.mark.parametrize("content, problem", MALFORMED.values(), ids=MALFORMED.keys())
+def test_rejects_malformed_file(tmp_path, content, problem):
+    saved = tmp_path / "deployed.json"
+    saved.write_text(content if isinstance(content, str) else json.dumps(content))
+
+    with pytest.raises(DeployedFileError) as caught:
+        read_file(saved)
+
+    assert caught.value.exit_code == 2
+    message = str(caught.value)
+    assert message.startswith(f"{saved}: {problem}")
+    assert message.endswith(
+        "; save it with: az aks nodepool list --resource-group RG --cluster-name NAME -o json > FILE"
+    )
+
+
+def test_rejects_missing_file(tmp_path):
+    missing = tmp_path / "nope.json"
+
+    with pytest.raises(DeployedFileError) as caught:
+        read_file(missing)
+
+    assert str(caught.value).startswith(f"{missing}: cannot read it: No such file or directory; save it with")
+
+
+def test_rejects_binary_file(tmp_path):
+    saved = tmp_path / "deployed.json"
+    saved.write_bytes(b"\x80\x81\x82 not text")
+
+    with pytest.raises(DeployedFileError) as caught:
+        read_file(saved)
+
+    assert str(caught.value).startswith(f"{saved}: not a text file (invalid start byte)")
