@@ -15,7 +15,9 @@ def resolve_stack_file(stack_or_path: str) -> Path:
     candidate = Path(stack_or_path)
     if candidate.suffix in (".yaml", ".yml") or len(candidate.parts) > 1:
         return candidate
-    return STACKS_DIR / f"Pulumi.{stack_or_path}.yaml"
+    path = STACKS_DIR / f"Pulumi.{stack_or_path}.yaml"
+    # Shown in every message: `stacks/Pulumi.prod.yaml` when run from the project, as users type it.
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
 
 
 def available_stacks() -> list[str]:

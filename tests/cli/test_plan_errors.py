@@ -14,7 +14,7 @@ import pytest
 
 import render.mock_engine
 from gpushare.__main__ import main
-from gpushare.stack_files import STACKS_DIR, available_stacks
+from gpushare.stack_files import available_stacks, resolve_stack_file
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 T4 = "Standard_NC4as_T4_v3"
@@ -146,7 +146,7 @@ def test_plan_rejects_bad_stack_file(tmp_path, capsys, program_must_not_run, cas
 
 def test_plan_rejects_unknown_stack_name(capsys, program_must_not_run):
     code = main(["plan", "nosuchstack"])
-    assert_config_error(capsys, code, str(STACKS_DIR / "Pulumi.nosuchstack.yaml"), 1,
+    assert_config_error(capsys, code, str(resolve_stack_file("nosuchstack")), 1,
                         ("(file): no such stack file",))
 
 
