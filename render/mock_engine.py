@@ -9,13 +9,13 @@ mock engine does no autonaming and a missing output silently drops downstream in
 from __future__ import annotations
 
 import base64
-import contextlib
 import logging
 import os
 import runpy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from unittest import mock
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
@@ -247,24 +247,6 @@ def run_pulumi(
     return Recording(resources=monitor.recorded, warnings=collector.messages, exports=_normalise(exports), error=error)
 
 
-@contextlib.contextmanager
-def _environ(values: dict[str, str | None]):
-    saved = {key: os.environ.get(key) for key in values}
-    try:
-        for key, value in values.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def run_program(
     stack: str,
     config: dict[str, str],
@@ -286,7 +268,12 @@ def run_program(
         DEPLOYED_FILE_ENV: str(deployed) if deployed else None,
         OFFLINE_ENV: None if deployed or live_guard else "1",
     }
-    with _environ(environ):
+    with mock.patch.dict(os.environ):
+        for key, value in environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         return run_pulumi(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), stack=stack, config=config,
                           preview=preview, check=check)
 
