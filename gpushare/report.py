@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from gpushare.capacity import pool_capacity
@@ -41,6 +42,30 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
     }
 
 
+def in_dependency_order(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Resources in an order that is the same on every run (the engine registers them concurrently): each after
+    what it waits for (dependsOn, provider), Azure before Kubernetes, then by name."""
+    names = {r["name"] for r in resources}
+    waits_for = {r["name"]: {d for d in [*r["dependsOn"], r.get("provider")] if d in names} for r in resources}
+    by_name = {r["name"]: r for r in resources}
+
+    def rank(name: str) -> tuple[bool, str]:
+        return (not by_name[name]["type"].startswith("azure-native:"), name)
+
+    ready = [rank(name) for name, deps in waits_for.items() if not deps]
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        ordered.append(by_name[name])
+        for other, deps in waits_for.items():
+            if name in deps:
+                deps.discard(name)
+                if not deps:
+                    heapq.heappush(ready, rank(other))
+    return ordered
+
+
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
                   guard: GuardReport | None = None) -> dict[str, Any]:
     """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`)."""
@@ -66,7 +91,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         },
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack) for pool in stack.pools],
-        "resources": resources,
+        "resources": in_dependency_order(resources),
         "warnings": [*warnings, *(guard.warnings if guard else ())],
         "guard": guard.to_json() if guard else None,
     }

@@ -101,11 +101,12 @@ class Recording:
 
 
 def _normalise(value: Any) -> Any:
-    """Protobuf Struct turns every number into a float; give integral ones back as int."""
+    """Protobuf Struct turns every number into a float (give integral ones back as int) and does not keep key
+    order (sort keys, so the same program gives the same plan)."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):
-        return {k: _normalise(v) for k, v in value.items()}
+        return {k: _normalise(v) for k, v in sorted(value.items())}
     if isinstance(value, list):
         return [_normalise(v) for v in value]
     return value

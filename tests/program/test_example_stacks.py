@@ -1,6 +1,9 @@
 """The real `__main__.py` under mocks, through `plan --json`, for every example stack users copy from."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +110,26 @@ def test_program_refuses_invalid_config_before_registering_anything(monkeypatch)
         run_program("broken", config)
     assert "stacks/Pulumi.broken.yaml" in str(raised.value)
     assert "gpushare:pools[0].mig" in str(raised.value)
+
+
+def test_plan_json_is_the_same_on_every_run():
+    """Plans are diffed in pull requests: the engine's concurrent registration must not reorder anything.
+    Separate processes, as users run it: within one process the order happens to repeat."""
+    root = Path(__file__).resolve().parents[2]
+    outputs = {
+        subprocess.run([sys.executable, "-m", "gpushare", "plan", "prod", "--json"], cwd=root, check=True,
+                       capture_output=True).stdout
+        for _ in range(3)
+    }
+    assert len(outputs) == 1
+
+
+def test_resources_are_listed_after_what_they_wait_for(capsys):
+    resources = plan_json("prod", capsys)["resources"]
+    seen = set()
+    for resource in resources:
+        waits = set(resource["dependsOn"]) | ({resource["provider"]} if resource["provider"] else set())
+        assert waits <= seen, resource["name"]
+        seen.add(resource["name"])
+    assert [r["name"] for r in resources][:5] == [
+        "cluster-rg", "cluster-aks", "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool"]
