@@ -49,7 +49,7 @@ class AksCluster(pulumi.ComponentResource):
             resource_name_=cluster.name,
             resource_group_name=self.resource_group.name,
             location=args.location,
-            dns_prefix=cluster.name,
+            dns_prefix=cluster.dns_prefix,
             kubernetes_version=cluster.kubernetes_version,
             identity=containerservice.ManagedClusterIdentityArgs(
                 type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED,

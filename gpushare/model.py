@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
 from gpushare.catalog import MigProfile, VmSize
 
-PROJECT = "gpushare"
 SYSTEM_POOL_NAME = "system"
 
 DEFAULT_SYSTEM_POOL_VM_SIZE = "Standard_D4ds_v5"
@@ -71,6 +71,13 @@ class Cluster:
     resource_group: str
     kubernetes_version: str | None
     system_pool: SystemPool
+
+    @property
+    def dns_prefix(self) -> str:
+        """The API server's DNS prefix: AKS allows 1-54 letters, digits and '-', starting and ending with a letter
+        or digit, where a cluster name may also hold '_' and run to 63. Derived, so it never changes (changing it
+        replaces the cluster)."""
+        return re.sub(r"[^A-Za-z0-9-]", "-", self.name)[:54].strip("-")
 
 
 @dataclass(frozen=True)

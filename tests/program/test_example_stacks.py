@@ -133,3 +133,17 @@ def test_resources_are_listed_after_what_they_wait_for(capsys):
         seen.add(resource["name"])
     assert [r["name"] for r in resources][:5] == [
         "cluster-rg", "cluster-aks", "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool"]
+
+
+def test_program_reads_config_the_way_the_pulumi_cli_passes_it(monkeypatch):
+    """The real language host hands config over in PULUMI_CONFIG, not through the SDK's in-process setter."""
+    from gpushare.config import read_stack_file
+    from gpushare.stack_files import resolve_stack_file
+
+    raw = read_stack_file(resolve_stack_file("contoso-prod")).config
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(encode_engine_config(raw)))
+    recording = run_program("contoso-prod", {})
+    (agent_pool,) = recording.by_type(AGENT_POOL)
+    assert agent_pool.inputs["gpuInstanceProfile"] == "MIG1g"
+    cluster = recording.get("azure-native:containerservice:ManagedCluster", "cluster-aks")
+    assert cluster.inputs["dnsPrefix"] == "contoso-prod"
