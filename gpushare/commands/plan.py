@@ -1,4 +1,5 @@
-"""`plan STACK [--json]`: render a stack offline, running the real Pulumi program under the mock engine."""
+"""`plan STACK [--json] [--deployed FILE]`: render a stack offline, running the real Pulumi program under the mock
+engine, and with `--deployed` run the guard against saved `az aks nodepool list` output."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from pathlib import Path
 
 from gpushare.config import encode_engine_config, parse_stack_file, read_stack_file
-from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.errors import ConfigError
 from gpushare.guard import check_file, raise_for_violations
 from gpushare.report import plan_document, render_text
 from gpushare.stack_files import STACKS_DIR, available_stacks, resolve_stack_file
@@ -30,11 +31,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = resolve_stack_file(args.stack)
-    if not path.exists():
-        error = ConfigError(str(path), [ConfigProblem("(file)", "no such stack file")])
-        error.hint = f"stacks in {STACKS_DIR}: {', '.join(available_stacks()) or 'none'}; or pass a file's path"
-        raise error
-    stack_file = read_stack_file(path)
+    try:
+        stack_file = read_stack_file(path)
+    except ConfigError as error:
+        if not path.exists():
+            error.hint = f"stacks in {STACKS_DIR}: {', '.join(available_stacks()) or 'none'}; or pass a file's path"
+        raise
     stack = parse_stack_file(stack_file)
     raw = stack_file.config
 
