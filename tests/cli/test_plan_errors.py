@@ -15,19 +15,10 @@ import pytest
 import render.mock_engine
 from gpushare.__main__ import main
 from gpushare.stack_files import available_stacks, resolve_stack_file
+from tests.domain.builders import MINIMAL_STACK_YAML, T4
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-T4 = "Standard_NC4as_T4_v3"
 
-VALID = f"""\
-config:
-  azure-native:location: westeurope
-  gpushare:cluster:
-    name: gpushare-test
-  gpushare:pools:
-    - name: t4
-      vmSize: {T4}
-"""
 
 SEVERAL_PROBLEMS = f"""\
 config:
@@ -69,20 +60,20 @@ BAD = [
         ("line 4, column 17: not valid YAML",), 1),
     Bad("rejects_file_without_config", "secretsprovider: passphrase\n",
         ("config: a stack file is a YAML mapping with a `config:` mapping",), 1),
-    Bad("rejects_duplicate_yaml_key", VALID + "      count: 1\n      count: 2\n",
+    Bad("rejects_duplicate_yaml_key", MINIMAL_STACK_YAML + "      count: 1\n      count: 2\n",
         ("line 9, column 7: not valid YAML: duplicate key 'count'",), 1),
     Bad("rejects_empty_file", "", ("`config:` mapping",), 1),
     Bad("rejects_missing_pools",
         "config:\n  azure-native:location: westeurope\n  gpushare:cluster: {name: c1}\n",
         ("gpushare:pools: required: at least one GPU pool", f"- {{name: t4, vmSize: {T4}}}"), 1),
-    Bad("rejects_string_where_a_number_belongs", VALID + '      count: "2"\n',
+    Bad("rejects_string_where_a_number_belongs", MINIMAL_STACK_YAML + '      count: "2"\n',
         ("gpushare:pools[0].count: expected a whole number from 0 to 1000, got a string '2'; write it without quotes",),
         1),
-    Bad("rejects_string_replicas", VALID + "      sharing: {strategy: time-slicing, replicas: four}\n",
+    Bad("rejects_string_replicas", MINIMAL_STACK_YAML + "      sharing: {strategy: time-slicing, replicas: four}\n",
         ("gpushare:pools[0].sharing.replicas: expected a whole number 2 or more, got a string 'four'",), 1),
-    Bad("rejects_unknown_key", VALID + "      vmsize: x\n",
+    Bad("rejects_unknown_key", MINIMAL_STACK_YAML + "      vmsize: x\n",
         ("gpushare:pools[0].vmsize: unknown key (did you mean 'vmSize'?)",), 1),
-    Bad("rejects_retired_size", VALID.replace(T4, "Standard_NC6s_v3"),
+    Bad("rejects_retired_size", MINIMAL_STACK_YAML.replace(T4, "Standard_NC6s_v3"),
         ("gpushare:pools[0].vmSize: Standard_NC6s_v3", "was retired on 2025-09-30", f"use {T4}"), 1),
     Bad("rejects_several_problems", SEVERAL_PROBLEMS, (
         "  - azure-native:location: use the region's programmatic name, got 'West Europe'; write 'westeurope'",
@@ -175,7 +166,7 @@ def test_plan_missing_path_hint_does_not_place_the_stacks_in_that_directory(tmp_
 
 
 def test_program_never_runs_for_an_invalid_stack(tmp_path, capsys, program_must_not_run):
-    path = write_stack(tmp_path, VALID + "      mig: MIG1g\n")
+    path = write_stack(tmp_path, MINIMAL_STACK_YAML + "      mig: MIG1g\n")
     assert main(["plan", str(path)]) == 2
     assert program_must_not_run == []
     assert "does not support MIG" in capsys.readouterr().err
@@ -194,7 +185,7 @@ def test_program_runs_for_a_valid_stack(tmp_path, monkeypatch):
         raise ProgramRan
 
     monkeypatch.setattr(render.mock_engine, "run_program", run_program)
-    path = write_stack(tmp_path, VALID, "Pulumi.good.yaml")
+    path = write_stack(tmp_path, MINIMAL_STACK_YAML, "Pulumi.good.yaml")
     with pytest.raises(ProgramRan):
         main(["plan", str(path)])
     assert seen and seen[0][0] == "good"

@@ -20,6 +20,19 @@ from gpushare.model import (
     SystemPool,
 )
 
+T4 = "Standard_NC4as_T4_v3"
+
+MINIMAL_STACK_YAML = f"""\
+config:
+  azure-native:location: westeurope
+  gpushare:cluster:
+    name: gpushare-test
+  gpushare:pools:
+    - name: t4
+      vmSize: {T4}
+"""
+"""The smallest valid stack file; tests append to it to break one thing."""
+
 
 def pool(
     name: str,

@@ -35,12 +35,12 @@ from gpushare.model import (
     StackConfig,
     SystemPool,
 )
+from tests.domain.builders import MINIMAL_STACK_YAML, T4
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_STACKS = sorted((REPO_ROOT / "stacks").glob("Pulumi.*.yaml"))
 SOURCE = "stacks/Pulumi.test.yaml"
 STACK = "test"
-T4 = "Standard_NC4as_T4_v3"
 H100 = "Standard_NC40ads_H100_v5"
 POOLS = "gpushare:pools"
 POOL0 = "gpushare:pools[0]"
@@ -149,15 +149,6 @@ def write_stack(tmp_path: Path, text: str, name: str = "Pulumi.test.yaml") -> Pa
     return path
 
 
-VALID_YAML = f"""\
-config:
-  azure-native:location: westeurope
-  gpushare:cluster:
-    name: gpushare-test
-  gpushare:pools:
-    - name: t4
-      vmSize: {T4}
-"""
 
 
 # --- the valid baseline ------------------------------------------------------------------------------------------
@@ -239,7 +230,7 @@ def test_zones_given_as_numbers_are_accepted_as_strings(zones, expected):
 
 
 def test_zones_written_unquoted_in_yaml_are_accepted(tmp_path):
-    path = write_stack(tmp_path, VALID_YAML + "      zones: [1, 3]\n")
+    path = write_stack(tmp_path, MINIMAL_STACK_YAML + "      zones: [1, 3]\n")
     assert load_stack_file(path).pools[0].zones == ("1", "3")
 
 
@@ -640,7 +631,7 @@ def test_mps_with_null_mig_is_accepted():
 # --- the stack file itself ---------------------------------------------------------------------------------------
 
 def test_load_stack_file_names_the_stack_after_the_file(tmp_path):
-    stack = load_stack_file(write_stack(tmp_path, VALID_YAML, "Pulumi.gpu-west.yaml"))
+    stack = load_stack_file(write_stack(tmp_path, MINIMAL_STACK_YAML, "Pulumi.gpu-west.yaml"))
     assert (stack.stack, stack.source) == ("gpu-west", str(tmp_path / "Pulumi.gpu-west.yaml"))
 
 
@@ -668,10 +659,10 @@ BAD_FILES = [
     BadFile("rejects_config_as_list", "config:\n  - azure-native:location: westeurope\n",
             [("config", ("with a `config:` mapping",))]),
     BadFile("rejects_yaml_list_document", "- config: {}\n", [("config", ("with a `config:` mapping",))]),
-    BadFile("rejects_unknown_top_level_key", VALID_YAML + "secretsProvider: passphrase\n",
+    BadFile("rejects_unknown_top_level_key", MINIMAL_STACK_YAML + "secretsProvider: passphrase\n",
             [("secretsProvider", ("unknown top-level key (did you mean 'secretsprovider'?)",
                                   "gpushare settings go under `config:`"))]),
-    BadFile("rejects_gpushare_key_outside_config", VALID_YAML + "gpushare:guard: warn\n",
+    BadFile("rejects_gpushare_key_outside_config", MINIMAL_STACK_YAML + "gpushare:guard: warn\n",
             [("gpushare:guard", ("unknown top-level key", "go under `config:`"))]),
     BadFile("rejects_missing_file", None, [("(file)", ("no such stack file",))]),
     BadFile("rejects_non_utf8_file", b"config:\n  azure-native:location: \xff\n",
@@ -694,14 +685,14 @@ def test_read_stack_file_rejects(tmp_path, case: BadFile):
 
 
 def test_read_stack_file_returns_the_config_mapping(tmp_path):
-    path = write_stack(tmp_path, VALID_YAML + "encryptionsalt: v1:abc\n")
+    path = write_stack(tmp_path, MINIMAL_STACK_YAML + "encryptionsalt: v1:abc\n")
     stack_file = read_stack_file(path)
     assert (stack_file.path, stack_file.config, stack_file.problems) == (path, valid_raw(), ())
 
 
 def test_misspelt_config_key_suggests_config(tmp_path):
     with pytest.raises(ConfigError) as caught:
-        load_stack_file(write_stack(tmp_path, VALID_YAML.replace("config:", "confg:", 1)))
+        load_stack_file(write_stack(tmp_path, MINIMAL_STACK_YAML.replace("config:", "confg:", 1)))
     assert_problems(caught.value.problems, [
         ("confg", ("unknown top-level key (did you mean 'config'?)",)),
         ("config", ("with a `config:` mapping",)),
@@ -709,7 +700,7 @@ def test_misspelt_config_key_suggests_config(tmp_path):
 
 
 def test_top_level_and_config_problems_are_reported_together(tmp_path):
-    path = write_stack(tmp_path, VALID_YAML + "      count: -1\nsecretsProvider: passphrase\n")
+    path = write_stack(tmp_path, MINIMAL_STACK_YAML + "      count: -1\nsecretsProvider: passphrase\n")
     with pytest.raises(ConfigError) as caught:
         load_stack_file(path)
     assert_problems(caught.value.problems, [
@@ -719,7 +710,7 @@ def test_top_level_and_config_problems_are_reported_together(tmp_path):
 
 
 def test_duplicate_yaml_keys_are_rejected(tmp_path):
-    path = write_stack(tmp_path, VALID_YAML + "      count: 1\n      count: 2\n")
+    path = write_stack(tmp_path, MINIMAL_STACK_YAML + "      count: 1\n      count: 2\n")
     with pytest.raises(ConfigError) as caught:
         load_stack_file(path)
     assert_problems(caught.value.problems, [("line 9, column 7", ("duplicate key 'count'", "keep one"))])
