@@ -13,12 +13,15 @@ from pulumi_azure_native import authorization
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
+from components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
 from gpushare.guard import check_for_program, raise_for_violations
-from gpushare.model import StackConfig
+from gpushare.model import StackConfig, pool_node_taints
 from gpushare.stack_files import STACK_FILE_ENV
+from gpushare.tenants import tenant_warnings
 
 
 def load_stack() -> StackConfig:
@@ -56,7 +59,7 @@ def main() -> None:
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
             pulumi.log.warn(warning)
-    for warning in ambiguous_resource_warnings(capacities):
+    for warning in [*ambiguous_resource_warnings(capacities), *tenant_warnings(stack)]:
         pulumi.log.warn(warning)
 
     previous = None
@@ -64,10 +67,15 @@ def main() -> None:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, after=previous,
+            node_taints=pool_node_taints(stack, pool),
         ))
         previous = node_pool.agent_pool
     # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
     operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
+    for tenant in stack.tenants:
+        GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(stack=stack, tenant=tenant, provider=operator.provider))
+    if stack.tenants:
+        SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=stack, provider=operator.provider))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)

@@ -25,6 +25,9 @@ class GpuNodePoolArgs:
     """Required. The cluster's resource group."""
     after: pulumi.Resource | None = None
     """Optional. The agent pool this one waits for: AKS refuses concurrent agent-pool operations on one cluster."""
+    node_taints: tuple[str, ...] | None = None
+    """Optional. The pool's node taints (`gpushare.model.pool_node_taints`: a pool dedicated to a tenant adds the
+    tenant's). Default: the pool's own, the GPU taint."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -63,7 +66,8 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
             availability_zones=list(pool.zones) or None,
             node_labels=pool.labels,
-            node_taints=list(pool.taints),
+            # AKS updates nodeTaints in place (aks-docs use-node-taints.md), so a pool becoming dedicated is no replace.
+            node_taints=list(pool.taints if args.node_taints is None else args.node_taints),
             **scaling,
             opts=pulumi.ResourceOptions(
                 parent=self,
