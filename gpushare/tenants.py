@@ -61,6 +61,8 @@ EDIT_CLUSTER_ROLE = "edit"
 SHARED_POLICY_NAME = "gpushare-shared-gpu-pools"
 NODE_SHARE_FOR_PODS = Fraction(3, 4)
 """Share of a node's vCPUs and memory counted for GPU pods; the rest is left to the OS, kubelet and DaemonSets."""
+DEFAULT_CONTAINER_CAP = (1000, 4096)
+"""Most CPU (millicores) and memory (MiB) the namespace default gives a container that states none."""
 SNIPPET_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 SNIPPET_CONTAINER = "cuda"
 GUARDED_WORKLOADS = (("apps", ("deployments", "statefulsets", "daemonsets", "replicasets")),
@@ -131,6 +133,14 @@ def shared_pools(stack: StackConfig) -> list[str]:
     return [pool.name for pool in stack.pools if pool.name not in listed]
 
 
+def _cpu(millicores: int) -> str:
+    return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
+
+
+def _memory(mebibytes: int) -> str:
+    return f"{mebibytes // 1024}Gi" if mebibytes % 1024 == 0 else f"{mebibytes}Mi"
+
+
 def _share_per_device(pool: GpuPool, stack: StackConfig) -> tuple[int, int]:
     """(CPU millicores, memory MiB) for one advertised device when every device on a node has a pod: a fair share
     of `NODE_SHARE_FOR_PODS` of the node, rounded down to 100m and 256Mi."""
@@ -140,12 +150,21 @@ def _share_per_device(pool: GpuPool, stack: StackConfig) -> tuple[int, int]:
     return max(cpu, 100), max(memory, 256)
 
 
+def pool_share(stack: StackConfig, pool_name: str) -> dict[str, str]:
+    """CPU and memory one pod per advertised device can have on this pool: what the pod snippet asks for."""
+    cpu, memory = _share_per_device(_pools_by_name(stack)[pool_name], stack)
+    return {"cpu": _cpu(cpu), "memory": _memory(memory)}
+
+
 def container_defaults(stack: StackConfig, tenant: Tenant) -> dict[str, str]:
-    """The namespace's LimitRange default (= defaultRequest) for CPU and memory: the smallest fair share across the
-    tenant's pools, so a pod that states none fits on every node of each of them."""
+    """The namespace's LimitRange default (= defaultRequest) for CPU and memory. It applies to every container in
+    the namespace, GPU or not, so it is the smaller of `DEFAULT_CONTAINER_CAP` and the smallest fair share across
+    the tenant's pools (a pod that states none fits on every node of each of them)."""
     pools = _pools_by_name(stack)
     shares = [_share_per_device(pools[name], stack) for name in tenant.pools]
-    return {"cpu": f"{min(cpu for cpu, _ in shares)}m", "memory": f"{min(mem for _, mem in shares)}Mi"}
+    cpu = min([cpu for cpu, _ in shares] + [DEFAULT_CONTAINER_CAP[0]])
+    memory = min([memory for _, memory in shares] + [DEFAULT_CONTAINER_CAP[1]])
+    return {"cpu": _cpu(cpu), "memory": _memory(memory)}
 
 
 def quota_key(resource: str) -> str:
@@ -372,10 +391,11 @@ def tenant_manifests(stack: StackConfig) -> list[dict[str, Any]]:
 # --- what a team copies ---------------------------------------------------------------------------------------------
 
 def pod_spec(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
-    """A complete Pod spec the tenant's policy admits: one GPU unit of its first pool, Guaranteed QoS, the pool's
-    nodeSelector, and the tolerations its pools need (GPU taint; the tenant taint where a pool is dedicated)."""
+    """A complete Pod spec the tenant's policy admits: one GPU unit of its first pool with that pool's fair share
+    of CPU and memory (requests = limits: Guaranteed QoS), the pool's nodeSelector, and the tolerations its pools
+    need (the GPU taint; the tenant's taint where a pool is dedicated to it)."""
     first = pool_offers(stack, tenant)[0]
-    defaults = container_defaults(stack, tenant)
+    share = pool_share(stack, first.pool)
     tolerations = [toleration(GPU_TAINT)]
     if any(offer.dedicated for offer in pool_offers(stack, tenant)):
         tolerations.append(toleration(tenant_taint(tenant.name)))
@@ -387,7 +407,7 @@ def pod_spec(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
             "name": SNIPPET_CONTAINER,
             "image": SNIPPET_IMAGE,
             "command": ["nvidia-smi", "-L"],
-            "resources": {"limits": {first.resource: 1, **defaults}, "requests": dict(defaults)},
+            "resources": {"limits": {first.resource: 1, **share}, "requests": dict(share)},
         }],
     }
 
