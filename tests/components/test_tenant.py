@@ -92,3 +92,25 @@ def test_outputs(recording):
     assert recording.exports == {"vision-namespace": "vision", "vision-policy": "gpushare-tenant-vision",
                                  "nlp-namespace": "nlp", "nlp-policy": "gpushare-tenant-nlp",
                                  "shared-policy": "gpushare-shared-gpu-pools"}
+
+
+@pytest.mark.parametrize(("strategy", "hard"), [("single", "requests.nvidia.com/gpu"),
+                                                ("mixed", "requests.nvidia.com/mig-1g.12gb")])
+def test_quota_keys_follow_the_mig_strategy(strategy, hard):
+    """Under `single` MIG slices are advertised as nvidia.com/gpu, under `mixed` by slice: the quota must name the
+    resource the pods actually request, or it limits nothing."""
+    resource = hard.removeprefix("requests.")
+    stack = parse_config(yaml.safe_load(f"""
+azure-native:location: westeurope
+gpushare:cluster: {{name: shared}}
+gpushare:operator: {{migStrategy: {strategy}}}
+gpushare:pools: [{{name: h100mig, vmSize: Standard_NC40ads_H100_v5, mig: MIG1g}}]
+gpushare:tenants: [{{name: vision, pools: [h100mig], quota: {{{resource}: 7}}}}]
+"""), source="s", stack="dev")
+
+    def program():
+        provider = k8s.Provider("cluster-provider", kubeconfig="apiVersion: v1")
+        GpuTenant("tenant-vision", GpuTenantArgs(stack=stack, tenant=stack.tenants[0], provider=provider))
+
+    quota = run_pulumi(program).get("kubernetes:core/v1:ResourceQuota", "tenant-vision-quota")
+    assert quota.inputs["spec"] == {"hard": {hard: "7"}}

@@ -90,3 +90,14 @@ def test_a_stack_without_tenants_plans_as_before(capsys):
     assert not [r for r in document["resources"] if r["type"].startswith("kubernetes:admissionregistration")]
     assert main(["plan", "dev"]) == 0
     assert "Tenants" not in capsys.readouterr().out
+
+
+def test_the_program_warns_of_a_quota_its_pools_can_never_reach():
+    from gpushare.config import encode_engine_config, read_stack_file
+    from render.mock_engine import run_program
+
+    raw = read_stack_file(resolve_stack_file("prod")).config
+    raw["gpushare:tenants"][0]["quota"] = {"nvidia.com/mig-3g.47gb.shared": 9}
+    recording = run_program("prod", encode_engine_config(raw))
+    assert ("tenant vision: quota nvidia.com/mig-3g.47gb.shared: 9 is more than its pools can ever advertise "
+            "(8; h100mig: 8 at 2 node(s)), so it never binds; lower it or raise the pools' max") in recording.warnings
