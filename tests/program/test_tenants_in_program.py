@@ -101,3 +101,23 @@ def test_the_program_warns_of_a_quota_its_pools_can_never_reach():
     recording = run_program("prod", encode_engine_config(raw))
     assert ("tenant vision: quota nvidia.com/mig-3g.47gb.shared: 9 is more than its pools can ever advertise "
             "(8; h100mig: 8 at 2 node(s)), so it never binds; lower it or raise the pools' max") in recording.warnings
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "contoso-prod"])
+def test_every_kubernetes_object_the_program_registers_is_valid_for_the_clusters_version(stack):
+    """What reaches the Kubernetes provider (Helm releases aside: the chart renders those) against the OpenAPI
+    schema of the stack's Kubernetes version, or the newest the validator knows for AKS's default."""
+    import kubernetes_validate
+
+    from gpushare.config import encode_engine_config, read_stack_file
+    from render.mock_engine import run_program
+
+    config = load_stack_file(resolve_stack_file(stack))
+    version = config.cluster.kubernetes_version
+    schema = f"{'.'.join(version.split('.')[:2])}.0" if version else kubernetes_validate.utils.latest_version()
+    recording = run_program(stack, encode_engine_config(read_stack_file(resolve_stack_file(stack)).config))
+    objects = [r.inputs for r in recording.resources
+               if r.type.startswith("kubernetes:") and r.type != RELEASE and r.custom]
+    assert objects
+    for obj in objects:
+        kubernetes_validate.validate(obj, schema, strict=True)
