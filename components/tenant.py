@@ -58,7 +58,11 @@ class GpuTenant(pulumi.ComponentResource):
         manifests = tenant_objects(args.stack, args.tenant)
         super().__init__("gpushare:tenant:GpuTenant", name, None, opts)
         after = list(args.depends_on)
-        namespace = register_manifest(f"{name}-namespace", manifests[0], self._opts(args, after))
+        # Retained: dropping a tenant from the stack removes its quota, defaults and policy, never the team's
+        # workloads and volumes (deleting a namespace deletes everything in it).
+        namespace = register_manifest(f"{name}-namespace", manifests[0],
+                                      pulumi.ResourceOptions.merge(self._opts(args, after),
+                                                                   pulumi.ResourceOptions(retain_on_delete=True)))
         in_namespace: list[pulumi.Resource] = []
         policy = None
         for manifest in manifests[1:]:

@@ -114,3 +114,10 @@ gpushare:tenants: [{{name: vision, pools: [h100mig], quota: {{{resource}: 7}}}}]
 
     quota = run_pulumi(program).get("kubernetes:core/v1:ResourceQuota", "tenant-vision-quota")
     assert quota.inputs["spec"] == {"hard": {hard: "7"}}
+
+
+def test_dropping_a_tenant_leaves_its_namespace_and_workloads(recording):
+    namespace = recording.get("kubernetes:core/v1:Namespace", "tenant-vision-namespace")
+    assert namespace.retain_on_delete
+    others = [r for r in children(recording, "tenant-vision") if r.name != "tenant-vision-namespace"]
+    assert not any(r.retain_on_delete for r in others)
