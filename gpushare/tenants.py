@@ -58,6 +58,7 @@ GPU_RESOURCE_PREFIX = "nvidia.com/"
 NAME_LABEL = "kubernetes.io/metadata.name"
 """Set by the API server on every namespace and immutable: selecting on it cannot be escaped by relabelling."""
 EDIT_CLUSTER_ROLE = "edit"
+POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
 SHARED_POLICY_NAME = "gpushare-shared-gpu-pools"
 NODE_SHARE_FOR_PODS = Fraction(3, 4)
 """Share of a node's vCPUs and memory counted for GPU pods; the rest is left to the OS, kubelet and DaemonSets."""
@@ -349,7 +350,11 @@ def _metadata(name: str, tenant: Tenant, namespaced: bool = True) -> dict[str, A
 
 
 def namespace_object(tenant: Tenant) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _metadata(tenant.name, tenant, namespaced=False)}
+    metadata = _metadata(tenant.name, tenant, namespaced=False)
+    # Pod Security `baseline` refuses privileged containers and host mounts: a privileged container sees every GPU
+    # on its node, past MIG and the device plugin, which would undo the pool binding (GPU pods need neither).
+    metadata["labels"][POD_SECURITY_LABEL] = "baseline"
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
 
 
 def quota_object(tenant: Tenant) -> dict[str, Any] | None:

@@ -231,7 +231,9 @@ def test_objects_per_tenant(stack):
     assert [m["kind"] for m in tenant_objects(stack, nlp)] == [
         "Namespace", "LimitRange", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
     objects = {m["kind"]: m for m in tenant_objects(stack, vision)}
-    assert objects["Namespace"]["metadata"]["labels"]["gpushare.io/tenant"] == "vision"
+    assert objects["Namespace"]["metadata"]["labels"] == {
+        "app.kubernetes.io/managed-by": "gpushare", "gpushare.io/tenant": "vision",
+        "pod-security.kubernetes.io/enforce": "baseline"}
     assert objects["ResourceQuota"]["spec"] == {"hard": {"requests.nvidia.com/mig-1g.12gb": "14"}}
     limits = objects["LimitRange"]["spec"]["limits"][0]
     assert limits["default"] == limits["defaultRequest"] == container_defaults(stack, vision)
