@@ -24,7 +24,7 @@ BASE: dict[str, Any] = {
         {"name": "h100mig", "vmSize": "Standard_NC40ads_H100_v5", "mig": "MIG1g", "count": 2},
         # 1 x T4 per node, time-sliced 4 ways: nvidia.com/gpu.shared, at most 4 x 3 nodes.
         {"name": "t4ts", "vmSize": "Standard_NC4as_T4_v3", "sharing": {"strategy": "time-slicing", "replicas": 4},
-         "autoscale": {"min": 0, "max": 3}},
+         "autoscale": {"min": 1, "max": 3}},
     ],
     TENANTS: [{"name": "vision", "pools": ["h100mig", "t4ts"],
                "quota": {"nvidia.com/mig-1g.12gb": 14, "nvidia.com/gpu.shared": 8}, "groups": [GROUP]}],

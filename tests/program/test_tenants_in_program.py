@@ -53,7 +53,7 @@ def test_the_operator_daemonsets_and_nfd_worker_tolerate_the_tenant_taints(prod)
 def test_tenant_objects_go_through_the_clusters_provider(prod):
     kubernetes = [r for r in prod["resources"] if r["name"].startswith(("tenant-", "shared-gpu-pools"))]
     assert len(kubernetes) == 13
-    assert {r["provider"] for r in kubernetes} == {"gpu-operator-provider"}
+    assert {r["provider"] for r in kubernetes} == {resource(prod, "gpu-operator-release")["provider"]}
 
 
 def test_plan_json_lists_each_tenant_with_a_pod_spec_the_policy_admits(prod):
