@@ -427,7 +427,8 @@ def _parse_pools(c: _Checker, value: Any, operator: Operator) -> tuple[GpuPool, 
     return tuple(pools)
 
 
-def _parse_tenant_quota(c: _Checker, value: Any, path: str, advertised: dict[str, list[str]]) -> tuple[tuple[str, int], ...]:
+def _parse_tenant_quota(c: _Checker, value: Any, path: str,
+                        advertised: dict[str, list[str]]) -> tuple[tuple[str, int], ...]:
     """`advertised`: resource -> the tenant's pools advertising it (empty when a pool reference failed)."""
     if not isinstance(value, dict):
         c.add(path, f"expected a mapping of advertised resource to units, e.g. {{nvidia.com/gpu: 4}}, "
@@ -443,8 +444,8 @@ def _parse_tenant_quota(c: _Checker, value: Any, path: str, advertised: dict[str
                             f"{resource.split('.', 1)[1]!r} (gpushare adds the quota's requests. prefix)")
             continue
         if advertised and resource not in advertised:
-            c.add(key_path, f"none of this tenant's pools advertises {resource}{_did_you_mean(resource, list(advertised))}; "
-                            f"they advertise: {offered}")
+            c.add(key_path, f"none of this tenant's pools advertises {resource}"
+                            f"{_did_you_mean(resource, list(advertised))}; they advertise: {offered}")
             continue
         if c.integer(units, key_path, 1, None, " (a quota of 0 would forbid the tenant's GPU pods; drop the key "
                                                 "for no limit)") is not None:
