@@ -323,7 +323,9 @@ def _parse_zones(c: _Checker, value: Any, path: str) -> tuple[str, ...]:
             c.add(f"{path}[{i}]", f"zone {name} is listed twice")
         else:
             zones.append(name)
-    return tuple(zones)
+    # Sorted: Pulumi compares lists in order, so ["2", "1"] against a pool deployed with ["1", "2"] would plan a
+    # replace (availabilityZones is create-only) for the same zones.
+    return tuple(sorted(zones))
 
 
 def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPool | None:

@@ -26,6 +26,9 @@ POOL_LABEL = "gpushare.io/pool"
 SHARING_LABEL = "gpushare.io/sharing"
 """Records a pool's sharing (`sharing_label`), so the guard sees a sharing change in what Azure reports."""
 NO_SHARING = "none"
+MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
+"""On MIG pools: the `operator.migStrategy` (`single`/`mixed`) they were deployed with, so the guard sees a strategy
+change (it renames the resource the pool advertises) in what Azure reports."""
 
 
 class DriverOwner(str, Enum):

@@ -229,6 +229,13 @@ def test_zones_given_as_numbers_are_accepted_as_strings(zones, expected):
     assert parse(raw_with(pool(zones=zones))).pools[0].zones == expected
 
 
+@pytest.mark.parametrize("zones", [["2", "1"], ["3", "1", "2"], [3, "2"]], ids=["two", "three", "mixed-types"])
+def test_zones_are_sorted_so_another_order_is_the_same_pool(zones):
+    # Pulumi compares the list in order and availabilityZones replaces the pool: ["2", "1"] must not differ from a
+    # pool deployed with ["1", "2"].
+    assert parse(raw_with(pool(zones=zones))).pools[0].zones == tuple(sorted(str(z) for z in zones))
+
+
 def test_zones_written_unquoted_in_yaml_are_accepted(tmp_path):
     path = write_stack(tmp_path, MINIMAL_STACK_YAML + "      zones: [1, 3]\n")
     assert load_stack_file(path).pools[0].zones == ("1", "3")

@@ -94,6 +94,8 @@ def test_reads_every_pool_in_one_call(arm):
                      "gpushare.io/sharing": "time-slicing-4"},
         node_taints=("nvidia.com/gpu=present:NoSchedule",), count=1, min_count=0, max_count=3,
         enable_auto_scaling=True, mode="User",
+        id=f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.ContainerService/managedClusters/{CLUSTER}"
+           "/agentPools/t4ts",
     )
     (request,) = arm.requests
     assert (request.method, request.path) == ("GET", POOLS)
