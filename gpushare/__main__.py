@@ -1,7 +1,8 @@
 """`python -m gpushare <command>`: the offline tools around the Pulumi program.
 
-Exit codes: 0 success, 2 invalid stack file, 3 guard violation, 4 Azure could not be read. A `GpushareError`
-prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
+Exit codes: 0 success, 2 invalid stack file or deployed-pools file (and argparse's usage errors), 3 guard violation,
+4 Azure could not be read, 141 the reader closed stdout early (`| head`, as for a process killed by SIGPIPE). A
+`GpushareError` prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -27,10 +28,21 @@ def _colour(text: str, code: str, stream) -> str:
     return f"\033[{code}m{text}\033[0m"
 
 
+CLOSED_PIPE_EXIT = 128 + 13
+"""What a shell reports for a process ended by SIGPIPE; Python ignores the signal and raises BrokenPipeError."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # The reader (`| head -1`) has what it wanted. Point stdout at devnull so the interpreter's final flush of
+        # what is still buffered cannot fail again (Python docs, signal module: "Note on SIGPIPE").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE_EXIT
     except GpushareError as exc:
         print(f"{_colour('error:', '1;31', sys.stderr)} {exc}", file=sys.stderr)
         if exc.hint:

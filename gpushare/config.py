@@ -378,6 +378,14 @@ def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPo
         c.add(path, "set either `count` (fixed size) or `autoscale: {min, max}`, not both")
     zones = _optional(raw, "zones", lambda v: _parse_zones(c, v, f"{path}.zones"), ())
     os_sku = _optional(raw, "osSku", lambda v: c.choice(v, f"{path}.osSku", OsSku), OsSku.UBUNTU)
+    if os_sku is OsSku.AZURE_LINUX and operator.driver is DriverOwner.OPERATOR:
+        # NVIDIA publishes GPU Operator driver containers for Ubuntu, RHEL/RHCOS and Rocky Linux only (GPU Operator
+        # platform support); NVIDIA/gpu-driver-container's azurelinux image is marked experimental, "not recommended
+        # for any workloads other than testing". With `gpuProfile.driver=None` the node would get no driver at all.
+        c.add(f"{path}.osSku", f"AzureLinux GPU nodes cannot get their driver from the GPU Operator "
+                               f"({OPERATOR_KEY}.driver is operator): NVIDIA ships its driver containers for Ubuntu, "
+                               f"RHEL and Rocky Linux only; use osSku: Ubuntu, or driver: aks (AKS installs the driver "
+                               f"on AzureLinux)")
     recreate = _optional(raw, "recreate", lambda v: c.boolean(v, f"{path}.recreate"), False)
     if name is None or vm_size is None:
         return None

@@ -192,7 +192,8 @@ def test_explicit_values_override_defaults():
     stack = parse(raw_with(
         cluster(resourceGroup="rg-gpu", kubernetesVersion="1.33.2",
                 systemPool={"vmSize": "Standard_D8ds_v5", "count": 3}),
-        operator(chartVersion="v26.7.0", driver="operator", migStrategy="single"),
+        # driver: operator is covered with Ubuntu elsewhere; it is refused on AzureLinux (no NVIDIA driver container).
+        operator(chartVersion="v26.7.0", driver="aks", migStrategy="single"),
         pool(count=4, zones=["2"], osSku="AzureLinux", recreate=True,
              sharing={"strategy": "mps", "replicas": 3, "renameByDefault": False, "failRequestsGreaterThanOne": False}),
         top("gpushare:guard", "warn"),
@@ -201,7 +202,7 @@ def test_explicit_values_override_defaults():
     assert stack.cluster.kubernetes_version == "1.33.2"
     assert stack.cluster.system_pool == SystemPool("Standard_D8ds_v5", 3)
     assert (stack.operator.chart_version, stack.operator.driver, stack.operator.mig_strategy) == (
-        "v26.7.0", DriverOwner.OPERATOR, MigStrategy.SINGLE)
+        "v26.7.0", DriverOwner.AKS, MigStrategy.SINGLE)
     (t4,) = stack.pools
     assert (t4.count, t4.zones, t4.os_sku, t4.recreate) == (4, ("2",), OsSku.AZURE_LINUX, True)
     assert t4.sharing == Sharing(SharingStrategy.MPS, 3, rename_by_default=False, fail_requests_greater_than_one=False)
