@@ -17,8 +17,9 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@rm -f $(VENV)/.installed-* && touch $@
 
 # JSON=1 (or any value but 0, no, false) prints JSON; JSON=0 and no JSON print the tables.
+# DEPLOYED=pools.json runs the guard against saved `az aks nodepool list -o json` output.
 plan: $(STAMP)
-	@$(BIN)/python -m gpushare plan $(STACK) $(if $(filter-out 0 no false,$(JSON)),--json)
+	@$(BIN)/python -m gpushare plan $(STACK) $(if $(filter-out 0 no false,$(JSON)),--json) $(if $(DEPLOYED),--deployed $(DEPLOYED))
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

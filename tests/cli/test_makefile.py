@@ -63,3 +63,27 @@ def test_install_recipe_sends_pip_output_to_stderr():
     recipe = (REPO_ROOT / "Makefile").read_text()
     (install,) = [line for line in recipe.splitlines() if "pip install" in line]
     assert install.startswith("\t@") and install.rstrip().endswith(">&2"), install
+
+
+def test_make_plan_deployed_runs_the_guard_as_readme_shows(fresh_clone, tmp_path):
+    system = {"name": "system", "mode": "System", "vmSize": "Standard_D4ds_v5", "count": 2}
+    changed = {"name": "a100mig", "mode": "User", "vmSize": "Standard_ND96amsr_A100_v4", "count": 1,
+               "gpuInstanceProfile": "MIG1g", "nodeLabels": {"gpushare.io/pool": "a100mig"}}
+    saved = tmp_path / "pools.json"
+    saved.write_text(json.dumps([system, changed]))
+
+    result = make(fresh_clone, "plan", "STACK=contoso-prod", "JSON=1", f"DEPLOYED={saved}")
+
+    assert result.returncode == 2, "make reports the guard's exit 3 as its own failure"
+    guard = json.loads(result.stdout)["guard"]
+    assert [(v["pool"], v["field"]) for v in guard["violations"]] == [("a100mig", "vmSize")]
+    assert "error: 1 change would delete running GPU pools" in result.stderr
+
+
+def test_readme_runs_gpushare_with_the_project_venv():
+    """`python -m gpushare` only works inside the venv; README's command lines must work as written."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    uses = [line for line in readme.splitlines() if "-m gpushare" in line]
+    assert uses
+    for line in uses:
+        assert all(part.endswith(".venv/bin/python") for part in line.split(" -m gpushare")[:-1]), line
