@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gpushare.capacity import pool_capacity
-from gpushare.deployed import SAVE_HINT, DeployedFileError, DeployedPool, live_source, read_file, read_live
+from gpushare.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
 from gpushare.errors import AzureReadError, GuardViolationError
 from gpushare.model import (
     MIG_STRATEGY_LABEL,

@@ -219,3 +219,13 @@ def test_plan_as_a_subprocess_exits_2_without_traceback(tmp_path):
     assert result.stdout == ""
     assert result.stderr.startswith(f"error: {path}: 9 configuration errors\n"), result.stderr
     assert "gpushare:pools[1].vmSize: Standard_NC6s_v3" in result.stderr
+
+
+@pytest.mark.parametrize("argv", [[], ["plan"], ["plan", "dev", "--jsn"], ["planx", "dev"]],
+                         ids=["no-command", "no-stack", "unknown-option", "unknown-command"])
+def test_usage_errors_exit_2_as_readme_documents(capsys, argv):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2
+    assert out == "" and err.startswith("usage: python -m gpushare")
