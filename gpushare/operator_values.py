@@ -108,6 +108,11 @@ def chart_values(stack: StackConfig, data_hash: str) -> dict:
         "driver": {"enabled": not aks_driver},
         "toolkit": {"enabled": not aks_driver},
         "operator": {"runtimeClass": AKS_RUNTIME_CLASS if aks_driver else OPERATOR_RUNTIME_CLASS},
+        # Chart v26.7.0 turns CDI on (values.yaml L15-16): the device plugin then hands pods CDI device names, which
+        # only work if containerd has CDI enabled. The operator's toolkit configures that; AKS's own toolkit does not
+        # (no AKS source says its node images enable CDI in containerd; Azure/AgentBaker#6014, open since 2025-03,
+        # adds `enable_cdi` to containerd only for GPU configs that require it, e.g. DRA). So off with AKS's driver.
+        "cdi": {"enabled": not aks_driver},
         "mig": {"strategy": stack.operator.mig_strategy.value},
         # AKS partitions MIG pools at creation; the MIG manager would label them all-disabled and undo it.
         "migManager": {"enabled": False},
@@ -123,7 +128,7 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
     operator = stack.operator
     if operator.driver is DriverOwner.AKS:
         driver = (f"driver: AKS's preinstalled driver and toolkit (driver.enabled=false, toolkit.enabled=false, "
-                  f"operator.runtimeClass={AKS_RUNTIME_CLASS})")
+                  f"operator.runtimeClass={AKS_RUNTIME_CLASS}, cdi.enabled=false: AKS's containerd has no CDI)")
     else:
         driver = ("driver: installed by the operator (driver.enabled=true, toolkit.enabled=true); "
                   "GPU pools skip AKS's driver (gpuProfile.driver=None)")

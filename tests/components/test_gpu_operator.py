@@ -208,7 +208,10 @@ def test_children_and_outputs(recordings):
                         (CONFIG_MAP, "gpu-operator-configmap"), (RELEASE, "gpu-operator-release")]
     component = recording.get("gpushare:operator:GpuOperator", "gpu-operator")
     assert component.parent is None
-    assert recording.get(NAMESPACE, "gpu-operator-namespace").inputs["metadata"]["name"] == "gpu-operator"
+    namespace = recording.get(NAMESPACE, "gpu-operator-namespace").inputs["metadata"]
+    assert namespace["name"] == "gpu-operator"
+    # Where Pod Security Admission enforces baseline/restricted, the operator's privileged DaemonSets need this.
+    assert namespace["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     exports = recording.exports
     assert {k: v for k, v in exports.items() if k != "config_hash"} == {
         "chart_version": "v26.7.0", "config_map_name": "gpushare-device-plugin-config",

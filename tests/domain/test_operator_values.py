@@ -99,10 +99,11 @@ def test_each_verified_version_has_exactly_one_path_list():
 @pytest.mark.parametrize(
     ("driver", "expected"),
     [
+        # AKS's containerd has no CDI: with CDI on, the plugin would hand pods CDI device names nothing resolves.
         (DriverOwner.AKS, {"driver": {"enabled": False}, "toolkit": {"enabled": False},
-                           "operator": {"runtimeClass": AKS_RUNTIME_CLASS}}),
+                           "operator": {"runtimeClass": AKS_RUNTIME_CLASS}, "cdi": {"enabled": False}}),
         (DriverOwner.OPERATOR, {"driver": {"enabled": True}, "toolkit": {"enabled": True},
-                                "operator": {"runtimeClass": "nvidia"}}),
+                                "operator": {"runtimeClass": "nvidia"}, "cdi": {"enabled": True}}),
     ],
     ids=["aks-owns-driver", "operator-owns-driver"],
 )
