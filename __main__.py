@@ -13,6 +13,7 @@ from pulumi_azure_native import authorization
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.autoscaling import overscale_warning
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
@@ -55,6 +56,8 @@ def main() -> None:
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
+            pulumi.log.warn(warning)
+        if warning := overscale_warning(pool, capacity):
             pulumi.log.warn(warning)
     for warning in ambiguous_resource_warnings(capacities):
         pulumi.log.warn(warning)

@@ -18,6 +18,7 @@ from typing import Any, Callable, TypeVar
 import yaml
 
 from gpushare import catalog
+from gpushare.autoscaling import scale_from_zero_problem
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.operator_values import VERIFIED_CHART_VERSIONS
 from gpushare.model import (
@@ -377,13 +378,16 @@ def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPo
     zones = _optional(raw, "zones", lambda v: _parse_zones(c, v, f"{path}.zones"), ())
     os_sku = _optional(raw, "osSku", lambda v: c.choice(v, f"{path}.osSku", OsSku), OsSku.UBUNTU)
     recreate = _optional(raw, "recreate", lambda v: c.boolean(v, f"{path}.recreate"), False)
-    if name is None or vm_size is None:
+    if vm_size is None:
         return None
-    return GpuPool(
-        name=name, vm_size=vm_size, mig=mig, sharing=sharing,
+    pool = GpuPool(
+        name=name or "", vm_size=vm_size, mig=mig, sharing=sharing,
         count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
         autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate,
     )
+    if problem := scale_from_zero_problem(pool, operator.mig_strategy):
+        c.add(f"{path}.autoscale.min", problem)
+    return pool if name is not None else None
 
 
 def _parse_pools(c: _Checker, value: Any, operator: Operator) -> tuple[GpuPool, ...]:

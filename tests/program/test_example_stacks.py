@@ -27,7 +27,7 @@ def test_examples_cover_every_mode():
 # stack -> {pool: (resource, per node, min nodes, max nodes)}
 EXPECTED = {
     "dev": {
-        "t4ts": ("nvidia.com/gpu.shared", 4, 0, 3),
+        "t4ts": ("nvidia.com/gpu.shared", 4, 1, 3),
         "t4mps": ("nvidia.com/gpu.shared", 4, 1, 1),
     },
     "prod": {
@@ -147,3 +147,11 @@ def test_program_reads_config_the_way_the_pulumi_cli_passes_it(monkeypatch):
     assert agent_pool.inputs["gpuInstanceProfile"] == "MIG1g"
     cluster = recording.get("azure-native:containerservice:ManagedCluster", "cluster-aks")
     assert cluster.inputs["dnsPrefix"] == "contoso-prod"
+
+
+def test_plan_warns_that_the_autoscaler_over_provisions_shared_pools(capsys):
+    """From the real program: t4batch offers 32 x nvidia.com/gpu per node, the autoscaler counts 4."""
+    warnings = plan_json("prod", capsys)["warnings"]
+    assert any(w.startswith("pool t4batch: autoscaled, and each node offers 32 x nvidia.com/gpu") and
+               "4 x nvidia.com/gpu" in w for w in warnings), warnings
+    assert not any(w.startswith("pool h100mig: autoscaled") for w in warnings)  # fixed count: no autoscaler
