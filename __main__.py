@@ -18,6 +18,7 @@ from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, po
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
 from gpushare.guard import check_for_program, raise_for_violations
+from gpushare.kubernetes_version import kubernetes_version_warnings
 from gpushare.model import StackConfig
 from gpushare.stack_files import STACK_FILE_ENV
 
@@ -52,6 +53,8 @@ def guard(stack: StackConfig) -> None:
 def main() -> None:
     stack = load_stack()
     guard(stack)
+    for warning in kubernetes_version_warnings(stack):
+        pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:

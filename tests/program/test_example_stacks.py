@@ -155,3 +155,22 @@ def test_plan_warns_that_the_autoscaler_over_provisions_shared_pools(capsys):
     assert any(w.startswith("pool t4batch: autoscaled, and each node offers 32 x nvidia.com/gpu") and
                "4 x nvidia.com/gpu" in w for w in warnings), warnings
     assert not any(w.startswith("pool h100mig: autoscaled") for w in warnings)  # fixed count: no autoscaler
+
+
+@pytest.mark.parametrize("stack", sorted(EXPECTED))
+def test_examples_pin_no_kubernetes_version(stack, capsys):
+    """AKS picks its default supported minor; a pin goes stale (1.33 reached end of life in July 2026)."""
+    document = plan_json(stack, capsys)
+    assert document["cluster"]["kubernetesVersion"] is None
+    assert not any("kubernetesVersion" in w for w in document["warnings"])
+
+
+def test_plan_warns_about_a_kubernetes_minor_aks_no_longer_creates(tmp_path, capsys):
+    from tests.domain.builders import MINIMAL_STACK_YAML
+
+    stack_file = tmp_path / "Pulumi.old.yaml"
+    stack_file.write_text(MINIMAL_STACK_YAML.replace("name: gpushare-test", 'name: gpushare-test\n'
+                                                                           '    kubernetesVersion: "1.33"'))
+    document = plan_json(str(stack_file), capsys)
+    (warning,) = [w for w in document["warnings"] if "kubernetesVersion" in w]
+    assert "'1.33' is older than 1.35" in warning and "preflight" in warning
