@@ -20,6 +20,7 @@ from gpushare.errors import GpushareError
 from gpushare.guard import check_for_program, raise_for_violations
 from gpushare.kubernetes_version import kubernetes_version_warnings
 from gpushare.model import StackConfig
+from gpushare.node_labels import pool_node_labels
 from gpushare.stack_files import STACK_FILE_ENV
 
 
@@ -65,15 +66,16 @@ def main() -> None:
     for warning in ambiguous_resource_warnings(capacities):
         pulumi.log.warn(warning)
 
+    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
+    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
     previous = None
     for pool in stack.pools:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
-            resource_group_name=cluster.resource_group_name, after=previous,
+            resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
+            after=previous, device_config=operator.config_map,
         ))
         previous = node_pool.agent_pool
-    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
-    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi
@@ -23,8 +24,14 @@ class GpuNodePoolArgs:
     """Required. The AKS cluster the pool joins."""
     resource_group_name: pulumi.Input[str]
     """Required. The cluster's resource group."""
+    node_labels: Mapping[str, str]
+    """Required. The pool's node labels, `gpushare.node_labels.pool_node_labels(stack, pool)`."""
     after: pulumi.Resource | None = None
     """Optional. The agent pool this one waits for: AKS refuses concurrent agent-pool operations on one cluster."""
+    device_config: pulumi.Resource | None = None
+    """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
+    keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
+    for the ConfigMap update."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -62,7 +69,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 if args.driver is DriverOwner.OPERATOR else None
             ),
             availability_zones=list(pool.zones) or None,
-            node_labels=pool.labels,
+            node_labels=dict(args.node_labels),
             node_taints=list(pool.taints),
             **scaling,
             opts=pulumi.ResourceOptions(
@@ -70,7 +77,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 # A replaced pool is deleted before it is recreated, with every pod on it; `recreate: true` is the
                 # user's explicit consent to that for one run (the guard reports it).
                 protect=not pool.recreate,
-                depends_on=[args.after] if args.after else None,
+                depends_on=[waited for waited in (args.after, args.device_config) if waited] or None,
                 # The cluster autoscaler owns the node count of autoscaled pools.
                 ignore_changes=["count"] if pool.autoscale else None,
                 # AKS fixes these at creation too, but azure-native only force-replaces vmSize and

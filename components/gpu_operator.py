@@ -42,9 +42,11 @@ class GpuOperator(pulumi.ComponentResource):
     chart_version: pulumi.Output[str]
     """The GPU Operator chart version installed."""
     config_hash: pulumi.Output[str]
-    """sha256 of the device-plugin ConfigMap data; carried in the device plugin's env so a config change rolls it."""
+    """sha256 of the device-plugin ConfigMap data (the `deviceConfigHash` export)."""
+    config_map: k8s.core.v1.ConfigMap
+    """The device-plugin ConfigMap; GPU pools wait for it, since their node labels name its keys."""
     config_map_name: pulumi.Output[str]
-    """The device-plugin ConfigMap (keys: pool names, plus the whole-GPU default)."""
+    """The device-plugin ConfigMap (keys: `<pool>-<config hash>` per pool, plus the whole-GPU default)."""
     namespace: pulumi.Output[str]
     """Namespace of the release and the ConfigMap."""
     release_name: pulumi.Output[str]

@@ -25,6 +25,8 @@ POOL_LABEL = "gpushare.io/pool"
 """Marks a node pool as gpushare's: the guard refuses to delete a pool carrying it that the stack no longer lists."""
 SHARING_LABEL = "gpushare.io/sharing"
 """Records a pool's sharing (`sharing_label`), so the guard sees a sharing change in what Azure reports."""
+MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
+"""On MIG pools: the `operator.migStrategy` they were deployed with (`single` or `mixed`)."""
 NO_SHARING = "none"
 
 
@@ -128,12 +130,6 @@ class GpuPool:
     @property
     def max_nodes(self) -> int:
         return self.autoscale.max if self.autoscale else self.count or 0
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """Node labels: the device-plugin config key this pool's nodes select, gpushare's ownership mark, and the
-        sharing the pool was deployed with."""
-        return {DEVICE_PLUGIN_CONFIG_LABEL: self.name, POOL_LABEL: self.name, SHARING_LABEL: sharing_label(self.sharing)}
 
     @property
     def taints(self) -> tuple[str, ...]:

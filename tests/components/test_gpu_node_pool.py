@@ -6,18 +6,23 @@ import pytest
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.catalog import MigProfile, find_vm_size
 from gpushare.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy
+from gpushare.node_labels import pool_node_labels
 from render.mock_engine import run_pulumi
+from tests.domain.builders import stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 
 
 def build(*pools: GpuPool, driver=DriverOwner.AKS):
     """Register the pools chained in order, as the program does."""
+    config = stack(*pools, driver=driver)
+
     def program():
         previous = None
         for pool in pools:
             node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
-                pool=pool, driver=driver, cluster_name="c1", resource_group_name="c1-rg", after=previous))
+                pool=pool, driver=driver, cluster_name="c1", resource_group_name="c1-rg",
+                node_labels=pool_node_labels(config, pool), after=previous))
             previous = node_pool.agent_pool
     return run_pulumi(program)
 
@@ -37,8 +42,8 @@ def test_mig_pool_sends_profile_labels_and_taint():
     assert (inputs["resourceName"], inputs["resourceGroupName"]) == ("c1", "c1-rg")
     assert inputs["mode"] == "User" and inputs["osType"] == "Linux" and inputs["osSKU"] == "Ubuntu"
     assert inputs["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
-    assert inputs["nodeLabels"] == {"nvidia.com/device-plugin.config": "a100mig", "gpushare.io/pool": "a100mig",
-                                    "gpushare.io/sharing": "none"}
+    assert inputs["nodeLabels"] == pool_node_labels(stack(MIG), MIG)
+    assert inputs["nodeLabels"]["gpushare.io/pool"] == "a100mig"
     assert inputs["count"] == 1
     assert "gpuProfile" not in inputs, "driver owned by AKS: leave gpuProfile unset (AKS default Install)"
     assert agent_pool.parent == "a100mig"
@@ -96,7 +101,7 @@ def test_component_outputs_the_pool_name_and_id():
 
     def program():
         node_pool = GpuNodePool("a100mig", GpuNodePoolArgs(pool=MIG, driver=DriverOwner.AKS, cluster_name="c1",
-                                                          resource_group_name="c1-rg"))
+                                                          resource_group_name="c1-rg", node_labels={}))
         pulumi.Output.all(node_pool.name, node_pool.resource_id).apply(lambda v: seen.update(name=v[0], id=v[1]))
 
     run_pulumi(program)

@@ -59,6 +59,12 @@ def test_gpu_pools_are_separate_protected_agent_pools_chained_in_file_order(stac
     assert all(r["protect"] for r in agent_pools)
     for earlier, later in zip(agent_pools, agent_pools[1:]):
         assert earlier["name"] in later["dependsOn"], f"{later['name']} must wait for {earlier['name']}"
+    config_map = next(r for r in document["resources"] if r["type"] == "kubernetes:core/v1:ConfigMap")
+    keys = {c["pool"]: c["key"] for c in document["devicePluginConfigs"]}
+    for agent_pool in agent_pools:
+        assert config_map["name"] in agent_pool["dependsOn"]
+        label = agent_pool["inputs"]["nodeLabels"]["nvidia.com/device-plugin.config"]
+        assert label == keys[agent_pool["inputs"]["agentPoolName"]] and label in config_map["inputs"]["data"]
     cluster = next(r for r in document["resources"] if r["type"] == "azure-native:containerservice:ManagedCluster")
     assert [p["name"] for p in cluster["inputs"]["agentPoolProfiles"]] == ["system"]
 
@@ -131,8 +137,12 @@ def test_resources_are_listed_after_what_they_wait_for(capsys):
         waits = set(resource["dependsOn"]) | ({resource["provider"]} if resource["provider"] else set())
         assert waits <= seen, resource["name"]
         seen.add(resource["name"])
-    assert [r["name"] for r in resources][:5] == [
-        "cluster-rg", "cluster-aks", "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool"]
+    # Pools after the device-plugin ConfigMap: their node labels name its keys. The release does not wait for them.
+    assert [r["name"] for r in resources] == [
+        "cluster-rg", "cluster-aks", "gpu-operator-provider", "gpu-operator-namespace", "gpu-operator-configmap",
+        "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool", "gpu-operator-release"]
+    release = resources[-1]
+    assert not any(name.endswith("-agentpool") for name in release["dependsOn"])
 
 
 def test_program_reads_config_the_way_the_pulumi_cli_passes_it(monkeypatch):
