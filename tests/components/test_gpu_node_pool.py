@@ -73,7 +73,7 @@ def test_operator_owned_driver_skips_the_aks_driver():
     assert inputs["gpuProfile"] == {"driver": "None"}
 
 
-def test_autoscaled_pool_leaves_count_to_the_autoscaler():
+def test_autoscaled_pool_without_a_live_count_starts_at_min_and_keeps_the_stored_count():
     agent_pool = build(T4).get(AGENT_POOL, "t4ts-agentpool")
     assert agent_pool.inputs["nodeLabels"]["gpushare.io/sharing"] == "time-slicing-4"
     assert agent_pool.inputs["enableAutoScaling"] is True
@@ -107,3 +107,14 @@ def test_component_outputs_the_pool_name_and_id():
     run_pulumi(program)
     assert seen["name"] == "a100mig"
     assert seen["id"].endswith("/a100mig")
+
+
+def test_autoscaled_pool_with_a_known_live_count_sends_it_clamped_and_does_not_ignore_count():
+    """ignore_changes would make the engine send the stored creation-time count, outside the new bounds."""
+    def program():
+        GpuNodePool("t4ts", GpuNodePoolArgs(pool=T4, driver=DriverOwner.AKS, cluster_name="c1",
+                                            resource_group_name="c1-rg", node_labels={}, live_count=7))
+
+    agent_pool = run_pulumi(program).get(AGENT_POOL, "t4ts-agentpool")
+    assert (agent_pool.inputs["minCount"], agent_pool.inputs["maxCount"], agent_pool.inputs["count"]) == (0, 3, 3)
+    assert agent_pool.ignore_changes == []
