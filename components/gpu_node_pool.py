@@ -84,6 +84,11 @@ class GpuNodePool(pulumi.ComponentResource):
             node_labels=dict(args.node_labels),
             node_taints=list(pool.taints),
             count=count_to_send(pool, args.live_count),
+            # AKS's default surges an extra node per pool on every node-image or Kubernetes upgrade: a GPU VM the
+            # quota may not have. gpushare's default replaces one node at a time in place (gpushare/upgrades.py).
+            upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(
+                max_surge=pool.upgrade.max_surge, max_unavailable=pool.upgrade.max_unavailable,
+            ),
             **scaling,
             opts=pulumi.ResourceOptions(
                 parent=self,

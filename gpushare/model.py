@@ -108,6 +108,20 @@ class Autoscale:
     max: int
 
 
+DEFAULT_MAX_SURGE = "0"
+DEFAULT_MAX_UNAVAILABLE = "1"
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    """A pool's AKS `upgradeSettings`, as AKS takes them: a node count (`"1"`) or a percentage of the pool (`"33%"`).
+    The default replaces nodes one at a time in place: AKS's own default surges an extra VM per pool, which for a
+    GPU pool needs spare GPU quota."""
+
+    max_surge: str = DEFAULT_MAX_SURGE
+    max_unavailable: str = DEFAULT_MAX_UNAVAILABLE
+
+
 @dataclass(frozen=True)
 class GpuPool:
     """One GPU node pool as the stack wants it. `count` is set for fixed pools, `autoscale` for autoscaled ones."""
@@ -122,6 +136,7 @@ class GpuPool:
     os_sku: OsSku = OsSku.UBUNTU
     recreate: bool = False
     """Accept a delete-and-recreate of this pool for one run (lifts its protection); see the guard."""
+    upgrade: Upgrade = Upgrade()
 
     @property
     def min_nodes(self) -> int:

@@ -118,3 +118,9 @@ def test_autoscaled_pool_with_a_known_live_count_sends_it_clamped_and_does_not_i
     agent_pool = run_pulumi(program).get(AGENT_POOL, "t4ts-agentpool")
     assert (agent_pool.inputs["minCount"], agent_pool.inputs["maxCount"], agent_pool.inputs["count"]) == (0, 3, 3)
     assert agent_pool.ignore_changes == []
+
+
+def test_gpu_pools_upgrade_without_surging_an_extra_gpu_vm():
+    """AKS's default surges an extra node per pool on upgrades: a GPU VM the quota may not have."""
+    inputs = build(MIG).get(AGENT_POOL, "a100mig-agentpool").inputs
+    assert inputs["upgradeSettings"] == {"maxSurge": "0", "maxUnavailable": "1"}

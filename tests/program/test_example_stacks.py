@@ -184,3 +184,26 @@ def test_plan_warns_about_a_kubernetes_minor_aks_no_longer_creates(tmp_path, cap
     document = plan_json(str(stack_file), capsys)
     (warning,) = [w for w in document["warnings"] if "kubernetesVersion" in w]
     assert "'1.33' is older than 1.35" in warning and "preflight" in warning
+
+
+def test_plan_json_says_what_an_upgrade_costs_per_pool(capsys):
+    document = plan_json("dev", capsys)
+    upgrades = {p["name"]: p["upgrade"] for p in document["pools"]}
+    assert upgrades["t4mps"] == {
+        "maxSurge": "0", "maxUnavailable": "1",
+        "summary": "upgrade: 1 node at a time offline: the whole pool (4 x nvidia.com/gpu.shared), no extra VM "
+                   "(maxSurge 0, maxUnavailable 1)"}
+    sent = {r["inputs"]["agentPoolName"]: r["inputs"]["upgradeSettings"] for r in document["resources"]
+            if r["type"] == AGENT_POOL}
+    assert sent == {"t4ts": {"maxSurge": "0", "maxUnavailable": "1"}, "t4mps": {"maxSurge": "0", "maxUnavailable": "1"}}
+
+
+def test_a_pools_upgrade_settings_reach_its_agent_pool(tmp_path, capsys):
+    from tests.domain.builders import MINIMAL_STACK_YAML
+
+    stack_file = tmp_path / "Pulumi.surge.yaml"
+    stack_file.write_text(MINIMAL_STACK_YAML + "      upgrade: {maxSurge: 1, maxUnavailable: 0}\n")
+    document = plan_json(str(stack_file), capsys)
+    (agent_pool,) = [r for r in document["resources"] if r["type"] == AGENT_POOL]
+    assert agent_pool["inputs"]["upgradeSettings"] == {"maxSurge": "1", "maxUnavailable": "0"}
+    assert "1 extra Standard_NC4as_T4_v3 VM at a time" in document["pools"][0]["upgrade"]["summary"]
