@@ -56,12 +56,13 @@ class GpuNodePool(pulumi.ComponentResource):
             {"enable_auto_scaling": True, "min_count": pool.autoscale.min, "max_count": pool.autoscale.max}
             if pool.autoscale else {}
         )
-        # An autoscaled pool's count: AKS wants one inside [min, max] on every PUT, ideally the current one.
-        # `ignore_changes=["count"]` would make the engine send the count stored in state (the creation-time `min`)
-        # on every later update, which AKS refuses once it is outside the new bounds (min raised above it, max
-        # lowered below it, or a fixed pool turned autoscaled) and which otherwise scales the pool back to it.
-        # So when the live count is known it is sent, clamped, and not ignored: a preview shows `count` changing
-        # when the autoscaler moved since the last run, and the update re-sends what is running (no scaling).
+        # An autoscaled pool's count: AKS wants one inside [min, max] on every PUT, and expects the current one
+        # (Azure/AKS#1627). `ignore_changes=["count"]` would make the engine send the count stored in state (the
+        # creation-time `min`) on every later update, which AKS refuses once it is outside the new bounds (min
+        # raised above it, max lowered below it, a fixed pool turned autoscaled) and which otherwise asks AKS to
+        # scale the pool back to it. So when the live count is known it is sent, clamped, and not ignored: a
+        # preview shows `count` changing when the autoscaler moved since the last run, and the update re-sends what
+        # is running (if the autoscaler moves between the read and the PUT, it corrects the difference itself).
         # Only when it is unknown (a new pool, or Azure unreadable under `gpushare:guard: warn`) is `count` ignored:
         # creation still sends `min`, and an existing pool keeps its stored value rather than being scaled to `min`.
         count_unknown = pool.autoscale is not None and args.live_count is None
