@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gpushare.capacity import pool_capacity
@@ -88,6 +88,9 @@ class GuardReport:
     warnings: tuple[str, ...] = ()
     """Accepted recreates (`recreate: true`), removed empty pools, a migStrategy change that renames MIG pools'
     resources, and Azure being unreadable under `gpushare:guard: warn`."""
+    deployed: tuple[DeployedPool, ...] | None = field(default=None, compare=False)
+    """The agent pools the guard compared against (its one read, shared with the program and preflight); None when
+    the cluster does not exist yet or Azure could not be read. Input, not a finding: reports compare without it."""
     recreated: tuple[str, ...] = ()
     """Deployed pools this run deletes and recreates (`recreate: true` and a create-only setting changes)."""
     unprotected: tuple[str, ...] = ()
@@ -117,6 +120,10 @@ class GuardReport:
         if kept:
             parts.append(f"protection lifted on {_pools(kept)} (`recreate: true`)")
         return "; ".join(parts)
+
+    def live_count(self, pool: str) -> int | None:
+        """The deployed node count of `pool`; None when unknown (not deployed, cluster absent, Azure unread)."""
+        return next((p.count for p in self.deployed or () if p.name == pool), None)
 
     def to_json(self) -> dict:
         return {
@@ -177,7 +184,7 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
         else:
             violations.append(_removal(stack, live))
     return GuardReport(
-        source, tuple(violations), tuple(notes), tuple(warnings), recreated=tuple(recreated),
+        source, tuple(violations), tuple(notes), tuple(warnings), tuple(deployed), recreated=tuple(recreated),
         unprotected=tuple(pool.name for pool in stack.pools if pool.recreate), removed=tuple(removed),
     )
 
