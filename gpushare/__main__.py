@@ -1,8 +1,8 @@
 """`python -m gpushare <command>`: the offline tools around the Pulumi program.
 
-Exit codes: 0 success, 2 invalid stack file or deployed-pools file (and argparse's usage errors), 3 guard violation,
-4 Azure could not be read, 141 the reader closed stdout early (`| head`, as for a process killed by SIGPIPE). A
-`GpushareError` prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
+Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 2 invalid stack file or
+deployed-pools file (and argparse's usage errors), 3 guard violation, 4 Azure could not be read. A `GpushareError`
+prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ def _colour(text: str, code: str, stream) -> str:
     return f"\033[{code}m{text}\033[0m"
 
 
-CLOSED_PIPE_EXIT = 128 + 13
-"""What a shell reports for a process ended by SIGPIPE; Python ignores the signal and raises BrokenPipeError."""
+CLOSED_PIPE_EXIT = 0
+"""A reader that stops early (`| head -1`) got what it asked for: not a failure, so `make plan | head` stays quiet
+too (make reports any non-zero exit of its recipe)."""
 
 
 def main(argv: list[str] | None = None) -> int:
