@@ -195,3 +195,19 @@ def test_plan_warns_when_mig_strategy_changes_under_a_deployed_mig_pool(deployed
     assert main(["plan", STACK, "--json", "--deployed", str(deployed(pools))]) == 0
     warnings = json.loads(capsys.readouterr().out)["warnings"]
     assert any("a100mig nvidia.com/mig-1g.5gb -> nvidia.com/gpu (deployed with mixed)" in w for w in warnings), warnings
+
+
+def test_program_logs_the_guard_headline_under_preview(deployed, caplog):
+    import logging
+
+    engine_log = logging.getLogger("gpushare.mock")  # the mock engine's log, which does not propagate
+    caplog.set_level(logging.INFO, logger=engine_log.name)
+    engine_log.addHandler(caplog.handler)
+    saved = deployed(nodepool_list())
+    try:
+        recording = program(saved)
+    finally:
+        engine_log.removeHandler(caplog.handler)
+
+    assert recording.error is None
+    assert f"guard ({saved}): no change deletes a GPU pool" in caplog.messages
