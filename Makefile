@@ -1,6 +1,7 @@
 # Two commands on a fresh clone: `make plan` and `make test`. Both create and reuse .venv.
 # Stdout carries only the command's output (`make plan JSON=1 > plan.json` must parse): the install recipe is not
-# echoed and sends pip's output to stderr.
+# echoed and sends pip's output to stderr. (`make -C DIR` and sub-makes print "Entering directory" to stdout before
+# reading this file: add --no-print-directory there.)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

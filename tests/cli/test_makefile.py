@@ -38,8 +38,11 @@ def fresh_clone(tmp_path_factory) -> Path:
 
 
 def make(clone: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PIP_NO_INDEX": "1", "MAKEFLAGS": ""}
-    env.pop("FORCE_COLOR", None)
+    """`make ARGS` in the clone as a user types it: not as a sub-make, which is why MAKELEVEL and MAKEFLAGS (set when
+    the suite itself runs under `make test`) are dropped; a sub-make would print "Entering directory" to stdout."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "FORCE_COLOR")}
+    env["PIP_NO_INDEX"] = "1"
     return subprocess.run(["make", *args], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
 
 
