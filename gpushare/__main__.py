@@ -1,7 +1,7 @@
 """`python -m gpushare <command>`: the offline tools around the Pulumi program.
 
-Exit codes: 0 success, 2 invalid stack file, 3 guard violation, 4 Azure could not be read. A `GpushareError`
-prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
+Exit codes: 0 success, 1 a preflight check failed, 2 invalid stack file, 3 guard violation, 4 Azure could not be
+read. A `GpushareError` prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from gpushare.commands import plan
+from gpushare.commands import plan, preflight
 from gpushare.errors import GpushareError
 
 
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gpushare", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan.add_parser(commands)
+    preflight.add_parser(commands)
     return parser
 
 

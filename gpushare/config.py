@@ -26,11 +26,14 @@ from gpushare.model import (
     Autoscale,
     Cluster,
     DriverOwner,
+    AzureEnvironment,
+    AzureSettings,
     GpuPool,
     GuardMode,
     MigStrategy,
     Operator,
     OsSku,
+    PreflightMode,
     Sharing,
     SharingStrategy,
     StackConfig,
@@ -43,7 +46,11 @@ CLUSTER_KEY = f"{NS}:cluster"
 OPERATOR_KEY = f"{NS}:operator"
 POOLS_KEY = f"{NS}:pools"
 GUARD_KEY = f"{NS}:guard"
-PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY)
+PREFLIGHT_KEY = f"{NS}:preflight"
+PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY, PREFLIGHT_KEY)
+# azure-native's own settings that gpushare's Azure reads (guard, preflight) follow too.
+SUBSCRIPTION_KEY = "azure-native:subscriptionId"
+ENVIRONMENT_KEY = "azure-native:environment"
 
 # Keys a Pulumi stack file may hold besides `config` (written by the CLI).
 STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
@@ -60,6 +67,7 @@ POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 KUBERNETES_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 CHART_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
 LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
+SUBSCRIPTION_ID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 VM_SIZE_RE = re.compile(r"^Standard_[A-Za-z0-9_]+$")
 ZONES = ("1", "2", "3")
 MAX_POOL_NODES = 1000
@@ -168,6 +176,19 @@ def _parse_location(c: _Checker, raw: dict[str, Any]) -> str:
                             f"(`az account list-locations -o table` lists them)")
         return ""
     return c.string(value, LOCATION_KEY, LOCATION_RE, "an Azure region name such as westeurope") or ""
+
+
+def _parse_azure(c: _Checker, raw: dict[str, Any]) -> AzureSettings:
+    subscription = _optional(
+        raw, SUBSCRIPTION_KEY,
+        lambda v: c.string(v, SUBSCRIPTION_KEY, SUBSCRIPTION_ID_RE,
+                           "must be a subscription id (a GUID such as 00000000-0000-0000-0000-000000000000; "
+                           "`az account show --query id -o tsv` prints yours)"),
+        None,
+    )
+    environment = _optional(raw, ENVIRONMENT_KEY, lambda v: c.choice(v, ENVIRONMENT_KEY, AzureEnvironment),
+                            AzureEnvironment.PUBLIC)
+    return AzureSettings(subscription_id=subscription, environment=environment)
 
 
 def _parse_cluster(c: _Checker, value: Any) -> Cluster | None:
@@ -444,6 +465,9 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     operator = _parse_operator(c, raw.get(OPERATOR_KEY))
     pools = _parse_pools(c, raw.get(POOLS_KEY), operator)
     guard = _optional(raw, GUARD_KEY, lambda v: c.choice(v, GUARD_KEY, GuardMode), GuardMode.STRICT)
+    preflight = _optional(raw, PREFLIGHT_KEY, lambda v: c.choice(v, PREFLIGHT_KEY, PreflightMode),
+                          PreflightMode.STRICT)
+    azure = _parse_azure(c, raw)
     # A secret section is reported once above; what parsing its ciphertext found would point at the wrong fix.
     c.problems[reported:] = [p for p in c.problems[reported:]
                              if not any(p.path == key or p.path.startswith(f"{key}.") for key in secret_keys)]
@@ -451,7 +475,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
         raise ConfigError(source, c.problems)
     assert cluster is not None  # any path that leaves it None recorded a problem
     return StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
-                       pools=pools, guard=guard)
+                       pools=pools, guard=guard, preflight=preflight, azure=azure)
 
 
 def decode_engine_config(values: dict[str, str]) -> dict[str, Any]:

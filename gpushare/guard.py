@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gpushare.azure_arm import AzureReads
 from gpushare.deployed import DeployedPool, live_source, read_file, read_live
 from gpushare.errors import AzureReadError, GuardViolationError
 from gpushare.model import POOL_LABEL, SHARING_LABEL, DriverOwner, GpuPool, GuardMode, StackConfig, sharing_label
@@ -68,6 +69,9 @@ class GuardReport:
     """Changes AKS makes in place that still disturb running pods (sharing), and other facts worth reading."""
     warnings: tuple[str, ...] = ()
     """Accepted recreates (`recreate: true`), and Azure being unreadable under `gpushare:guard: warn`."""
+    deployed: tuple[DeployedPool, ...] | None = None
+    """The pools as read (the run's one agent-pool read, which preflight reuses); None when the cluster does not
+    exist yet or Azure could not be read."""
 
     def to_json(self) -> dict:
         return {
@@ -84,7 +88,7 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
         return GuardReport(
             source, notes=(f"cluster {stack.cluster.name} does not exist yet: first deployment, nothing to guard",)
         )
-    deployed = list(deployed)
+    deployed = tuple(deployed)
     by_name = {pool.name: pool for pool in deployed}
     violations: list[Violation] = []
     notes: list[str] = []
@@ -112,7 +116,7 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
             notes.append(f"pool {live.name} has no nodes and is no longer in the stack: it will be deleted")
         else:
             violations.append(_removal(stack, live))
-    return GuardReport(source, tuple(violations), tuple(notes), tuple(warnings))
+    return GuardReport(source, tuple(violations), tuple(notes), tuple(warnings), deployed)
 
 
 def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) -> GuardReport:
@@ -148,14 +152,16 @@ def check_file(stack: StackConfig, path: str | Path) -> GuardReport:
 
 
 def check_for_program(stack: StackConfig, environ: Mapping[str, str],
-                      subscription_id: Callable[[], str]) -> GuardReport | None:
+                      azure: Callable[[], AzureReads]) -> GuardReport | None:
     """The guard as the Pulumi program runs it: live from Azure under `pulumi preview`/`up`, against a file or
-    not at all when `plan` renders offline (see DEPLOYED_FILE_ENV, OFFLINE_ENV)."""
+    not at all when `plan` renders offline (see DEPLOYED_FILE_ENV, OFFLINE_ENV). `azure` is called only for a
+    live read."""
     if environ.get(DEPLOYED_FILE_ENV):
         return check_file(stack, environ[DEPLOYED_FILE_ENV])
     if environ.get(OFFLINE_ENV):
         return None
-    return check_live(stack, subscription_id())
+    reads = azure()
+    return check_live(stack, reads.target.subscription_id, **reads.read_kwargs())
 
 
 def raise_for_violations(report: GuardReport) -> None:
