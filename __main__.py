@@ -4,6 +4,7 @@ Validation runs before any resource registers; a bad stack file stops `pulumi pr
 every problem, never a traceback.
 """
 
+import functools
 import os
 
 import pulumi
@@ -16,8 +17,10 @@ from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
-from gpushare.guard import check_for_program, raise_for_violations
-from gpushare.model import StackConfig
+from gpushare import preflight as preflight_checks
+from gpushare.azure_arm import AzureReads, SharedCredential, arm_target
+from gpushare.guard import GuardReport, check_for_program, raise_for_violations
+from gpushare.model import PreflightMode, StackConfig
 from gpushare.stack_files import STACK_FILE_ENV
 
 
@@ -32,25 +35,47 @@ def load_stack() -> StackConfig:
         raise pulumi.RunError(str(exc)) from None
 
 
-def guard(stack: StackConfig) -> None:
+def guard(stack: StackConfig, azure) -> GuardReport | None:
     """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool."""
-    try:
-        report = check_for_program(
-            stack, os.environ, lambda: authorization.get_client_config().subscription_id)
-        if report is None:
-            return
-        for note in report.notes:
-            pulumi.log.info(note)
-        for warning in report.warnings:
-            pulumi.log.warn(warning)
-        raise_for_violations(report)
-    except GpushareError as exc:
-        raise pulumi.RunError(str(exc)) from None
+    report = check_for_program(stack, os.environ, azure)
+    if report is None:
+        return None
+    for note in report.notes:
+        pulumi.log.info(note)
+    for warning in report.warnings:
+        pulumi.log.warn(warning)
+    raise_for_violations(report)
+    return report
+
+
+def preflight(stack: StackConfig, azure, guard_report: GuardReport | None) -> None:
+    """Stop here too (`gpushare:preflight: strict`) if a size, zone, quota or version would fail at apply."""
+    report = preflight_checks.check_for_program(stack, os.environ, azure, guard_report)
+    if report is None:
+        return
+    for warning in report.warnings:
+        pulumi.log.warn(warning)
+    if stack.preflight is PreflightMode.STRICT:
+        preflight_checks.raise_for_failures(report)
+    for finding in preflight_checks.findings(report):
+        pulumi.log.warn(f"preflight (gpushare:preflight is warn): {finding}")
+
+
+def check_azure(stack: StackConfig) -> None:
+    """The guard, then preflight on the same agent-pool read; both in the provider's subscription, with one
+    credential. Nothing is read from Azure when `plan` renders offline."""
+    with SharedCredential(stack.azure.environment, os.environ) as credential:
+        azure = functools.cache(lambda: AzureReads(
+            arm_target(stack, os.environ, authorization.get_client_config().subscription_id), credential))
+        try:
+            preflight(stack, azure, guard(stack, azure))
+        except GpushareError as exc:
+            raise pulumi.RunError(str(exc)) from None
 
 
 def main() -> None:
     stack = load_stack()
-    guard(stack)
+    check_azure(stack)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:

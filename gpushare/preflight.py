@@ -27,9 +27,9 @@ from gpushare.deployed import DeployedPool
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport
 from gpushare.model import SYSTEM_POOL_NAME, GuardMode, PreflightMode, StackConfig
-from gpushare.region_offers import REGIONAL_CORES, RegionOffers, VmSizeOffer, quota_key, read_region
+from gpushare.region_offers import REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
 
-PORTAL_QUOTAS = "the Azure portal's Quotas page (Compute, filtered to the region), 'New quota request'"
+PORTAL_QUOTAS = "in the Azure portal: Quotas > Compute, filtered to the region, 'New quota request'"
 OFFICIAL_PLAN = "KubernetesOfficial"
 
 
@@ -233,7 +233,7 @@ def _quota_checks(pools: list[_Node], offers: RegionOffers,
             checks.append(Check(
                 "quota", family, Verdict.FAIL,
                 f"needs {need} vCPUs ({'; '.join(parts)}), but Azure reports no {family} quota in {offers.location}",
-                _quota_fix(family, need, None, offers.location, subscription_id)))
+                _quota_fix(family, None, need, 0, offers.location, subscription_id)))
             continue
         checks.append(_quota_row(usage.name, usage.display_name, need, parts, usage.current, usage.limit,
                                  offers.location, subscription_id, live is not None))
@@ -259,21 +259,20 @@ def _quota_row(name: str, display: str | None, need: int, parts: list[str], curr
     what = "more than the cluster runs now" if existing else "at most"
     detail = (f"needs {need} vCPUs {what} ({'; '.join(parts) or 'nothing'}); {free} free "
               f"(limit {limit}, in use {current})")
-    label = f"{name} ({display})" if display and quota_key(display) != quota_key(name) else name
     if need <= free:
-        return Check("quota", label, Verdict.PASS, detail)
+        return Check("quota", name, Verdict.PASS, detail)
     short = need - free
-    return Check("quota", label, Verdict.FAIL, f"{detail}: short by {short} vCPUs in {region}",
-                 _quota_fix(name, need, (current, limit), region, subscription_id))
+    return Check("quota", name, Verdict.FAIL, f"{detail}: short by {short} vCPUs in {region}",
+                 _quota_fix(name, display, need, current, region, subscription_id))
 
 
-def _quota_fix(name: str, need: int, usage: tuple[int, int] | None, region: str, subscription_id: str) -> str:
-    current = usage[0] if usage else 0
+def _quota_fix(name: str, display: str | None, need: int, current: int, region: str, subscription_id: str) -> str:
     new_limit = current + need
     scope = f"/subscriptions/{subscription_id}/providers/Microsoft.Compute/locations/{region}"
+    portal = f"{PORTAL_QUOTAS}" + (f" for '{display}'" if display else "")
     return (f"request a limit of at least {new_limit} vCPUs for {name} in {region}: az quota update "
             f"--resource-name {name} --scope {scope} --limit-object value={new_limit} --resource-type dedicated "
-            f"(the quota CLI extension), or {PORTAL_QUOTAS}; or lower the pools' count / autoscale max")
+            f"(the quota CLI extension), or {portal}; or lower the pools' count / autoscale max")
 
 
 def _version_check(stack: StackConfig, offers: RegionOffers, live: Mapping[str, DeployedPool] | None) -> Check:
