@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gpushare.azure_arm import AzureReads
@@ -69,9 +69,9 @@ class GuardReport:
     """Changes AKS makes in place that still disturb running pods (sharing), and other facts worth reading."""
     warnings: tuple[str, ...] = ()
     """Accepted recreates (`recreate: true`), and Azure being unreadable under `gpushare:guard: warn`."""
-    deployed: tuple[DeployedPool, ...] | None = None
+    deployed: tuple[DeployedPool, ...] | None = field(default=None, compare=False)
     """The pools as read (the run's one agent-pool read, which preflight reuses); None when the cluster does not
-    exist yet or Azure could not be read."""
+    exist yet or Azure could not be read. Not part of the verdict, so not compared."""
 
     def to_json(self) -> dict:
         return {

@@ -24,6 +24,7 @@ from tests.domain.guard_builders import (
     MIG_POOL,
     SYSTEM_POOL,
     T4_POOL,
+    deployed_cluster,
     deployed_like,
     gpu_stack,
 )
@@ -327,3 +328,10 @@ def test_report_to_json():
         "notes": [],
         "warnings": [],
     }
+
+
+def test_report_carries_the_pools_it_read_for_preflight():
+    pools = deployed_cluster(gpu_stack())
+
+    assert run(gpu_stack(), pools).deployed == tuple(pools)
+    assert run(gpu_stack(), None).deployed is None  # no cluster yet
