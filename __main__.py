@@ -6,6 +6,7 @@ every problem, never a traceback.
 
 import functools
 import os
+from collections.abc import Callable
 
 import pulumi
 from pulumi.runtime import config as runtime_config
@@ -35,7 +36,7 @@ def load_stack() -> StackConfig:
         raise pulumi.RunError(str(exc)) from None
 
 
-def guard(stack: StackConfig, azure) -> GuardReport | None:
+def guard(stack: StackConfig, azure: Callable[[], AzureReads]) -> GuardReport | None:
     """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool."""
     report = check_for_program(stack, os.environ, azure)
     if report is None:
@@ -48,13 +49,15 @@ def guard(stack: StackConfig, azure) -> GuardReport | None:
     return report
 
 
-def preflight(stack: StackConfig, azure, guard_report: GuardReport | None) -> None:
+def preflight(stack: StackConfig, azure: Callable[[], AzureReads], guard_report: GuardReport | None) -> None:
     """Stop here too (`gpushare:preflight: strict`) if a size, zone, quota or version would fail at apply."""
     report = preflight_checks.check_for_program(stack, os.environ, azure, guard_report)
     if report is None:
         return
     for warning in report.warnings:
         pulumi.log.warn(warning)
+    for caveat in preflight_checks.findings(report, preflight_checks.Verdict.WARN):
+        pulumi.log.warn(f"preflight: {caveat}")
     if stack.preflight is PreflightMode.STRICT:
         preflight_checks.raise_for_failures(report)
     for finding in preflight_checks.findings(report):

@@ -17,7 +17,7 @@ VM sizes' vCPUs and families come from the SKU list; gpushare's catalog is the f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -347,8 +347,8 @@ def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[Deploye
     return evaluate(stack, offers, deployed, subscription_id)
 
 
-def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure, guard: GuardReport | None
-                      ) -> PreflightReport | None:
+def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Callable[[], AzureReads],
+                      guard: GuardReport | None) -> PreflightReport | None:
     """Preflight as the Pulumi program runs it: under `pulumi preview`/`up`, after the guard, reusing its
     agent-pool read; not at all with `gpushare:preflight: off`, an offline `plan` or `plan --deployed FILE`."""
     if stack.preflight is PreflightMode.OFF or environ.get(DEPLOYED_FILE_ENV) or environ.get(OFFLINE_ENV):
@@ -356,9 +356,10 @@ def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure, gua
     return check_live(stack, azure(), guard.deployed if guard else None)
 
 
-def findings(report: PreflightReport) -> list[str]:
-    """One line per failed check, with its fix."""
-    return [f"{c.check} {c.subject}: {c.detail}" + (f"\n  fix: {c.fix}" if c.fix else "") for c in report.failures]
+def findings(report: PreflightReport, verdict: Verdict = Verdict.FAIL) -> list[str]:
+    """One line per check with `verdict` (failed ones by default), with its fix."""
+    return [f"{c.check} {c.subject}: {c.detail}" + (f"\n  fix: {c.fix}" if c.fix else "")
+            for c in report.checks if c.verdict is verdict]
 
 
 def raise_for_failures(report: PreflightReport) -> None:
