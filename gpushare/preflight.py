@@ -362,14 +362,19 @@ def findings(report: PreflightReport, verdict: Verdict = Verdict.FAIL) -> list[s
             for c in report.checks if c.verdict is verdict]
 
 
-def raise_for_failures(report: PreflightReport) -> None:
+def raise_for_failures(report: PreflightReport, *, details: bool = True) -> None:
+    """One `PreflightFailedError` for every failed check: each with detail and fix (the program's message), or
+    only naming them when the table with the fixes was printed already (`details=False`, the CLI)."""
     if report.passed:
         return
     count = len(report.failures)
     header = (f"preflight: {count} check{'s' if count != 1 else ''} failed for stack {report.stack} in "
               f"{report.region} (subscription {report.subscription_id}); `pulumi up` would fail on "
-              f"{'them' if count != 1 else 'it'}:")
-    raise PreflightFailedError("\n".join([header, *(f"- {line}" for line in findings(report))]))
+              f"{'them' if count != 1 else 'it'}")
+    if not details:
+        names = ", ".join(f"{c.check} {c.subject}" for c in report.failures)
+        raise PreflightFailedError(f"{header}: {names} (see the fix for each in the output)")
+    raise PreflightFailedError("\n".join([f"{header}:", *(f"- {line}" for line in findings(report))]))
 
 
 _COLUMNS = ("CHECK", "SUBJECT", "VERDICT", "DETAIL")

@@ -89,7 +89,8 @@ def test_a_failed_check_exits_1_with_json_on_stdout_and_the_findings_on_stderr(a
     assert (failure["check"], failure["subject"]) == ("quota", T4_FAMILY)
     assert failure["detail"].endswith("64 free (limit 64, in use 0): short by 16 vCPUs in westeurope")
     assert "value=80" in failure["fix"]
-    assert err.startswith("error: preflight: 1 check failed for stack pf in westeurope")
+    assert err == (f"error: preflight: 1 check failed for stack pf in westeurope (subscription {SUB}); `pulumi up` "
+                   f"would fail on it: quota {T4_FAMILY} (see the fix for each in the output)\n")
     assert "Traceback" not in err
 
 
