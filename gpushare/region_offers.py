@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from azure.core.credentials import TokenCredential
 from azure.core.exceptions import AzureError, ResourceNotFoundError
-from azure.mgmt.compute import ComputeManagementClient
 from azure.mgmt.containerservice import ContainerServiceClient
 
 from gpushare.azure_arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
@@ -116,6 +115,10 @@ def read_region(subscription_id: str, location: str, *, credential: TokenCredent
                 **client_kwargs: object) -> RegionOffers:
     """The three reads, each one list call (a pager may follow `nextLink` pages). Every failure becomes an
     `AzureReadError` saying which read failed and the fix."""
+    # Imported on use: azure-mgmt-compute's models take about 0.5 s and 15 MB to load, which an offline `plan`
+    # (the same program, preflight skipped) never needs.
+    from azure.mgmt.compute import ComputeManagementClient
+
     settings = {**CLIENT_DEFAULTS, **client_kwargs}
     arm_url = base_url or DEFAULT_ARM_URL
     where = f"in {location} (subscription {subscription_id})"
