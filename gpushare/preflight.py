@@ -262,7 +262,7 @@ def _quota_row(name: str, display: str | None, need: int, parts: list[str], curr
     if need <= free:
         return Check("quota", name, Verdict.PASS, detail)
     short = need - free
-    return Check("quota", name, Verdict.FAIL, f"{detail}: short by {short} vCPUs in {region}",
+    return Check("quota", name, Verdict.FAIL, f"{detail}: short by {short} vCPU{'s' if short != 1 else ''} in {region}",
                  _quota_fix(name, display, need, current, region, subscription_id))
 
 
