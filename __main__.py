@@ -64,14 +64,16 @@ def preflight(stack: StackConfig, azure: Callable[[], AzureReads], guard_report:
         pulumi.log.warn(f"preflight (gpushare:preflight is warn): {finding}")
 
 
-def check_azure(stack: StackConfig) -> None:
+def check_azure(stack: StackConfig) -> GuardReport | None:
     """The guard, then preflight on the same agent-pool read; both in the provider's subscription, with one
-    credential. Nothing is read from Azure when `plan` renders offline."""
+    credential. Nothing is read from Azure when `plan` renders offline. Returns the guard's report."""
     with SharedCredential(stack.azure.environment, os.environ) as credential:
         azure = functools.cache(lambda: AzureReads(
             arm_target(stack, os.environ, authorization.get_client_config().subscription_id), credential))
         try:
-            preflight(stack, azure, guard(stack, azure))
+            report = guard(stack, azure)
+            preflight(stack, azure, report)
+            return report
         except GpushareError as exc:
             raise pulumi.RunError(str(exc)) from None
 
