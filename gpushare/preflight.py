@@ -133,11 +133,13 @@ def _size_check(pool: _Node, offers: RegionOffers) -> Check:
     offer = offers.vm_size(pool.vm_size)
     subject = f"{pool.label} ({pool.vm_size})"
     if offer is None:
+        instead = (f"set gpushare:cluster.systemPool.vmSize to a size offered there (`az vm list-skus --location "
+                   f"{region} --resource-type virtualMachines -o table`)" if pool.name == SYSTEM_POOL_NAME else
+                   f"GPU sizes available to this subscription in {region}: {_sizes_offered_here(offers)}")
         return Check("vm-size", subject, Verdict.FAIL,
                      f"{pool.vm_size} is not offered in {region}",
                      f"use another region or size (`az vm list-skus --size {pool.vm_size} --all -o table` lists "
-                     f"the regions); GPU sizes available to this subscription in {region}: "
-                     f"{_sizes_offered_here(offers)}")
+                     f"the regions); {instead}")
     restriction = offer.location_restriction
     if restriction is not None:
         return Check("vm-size", subject, Verdict.FAIL,

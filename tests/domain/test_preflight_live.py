@@ -385,6 +385,9 @@ def test_system_pool_size_not_offered_is_reported_and_not_counted(arm):
 
     report = run(arm, config)
 
-    assert rows(report, "vm-size")["system pool (Standard_D4ds_v9)"][0] is Verdict.FAIL
+    verdict, _, fix = rows(report, "vm-size")["system pool (Standard_D4ds_v9)"]
+    assert verdict is Verdict.FAIL
+    assert fix.endswith("set gpushare:cluster.systemPool.vmSize to a size offered there (`az vm list-skus --location "
+                        "westeurope --resource-type virtualMachines -o table`)")
     verdict, detail, _ = rows(report, "quota")["uncounted"]
     assert verdict is Verdict.WARN and detail.startswith("system pool: size not offered here")
