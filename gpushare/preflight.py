@@ -264,7 +264,8 @@ def _quota_row(name: str, display: str | None, need: int, parts: list[str], curr
     if need <= free:
         return Check("quota", name, Verdict.PASS, detail)
     short = need - free
-    return Check("quota", name, Verdict.FAIL, f"{detail}: short by {short} vCPU{'s' if short != 1 else ''} in {region}",
+    return Check("quota", name, Verdict.FAIL,
+                 f"{detail}: short by {short} vCPU{'s' if short != 1 else ''} in {region}",
                  _quota_fix(name, display, need, current, region, subscription_id))
 
 
@@ -286,21 +287,21 @@ def _version_check(stack: StackConfig, offers: RegionOffers, live: Mapping[str, 
                      f"not set: AKS picks its default{f' ({default})' if default else ''}; offered: {offered}")
     minor = ".".join(wanted.split(".")[:2])
     offer = next((v for v in offers.kubernetes_versions if v.version == minor), None)
-    if offer is not None and wanted != minor and wanted not in offer.patch_versions:
-        offer_patches = ", ".join(offer.patch_versions) or "none"
-        return Check("kubernetes-version", wanted, Verdict.FAIL,
-                     f"patch {wanted} is not offered in {offers.location} (patches of {minor}: {offer_patches})",
-                     f"set kubernetesVersion to \"{minor}\" (AKS then runs its newest patch) or one of the patches")
-    if offer is None:
+    if offer is None or (wanted != minor and wanted not in offer.patch_versions):
         running = _running_version(live, wanted)
         if running:
             return Check("kubernetes-version", wanted, Verdict.WARN,
                          f"{wanted} is no longer offered in {offers.location}, but the cluster already runs it "
                          f"({running}); offered: {offered}",
                          "upgrade soon: set kubernetesVersion to an offered version (one minor at a time)")
+        if offer is not None:
+            return Check("kubernetes-version", wanted, Verdict.FAIL,
+                         f"patch {wanted} is not offered in {offers.location} (patches of {minor}: "
+                         f"{', '.join(offer.patch_versions) or 'none'})",
+                         f"set kubernetesVersion to \"{minor}\" (AKS then runs its newest patch) or one of the patches")
         return Check("kubernetes-version", wanted, Verdict.FAIL,
                      f"{wanted} is not offered in {offers.location}; offered: {offered}",
-                     f"set gpushare:cluster.kubernetesVersion to an offered version, or remove it for AKS's default")
+                     "set gpushare:cluster.kubernetesVersion to an offered version, or remove it for AKS's default")
     if offer.is_preview:
         return Check("kubernetes-version", wanted, Verdict.FAIL,
                      f"{minor} is preview-only in {offers.location}; offered: {offered}",

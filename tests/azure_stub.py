@@ -171,7 +171,8 @@ def usages_path(subscription_id: str, location: str) -> str:
 
 def kubernetes_versions_path(subscription_id: str, location: str) -> str:
     """The URL path of azure-mgmt-containerservice's `managed_clusters.list_kubernetes_versions(location)`."""
-    return f"/subscriptions/{subscription_id}/providers/Microsoft.ContainerService/locations/{location}/kubernetesVersions"
+    return (f"/subscriptions/{subscription_id}/providers/Microsoft.ContainerService/locations/{location}"
+            "/kubernetesVersions")
 
 
 def arm_vm_sku(name: str, family: str, vcpus: int, location: str, zones: tuple[str, ...] = ("1", "2", "3"),

@@ -42,7 +42,8 @@ def test_pools_of_one_family_add_up_at_their_most():
 
     assert quota(report, T4_FAMILY).detail == (
         "needs 36 vCPUs at most (small 5 x 4; big 2 x 8); 100 free (limit 100, in use 0)")
-    assert quota(report, "cores").detail.startswith("needs 44 vCPUs at most (system pool 2 x 4; small 5 x 4; big 2 x 8)")
+    assert quota(report, "cores").detail.startswith(
+        "needs 44 vCPUs at most (system pool 2 x 4; small 5 x 4; big 2 x 8)")
 
 
 def test_a_pool_whose_size_changes_counts_in_full_and_a_shrinking_pool_frees_nothing():

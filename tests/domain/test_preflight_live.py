@@ -391,3 +391,10 @@ def test_system_pool_size_not_offered_is_reported_and_not_counted(arm):
                         "westeurope --resource-type virtualMachines -o table`)")
     verdict, detail, _ = rows(report, "quota")["uncounted"]
     assert verdict is Verdict.WARN and detail.startswith("system pool: size not offered here")
+
+
+def test_patch_no_longer_offered_but_running_warns(arm):
+    report = run(arm, with_version("1.30.9"), pools=deployed_pools(2, 0))
+
+    (check,) = [c for c in report.checks if c.check == "kubernetes-version"]
+    assert (check.verdict, check.subject) == (Verdict.WARN, "1.30.9")
