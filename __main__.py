@@ -15,13 +15,16 @@ from pulumi_azure_native import authorization
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare import preflight as preflight_checks
+from gpushare.autoscaling import overscale_warning
+from gpushare.azure_arm import AzureReads, SharedCredential, arm_target
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
-from gpushare import preflight as preflight_checks
-from gpushare.azure_arm import AzureReads, SharedCredential, arm_target
 from gpushare.guard import GuardReport, check_for_program, raise_for_violations
+from gpushare.kubernetes_version import kubernetes_version_warnings
 from gpushare.model import PreflightMode, StackConfig
+from gpushare.node_labels import pool_node_labels
 from gpushare.stack_files import STACK_FILE_ENV
 
 
@@ -37,7 +40,8 @@ def load_stack() -> StackConfig:
 
 
 def guard(stack: StackConfig, azure: Callable[[], AzureReads]) -> GuardReport | None:
-    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool."""
+    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool. Returns the
+    report, whose deployed pools (the run's one agent-pool read) give each pool's live node count."""
     report = check_for_program(stack, os.environ, azure)
     if report is None:
         return None
@@ -80,24 +84,30 @@ def check_azure(stack: StackConfig) -> GuardReport | None:
 
 def main() -> None:
     stack = load_stack()
-    check_azure(stack)
+    report = check_azure(stack)
+    for warning in kubernetes_version_warnings(stack):
+        pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
             pulumi.log.warn(warning)
+        if warning := overscale_warning(pool, capacity):
+            pulumi.log.warn(warning)
     for warning in ambiguous_resource_warnings(capacities):
         pulumi.log.warn(warning)
 
+    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
+    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
     previous = None
     for pool in stack.pools:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
-            resource_group_name=cluster.resource_group_name, after=previous,
+            resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
+            live_count=report.live_count(pool.name) if report else None,
+            after=previous, device_config=operator.config_map,
         ))
         previous = node_pool.agent_pool
-    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
-    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)

@@ -70,8 +70,12 @@ class GuardReport:
     warnings: tuple[str, ...] = ()
     """Accepted recreates (`recreate: true`), and Azure being unreadable under `gpushare:guard: warn`."""
     deployed: tuple[DeployedPool, ...] | None = field(default=None, compare=False)
-    """The pools as read (the run's one agent-pool read, which preflight reuses); None when the cluster does not
-    exist yet or Azure could not be read. Not part of the verdict, so not compared."""
+    """The agent pools the guard compared against (its one read, shared with the program and preflight); None when
+    the cluster does not exist yet or Azure could not be read. Input, not a finding: reports compare without it."""
+
+    def live_count(self, pool: str) -> int | None:
+        """The deployed node count of `pool`; None when unknown (not deployed, cluster absent, Azure unread)."""
+        return next((p.count for p in self.deployed or () if p.name == pool), None)
 
     def to_json(self) -> dict:
         return {
