@@ -9,7 +9,9 @@ deployed pools the guard already read (one call), so a stack makes at most four 
 - `quota`: per quota family, and for the regional total (`cores`), the vCPUs the stack can use at most (fixed count
   or autoscale max, times the size's vCPUs, the system pool included) fit in `limit - currentValue`. When the
   cluster exists, Azure's current usage already holds its pools, so only each pool's growth over its current node
-  count is needed (a pool whose VM size changes is a new pool: all of it). Upgrade surge nodes are not counted.
+  count is needed (a pool whose VM size changes is a new pool: all of it). An upgrade's surge nodes count too:
+  each GPU pool's `upgrade.maxSurge` (gpushare's default 0) at its largest size, AKS's default 10% for the system
+  pool.
 - `kubernetes-version`: the stack's `kubernetesVersion` is offered in the region and not preview-only.
 
 VM sizes' vCPUs and families come from the SKU list; gpushare's catalog is the fallback for GPU sizes.
@@ -28,7 +30,11 @@ from gpushare.errors import AzureReadError, GpushareError
 from gpushare.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport
 from gpushare.model import SYSTEM_POOL_NAME, GuardMode, PreflightMode, StackConfig
 from gpushare.region_offers import REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
+from gpushare.upgrades import nodes_at_once
 
+AKS_DEFAULT_MAX_SURGE = "10%"
+"""The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
+the default is 10%" (AKS API `maxSurge`, as Az.Aks documents it), fractions rounded up: one extra node for 1-10."""
 PORTAL_QUOTAS = "in the Azure portal: Quotas > Compute, filtered to the region, 'New quota request'"
 OFFICIAL_PLAN = "KubernetesOfficial"
 
@@ -103,15 +109,27 @@ class _Node:
     vm_size: str
     nodes: int
     """The most nodes the pool can have: count, or autoscale max."""
+    surge: int
+    """Extra nodes an upgrade adds for a while (`upgradeSettings.maxSurge` at `nodes`): they need quota too."""
     zones: tuple[str, ...] = ()
+
+    @property
+    def peak(self) -> int:
+        return self.nodes + self.surge
+
+    @property
+    def shown(self) -> str:
+        return f"{self.nodes} + {self.surge} surge" if self.surge else str(self.nodes)
 
 
 def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[DeployedPool] | None,
              subscription_id: str) -> PreflightReport:
     """Every check's row. `deployed` is None when the cluster does not exist yet."""
     system = stack.cluster.system_pool
-    pools = [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count),
-             *(_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes, p.zones) for p in stack.pools)]
+    pools = [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
+                   nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count)),
+             *(_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
+                     nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones) for p in stack.pools)]
     live = {p.name: p for p in deployed} if deployed is not None else None
     checks = [_size_check(pool, offers) for pool in pools]
     checks += [c for pool in pools if pool.zones for c in _zone_check(pool, offers)]
@@ -203,11 +221,11 @@ def _growth(pool: _Node, live: Mapping[str, DeployedPool] | None) -> tuple[int, 
     """Nodes the pool can add over what it runs now, and how that was counted."""
     current = live.get(pool.name) if live is not None else None
     if current is None:
-        return pool.nodes, f"{pool.nodes}"
+        return pool.peak, pool.shown
     if current.vm_size.lower() != pool.vm_size.lower():
-        return pool.nodes, f"{pool.nodes} (new {pool.vm_size} nodes)"
+        return pool.peak, f"{pool.shown} (new {pool.vm_size} nodes)"
     running = current.count or 0
-    return max(pool.nodes - running, 0), f"{pool.nodes} - {running} running"
+    return max(pool.peak - running, 0), f"{pool.shown} - {running} running"
 
 
 def _quota_checks(pools: list[_Node], offers: RegionOffers,
