@@ -45,6 +45,7 @@ def guard(stack: StackConfig, azure: Callable[[], AzureReads]) -> GuardReport | 
     report = check_for_program(stack, os.environ, azure)
     if report is None:
         return None
+    pulumi.log.info(f"guard ({report.source}): {report.headline}")
     for note in report.notes:
         pulumi.log.info(note)
     for warning in report.warnings:

@@ -63,6 +63,11 @@ class DeployedPool:
     orchestrator_version: str | None = None
     """The Kubernetes version the pool's nodes run: `currentOrchestratorVersion` (`1.33.2`), else
     `orchestratorVersion` (as requested: `1.33` or `1.33.2`)."""
+    id: str | None = None
+    """ARM resource id (`/subscriptions/../resourceGroups/RG/../managedClusters/NAME/agentPools/POOL`); both sources
+    carry it, a hand-written file may not."""
+    resource_group: str | None = None
+    """`resourceGroup`, which `az aks nodepool list` adds; ARM's own body has only the id."""
 
 
 class _Malformed(Exception):
@@ -188,6 +193,8 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         enable_auto_scaling=bool(fields.get("enableAutoScaling", bool)),
         mode=fields.get("mode", str),
         orchestrator_version=fields.get("currentOrchestratorVersion", str) or fields.get("orchestratorVersion", str),
+        id=_Fields(where, document).get("id", str),
+        resource_group=_Fields(where, document).get("resourceGroup", str),
     )
 
 
