@@ -1,4 +1,4 @@
-"""`python -m gpushare <command>`: the offline tools around the Pulumi program.
+"""`python -m gpushare <command>`: the tools around the Pulumi program (offline, except `preflight`).
 
 Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 1 a preflight check
 failed, 2 invalid stack file or deployed-pools file (and argparse's usage errors) or no subscription to read, 3
