@@ -11,6 +11,7 @@ from pulumi.runtime import config as runtime_config
 from pulumi_azure_native import authorization
 
 from components.aks_cluster import AksCluster, AksClusterArgs
+from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
@@ -67,12 +68,21 @@ def main() -> None:
         ))
         previous = node_pool.agent_pool
     # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
-    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
+    access = ClusterAccess("cluster-access", ClusterAccessArgs(
+        resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
+        cluster_id=cluster.resource_id,
+        # The provider used to be GpuOperator's child: the alias keeps every Kubernetes object where it is.
+        provider_aliases=[pulumi.Alias(name="gpu-operator-provider",
+                                       parent=pulumi.create_urn("gpu-operator", "gpushare:operator:GpuOperator"))],
+    ))
+    kubernetes_access = [cluster.deployer_access] if cluster.deployer_access else []
+    operator = GpuOperator("gpu-operator", GpuOperatorArgs(
+        stack=stack, provider=access.provider, depends_on=kubernetes_access))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)
     pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
-    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("kubeconfig", access.kubeconfig)
     pulumi.export("deviceConfigHash", operator.config_hash)
     pulumi.export("pools", {
         pool.name: {"resource": capacity.resource, "perNode": capacity.per_node,

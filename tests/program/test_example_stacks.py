@@ -131,8 +131,10 @@ def test_resources_are_listed_after_what_they_wait_for(capsys):
         waits = set(resource["dependsOn"]) | ({resource["provider"]} if resource["provider"] else set())
         assert waits <= seen, resource["name"]
         seen.add(resource["name"])
-    assert [r["name"] for r in resources][:5] == [
-        "cluster-rg", "cluster-aks", "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool"]
+    names = [r["name"] for r in resources]
+    assert names[:2] == ["cluster-rg", "cluster-aks"]
+    assert [n for n in names if n.endswith("-agentpool")] == ["a100mig-agentpool", "h100mig-agentpool",
+                                                               "t4batch-agentpool"]
 
 
 def test_program_reads_config_the_way_the_pulumi_cli_passes_it(monkeypatch):

@@ -1,0 +1,83 @@
+"""The hardened cluster through the real program: Kubernetes access wiring, role assignments, no static credential."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from gpushare.config import encode_engine_config, read_stack_file
+from gpushare.stack_files import resolve_stack_file
+from render.mock_engine import MOCK_KUBECONFIG, MOCK_SUBSCRIPTION, MOCK_USER_TOKEN, run_program
+
+STACK = "contoso-prod"
+PROVIDER = "pulumi:providers:kubernetes"
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+GROUP = "0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90"
+
+
+def program(**cluster_changes):
+    raw = read_stack_file(resolve_stack_file(STACK)).config
+    raw["gpushare:cluster"].update(cluster_changes)
+    return run_program(STACK, encode_engine_config(raw))
+
+
+@pytest.fixture(scope="module")
+def recording():
+    return program()
+
+
+def kubernetes_objects(recording):
+    return [r for r in recording.resources if r.custom and r.type.startswith("kubernetes:")]
+
+
+def test_every_kubernetes_object_uses_the_token_provider_and_waits_for_the_deployers_access(recording):
+    objects = kubernetes_objects(recording)
+    assert len(objects) >= 3
+    for resource in objects:
+        assert resource.provider == "cluster-access-provider", resource.name
+        assert "cluster-deployer-admin" in resource.depends_on, resource.name
+
+
+def test_provider_has_the_token_kubeconfig_and_the_clusters_id(recording):
+    (provider,) = recording.by_type(PROVIDER)
+    assert provider.inputs["clusterIdentifier"] == f"/subscriptions/{MOCK_SUBSCRIPTION}/mock/ManagedCluster/{STACK}"
+    assert [u["user"] for u in yaml.safe_load(provider.inputs["kubeconfig"])["users"]] == [{"token": MOCK_USER_TOKEN}]
+    assert "kubeconfig" in provider.secret_inputs
+
+
+def test_moved_provider_keeps_its_identity(recording):
+    """It was GpuOperator's child: without the alias every Kubernetes object would follow a new provider."""
+    (provider,) = recording.by_type(PROVIDER)
+    assert provider.aliases == [{
+        "name": "gpu-operator-provider",
+        "parentUrn": f"urn:pulumi:{STACK}::gpushare::gpushare:operator:GpuOperator::gpu-operator"}]
+
+
+def test_kubeconfig_output_is_the_entra_kubeconfig_for_people(recording):
+    assert recording.exports["kubeconfig"] == MOCK_KUBECONFIG
+
+
+def test_no_static_credential_is_read_or_exported(recording):
+    assert not [i for i in recording.invokes if "AdminCredentials" in i]
+    everything = json.dumps([r.inputs for r in recording.resources]) + json.dumps(recording.exports)
+    for static in ("client-certificate-data", "client-key-data", "client-certificate", "client-key", "password"):
+        assert static not in everything, static
+    (cluster,) = recording.by_type("azure-native:containerservice:ManagedCluster")
+    assert cluster.inputs["disableLocalAccounts"] is True
+
+
+def test_admin_groups_and_deployer_are_assigned(recording):
+    assert [r.name for r in recording.by_type(ROLE_ASSIGNMENT)] == ["cluster-deployer-admin"]
+    with_group = program(access={"adminGroups": [GROUP]})
+    assert sorted(r.name for r in with_group.by_type(ROLE_ASSIGNMENT)) == [f"cluster-admins-{GROUP}",
+                                                                            "cluster-deployer-admin"]
+
+
+def test_grant_deployer_false_leaves_access_to_assignments_made_out_of_band():
+    without = program(access={"grantDeployer": False})
+    assert without.by_type(ROLE_ASSIGNMENT) == []
+    for resource in kubernetes_objects(without):
+        assert resource.provider == "cluster-access-provider"
+        assert not any(d.startswith("cluster-deployer") for d in resource.depends_on)
