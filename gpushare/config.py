@@ -224,10 +224,26 @@ def _parse_cluster(c: _Checker, value: Any) -> Cluster | None:
     tier = _optional(raw, "tier", lambda v: c.choice(v, f"{path}.tier", Tier), Tier.STANDARD)
     upgrades = _optional(raw, "upgrades", lambda v: _parse_upgrades(c, v, f"{path}.upgrades"), Upgrades())
     api_server = _optional(raw, "apiServer", lambda v: _parse_api_server(c, v, f"{path}.apiServer"), ApiServer())
+    _check_version_against_channel(c, path, version, upgrades.channel)
     if name is None or resource_group is None:
         return None
     return Cluster(name=name, resource_group=resource_group, kubernetes_version=version, system_pool=system_pool,
                    access=access, tier=tier, upgrades=upgrades, api_server=api_server)
+
+
+def _check_version_against_channel(c: _Checker, path: str, version: str | None, channel: UpgradeChannel) -> None:
+    """AKS moves the version along its upgrade channel; a stack pinning what the channel changes would ask AKS to
+    downgrade on the next run, which AKS refuses."""
+    if version is None:
+        return
+    if channel is UpgradeChannel.PATCH and version.count(".") == 2:
+        minor = version.rsplit(".", 1)[0]
+        c.add(f"{path}.kubernetesVersion", f"{version} pins a patch release, but upgrades.channel patch moves "
+                                           f"the cluster to newer patches; write \"{minor}\", or set channel: none")
+    elif channel in (UpgradeChannel.STABLE, UpgradeChannel.RAPID):
+        c.add(f"{path}.kubernetesVersion", f"upgrades.channel {channel.value} moves the cluster to newer minor "
+                                           f"versions, so a fixed version ({version}) would ask AKS to downgrade; "
+                                           f"remove kubernetesVersion, or use channel patch")
 
 
 def _parse_access(c: _Checker, value: Any, path: str) -> Access | None:

@@ -54,6 +54,15 @@ def test_a_partial_window_keeps_the_other_defaults():
     assert window == MaintenanceWindow(WeekDay.WEDNESDAY, "02:00", 4)
 
 
+@pytest.mark.parametrize(("version", "channel"), [("1.33", "patch"), ("1.33.2", "none"), ("1.33.2", "node-image"),
+                                                 (None, "rapid")])
+def test_versions_the_channel_does_not_move_are_accepted(version, channel):
+    changes = {"upgrades": {"channel": channel}}
+    if version:
+        changes["kubernetesVersion"] = version
+    assert parse(raw_with(cluster(**changes))).cluster.kubernetes_version == version
+
+
 def test_node_image_channel_with_node_image_os_is_accepted():
     upgrades = parse(raw_with(cluster(upgrades={"channel": "node-image", "nodeOs": "NodeImage"}))).cluster.upgrades
     assert upgrades.channel is UpgradeChannel.NODE_IMAGE
@@ -106,6 +115,10 @@ REJECTED: list[tuple[str, dict[str, Any], list[tuple[str, tuple[str, ...]]]]] = 
      [(f"{C}.apiServer.authorizedIpRanges", ("a list of CIDRs",))]),
     ("more_than_200_ranges", {"apiServer": {"authorizedIpRanges": [f"10.{i // 256}.{i % 256}.0/24" for i in range(201)]}},
      [(f"{C}.apiServer.authorizedIpRanges", ("at most 200", "got 201"))]),
+    ("patch_channel_with_a_patch_version", {"kubernetesVersion": "1.33.2"},
+     [(f"{C}.kubernetesVersion", ("1.33.2", "channel patch", '"1.33"'))]),
+    ("stable_channel_with_a_version", {"kubernetesVersion": "1.33", "upgrades": {"channel": "stable"}},
+     [(f"{C}.kubernetesVersion", ("stable", "downgrade", "remove kubernetesVersion"))]),
     ("cluster_unknown_key", {"upgrade": {"channel": "patch"}}, [(f"{C}.upgrade", ("did you mean 'upgrades'",))]),
 ]
 
