@@ -17,7 +17,8 @@ from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
-from gpushare.guard import check_for_program, raise_for_violations
+from gpushare.cluster_guard import check_stack_for_program
+from gpushare.guard import raise_for_violations
 from gpushare.model import StackConfig
 from gpushare.stack_files import STACK_FILE_ENV
 
@@ -34,9 +35,10 @@ def load_stack() -> StackConfig:
 
 
 def guard(stack: StackConfig) -> None:
-    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool."""
+    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool or change
+    a setting AKS fixed when it created the cluster."""
     try:
-        report = check_for_program(
+        report = check_stack_for_program(
             stack, os.environ, lambda: authorization.get_client_config().subscription_id)
         if report is None:
             return

@@ -95,6 +95,9 @@ class AksCluster(pulumi.ComponentResource):
                 network_plugin_mode=baseline.NETWORK_PLUGIN_MODE,
                 network_dataplane=baseline.NETWORK_DATAPLANE,
                 network_policy=baseline.NETWORK_POLICY,
+                pod_cidr=baseline.POD_CIDR,
+                service_cidr=baseline.SERVICE_CIDR,
+                dns_service_ip=baseline.DNS_SERVICE_IP,
             ),
             oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
             security_profile=containerservice.ManagedClusterSecurityProfileArgs(

@@ -15,6 +15,11 @@ NETWORK_PLUGIN_MODE = "overlay"
 NETWORK_DATAPLANE = "cilium"
 NETWORK_POLICY = "cilium"
 """With the Cilium dataplane AKS enforces network policy through Cilium; the two are set together."""
+POD_CIDR = "10.244.0.0/16"
+SERVICE_CIDR = "10.0.0.0/16"
+DNS_SERVICE_IP = "10.0.0.10"
+"""The overlay's pod range and the service range: AKS's own defaults, set explicitly because AKS fixes them when it
+creates the cluster and the guard compares them."""
 IMAGE_CLEANER_INTERVAL_HOURS = 168
 """Image Cleaner removes unused (and vulnerable) images from nodes once a week."""
 SKU_NAME = "Base"

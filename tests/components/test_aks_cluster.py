@@ -68,7 +68,7 @@ def test_cluster_carries_the_hardened_baseline_under_arm_names():
     assert inputs["enableRBAC"] is True
     assert inputs["sku"] == {"name": "Base", "tier": "Standard"}
     assert inputs["autoUpgradeProfile"] == {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"}
-    # The address ranges and outbound type are the SDK's defaults for a network profile (AKS fixes them at creation).
+    # outboundType is the SDK's default for a network profile; the address ranges are set by gpushare.
     assert inputs["networkProfile"] == {"networkPlugin": "azure", "networkPluginMode": "overlay",
                                         "networkDataplane": "cilium", "networkPolicy": "cilium",
                                         "podCidr": "10.244.0.0/16", "serviceCidr": "10.0.0.0/16",

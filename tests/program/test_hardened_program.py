@@ -81,3 +81,19 @@ def test_grant_deployer_false_leaves_access_to_assignments_made_out_of_band():
     for resource in kubernetes_objects(without):
         assert resource.provider == "cluster-access-provider"
         assert not any(d.startswith("cluster-deployer") for d in resource.depends_on)
+
+
+def test_live_guard_stops_a_cluster_create_only_change_before_anything_registers(monkeypatch):
+    import gpushare.cluster_guard
+    import gpushare.guard
+    from gpushare.deployed import DeployedCluster
+
+    kubenet = DeployedCluster(name=STACK, dns_prefix=STACK, enable_rbac=True, network_plugin="kubenet",
+                              pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16", dns_service_ip="10.0.0.10")
+    monkeypatch.setattr(gpushare.guard, "read_live", lambda *args, **kwargs: None)
+    monkeypatch.setattr(gpushare.cluster_guard, "read_live_cluster", lambda *args, **kwargs: kubenet)
+    raw = read_stack_file(resolve_stack_file(STACK)).config
+    recording = run_program(STACK, encode_engine_config(raw), live_guard=True, check=False)
+    assert "networkProfile.networkPlugin kubenet -> azure" in str(recording.error)
+    assert "Traceback" not in str(recording.error)
+    assert [r for r in recording.resources if r.custom] == []
