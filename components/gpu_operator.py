@@ -54,9 +54,8 @@ class GpuOperator(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
         plan = operator_plan(args.stack)
         super().__init__("gpushare:operator:GpuOperator", name, None, opts)
-        self.provider = args.provider
         after_access = list(args.depends_on)
-        in_cluster = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=after_access)
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after_access)
         # A Namespace of our own, not the release's create_namespace: the ConfigMap must exist before the release.
         self.kubernetes_namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
@@ -81,7 +80,7 @@ class GpuOperator(pulumi.ComponentResource):
             namespace=self.kubernetes_namespace.metadata.name,
             values=plan.values,
             # The operator reads the ConfigMap at start-up (devicePlugin.config.name); it must be there first.
-            opts=pulumi.ResourceOptions(parent=self, provider=self.provider,
+            opts=pulumi.ResourceOptions(parent=self, provider=args.provider,
                                         depends_on=[*after_access, self.config_map]),
         )
         self.chart_version = self.release.version
