@@ -69,7 +69,6 @@ def main() -> None:
             resource_group_name=cluster.resource_group_name, after=previous,
         ))
         previous = node_pool.agent_pool
-    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
     access = ClusterAccess("cluster-access", ClusterAccessArgs(
         resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
         cluster_id=cluster.resource_id,
@@ -77,7 +76,9 @@ def main() -> None:
         provider_aliases=[pulumi.Alias(name="gpu-operator-provider",
                                        parent=pulumi.create_urn("gpu-operator", "gpushare:operator:GpuOperator"))],
     ))
+    # Every Kubernetes object waits for the deployer's RBAC role (none with grantDeployer: false).
     kubernetes_access = [cluster.deployer_access] if cluster.deployer_access else []
+    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
     operator = GpuOperator("gpu-operator", GpuOperatorArgs(
         stack=stack, provider=access.provider, depends_on=kubernetes_access))
 
