@@ -218,8 +218,10 @@ class GpushareMocks(mocks.Mocks):
 
     client_token = MOCK_USER_TOKEN
     """What `getClientToken` answers (a test may patch it, e.g. with a service principal's token)."""
-    invokes: list[str] = []
-    """Tokens of every invoke made, in order (reset per run)."""
+
+    def __init__(self) -> None:
+        self.invokes: list[str] = []
+        """The token of every provider function called, in order."""
 
     def new_resource(self, args: mocks.MockResourceArgs):
         state = dict(args.inputs)
@@ -284,7 +286,6 @@ def run_pulumi(
     settings.reset_options(project="gpushare", stack=stack, preview=preview)
     pulumi.runtime.set_all_config(dict(config or {}))
     provider_mocks = GpushareMocks()
-    provider_mocks.invokes = []
     monitor = RecordingMonitor(provider_mocks)
     logger = logging.getLogger("gpushare.mock")
     logger.propagate = False
