@@ -291,7 +291,7 @@ def _parse_window(c: _Checker, value: Any, path: str) -> MaintenanceWindow | Non
     day = _optional(raw, "day", lambda v: c.choice(v, f"{path}.day", WeekDay), default.day)
     start = raw.get("start", default.start)
     if isinstance(start, int) and not isinstance(start, bool):
-        # YAML 1.1 reads an unquoted 02:00 as a base-60 number (120).
+        # YAML 1.1 (PyYAML, hence `plan`) reads an unquoted 22:30 as the base-60 number 1350.
         c.add(f"{path}.start", f"YAML reads an unquoted time as a number (here {start}); quote it, e.g. start: \"02:00\"")
         start = default.start
     else:
