@@ -12,7 +12,9 @@ Create-only settings (`CLUSTER_CREATE_ONLY`), by ARM property path:
   `az aks update`), each reimaging every node, which for GPU pools is an outage of its own: never as a side effect;
 - `networkProfile.podCidr`, `.serviceCidr`, `.dnsServiceIP`: address ranges fixed at creation.
 Everything else gpushare sets on the cluster (Entra ID, local accounts, tier, upgrade channels, authorized IP ranges,
-Image Cleaner) AKS changes in place.
+Image Cleaner) AKS changes in place. A node OS channel change is reported as a note: AKS docs
+(auto-upgrade-node-image.md): "Once you change from one channel to another channel, a reimage is triggered leading
+to rolling nodes", GPU nodes included.
 """
 
 from __future__ import annotations
@@ -103,6 +105,19 @@ def cluster_violations(stack: StackConfig, deployed: DeployedCluster | None) -> 
     ]
 
 
+def _node_os_note(stack: StackConfig, deployed: DeployedCluster | None) -> str | None:
+    if deployed is None:
+        return None
+    # NodeImage is AKS's default for clusters created with API 2023-06-01 or later.
+    was = deployed.node_os_upgrade_channel or "NodeImage"
+    wants = stack.cluster.upgrades.node_os.value
+    if was.lower() == wants.lower():
+        return None
+    return (f"cluster {stack.cluster.name}: node OS upgrade channel {was} -> {wants}. AKS applies this in place but "
+            "reimages every node to do so, GPU nodes included (rolling, within the pools' surge settings): their "
+            "pods restart")
+
+
 def _message(stack: StackConfig, field: str, deployed: str, wanted: str) -> str:
     cluster = stack.cluster
     why, migration = CLUSTER_CREATE_ONLY[field]
@@ -140,7 +155,9 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
             *report.warnings,
             f"{err}. Continuing because gpushare:guard is warn, relying on the cluster's protection",
         ))
-    return dataclasses.replace(report, violations=(*cluster_violations(stack, deployed), *report.violations))
+    note = _node_os_note(stack, deployed)
+    return dataclasses.replace(report, violations=(*cluster_violations(stack, deployed), *report.violations),
+                               notes=(*report.notes, *([note] if note else [])))
 
 
 def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str],

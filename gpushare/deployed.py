@@ -327,6 +327,8 @@ class DeployedCluster:
     pod_cidr: str | None = None
     service_cidr: str | None = None
     dns_service_ip: str | None = None
+    node_os_upgrade_channel: str | None = None
+    """`autoUpgradeProfile.nodeOSUpgradeChannel`: changed in place, but AKS reimages every node to apply it."""
 
 
 def read_live_cluster(
@@ -377,6 +379,7 @@ def _parse_cluster(name: str, document: dict) -> DeployedCluster:
     properties = _Fields(where, document).get("properties", dict) or {}
     fields = _Fields(where, properties)
     network = _Fields(f"{where} networkProfile", fields.get("networkProfile", dict) or {})
+    upgrades = _Fields(f"{where} autoUpgradeProfile", fields.get("autoUpgradeProfile", dict) or {})
     return DeployedCluster(
         name=name,
         dns_prefix=fields.get("dnsPrefix", str),
@@ -388,4 +391,5 @@ def _parse_cluster(name: str, document: dict) -> DeployedCluster:
         pod_cidr=network.get("podCidr", str),
         service_cidr=network.get("serviceCidr", str),
         dns_service_ip=network.get("dnsServiceIP", str),
+        node_os_upgrade_channel=upgrades.get("nodeOSUpgradeChannel", str),
     )

@@ -42,6 +42,7 @@ def arm_cluster(**network) -> dict:
         "location": "westeurope", "sku": {"name": "Base", "tier": "Standard"},
         "properties": {
             "provisioningState": "Succeeded", "kubernetesVersion": "1.33", "dnsPrefix": NAME,
+            "autoUpgradeProfile": {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"},
             "fqdn": f"{NAME}-abc123.hcp.westeurope.azmk8s.io", "enableRBAC": True, "disableLocalAccounts": True,
             "aadProfile": {"managed": True, "enableAzureRBAC": True, "tenantID": "t"},
             "networkProfile": {key: value for key, value in profile.items() if value is not None},
@@ -66,7 +67,7 @@ def test_reads_the_cluster_in_one_get(arm):
     assert deployed == DeployedCluster(
         name=NAME, dns_prefix=NAME, enable_rbac=True, network_plugin="azure", network_plugin_mode="overlay",
         network_dataplane="cilium", network_policy="cilium", pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16",
-        dns_service_ip="10.0.0.10")
+        dns_service_ip="10.0.0.10", node_os_upgrade_channel="NodeImage")
     (request,) = arm.requests
     assert (request.method, request.path) == ("GET", CLUSTER_PATH)
 
@@ -80,7 +81,19 @@ def test_missing_cluster_is_a_first_deployment(arm, code):
 
 def test_cluster_as_wanted_passes(arm):
     arm.route(CLUSTER_PATH, StubResponse(200, arm_cluster()))
-    assert check_cluster(STACK, GuardReport("azure"), SUB, **settings(arm)).violations == ()
+    report = check_cluster(STACK, GuardReport("azure"), SUB, **settings(arm))
+    assert (report.violations, report.notes) == ((), ())
+
+
+def test_a_node_os_channel_change_is_a_note_about_reimaging(arm):
+    deployed = arm_cluster()
+    deployed["properties"]["autoUpgradeProfile"]["nodeOSUpgradeChannel"] = "Unmanaged"
+    arm.route(CLUSTER_PATH, StubResponse(200, deployed))
+    report = check_cluster(STACK, GuardReport("azure", notes=("pool note",)), SUB, **settings(arm))
+    assert report.violations == ()
+    assert report.notes[0] == "pool note"
+    assert "node OS upgrade channel Unmanaged -> NodeImage" in report.notes[1]
+    assert "reimages every node" in report.notes[1]
 
 
 def test_a_kubenet_cluster_is_stopped_naming_each_field_and_the_migration(arm):
