@@ -24,7 +24,7 @@ import functools
 from collections.abc import Callable, Mapping
 
 from gpushare import cluster_baseline as baseline
-from gpushare.deployed import DeployedCluster, read_live_cluster
+from gpushare.deployed_cluster import DeployedCluster, read_live_cluster
 from gpushare.errors import AzureReadError
 from gpushare.guard import DEPLOYED_FILE_ENV, GuardReport, Violation, check_for_program
 from gpushare.model import GuardMode, StackConfig

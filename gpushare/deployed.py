@@ -6,10 +6,7 @@ Two sources give the same `DeployedPool` objects:
 - file: the JSON `az aks nodepool list --resource-group RG --cluster-name NAME -o json` prints, or the ARM REST
   list body (`{"value": [...]}`) (`read_file`), so `plan --deployed FILE` runs without Azure credentials.
 
-The managed cluster itself (its create-only settings, `DeployedCluster`) is read live only, with one GET
-(`read_live_cluster`).
-
-Both pool sources feed the same parser, which checks the type of every field the guard reads: a value of the wrong type must
+Both feed the same parser, which checks the type of every field the guard reads: a value of the wrong type must
 fail loudly here rather than compare unequal (a false violation) or equal (a missed one) later.
 """
 
@@ -311,85 +308,3 @@ def _one_line(err: Exception) -> str:
     """The error's text on one line: SDK and credential messages span several."""
     text = getattr(err, "message", None) or str(err)
     return " ".join(line.strip() for line in text.splitlines() if line.strip()) or type(err).__name__
-
-
-@dataclass(frozen=True)
-class DeployedCluster:
-    """The managed cluster's create-only settings as Azure reports them (None: Azure reports nothing)."""
-
-    name: str
-    dns_prefix: str | None = None
-    enable_rbac: bool | None = None
-    network_plugin: str | None = None
-    network_plugin_mode: str | None = None
-    network_dataplane: str | None = None
-    network_policy: str | None = None
-    pod_cidr: str | None = None
-    service_cidr: str | None = None
-    dns_service_ip: str | None = None
-    node_os_upgrade_channel: str | None = None
-    """`autoUpgradeProfile.nodeOSUpgradeChannel`: changed in place, but AKS reimages every node to apply it."""
-
-
-def read_live_cluster(
-    subscription_id: str,
-    resource_group: str,
-    cluster: str,
-    *,
-    credential: TokenCredential | None = None,
-    base_url: str | None = None,
-    **client_kwargs: object,
-) -> DeployedCluster | None:
-    """The managed cluster from ARM (one GET), or None when it (or its resource group) does not exist yet.
-
-    Same settings and failures as `read_live`: every failure is an `AzureReadError` naming the cluster and the fix.
-    """
-    what = f"could not read AKS cluster {cluster} (resource group {resource_group}, subscription {subscription_id})"
-    owned = credential is None
-    token_source = DefaultAzureCredential() if owned else credential
-    settings = {**CLIENT_DEFAULTS, **client_kwargs}
-    try:
-        with ContainerServiceClient(token_source, subscription_id, base_url=base_url, **settings) as client:
-            document = client.managed_clusters.get(resource_group, cluster).as_dict()
-    except ResourceNotFoundError as err:
-        if _arm_code(err) != "SubscriptionNotFound":
-            return None  # a first deployment: nothing to guard
-        raise AzureReadError(
-            f"{what}: Azure does not know the subscription ({_describe(err)}); check the subscription id, "
-            "and that the credentials belong to its tenant"
-        ) from None
-    except AzureError as err:
-        raise _read_error(what, err, base_url or DEFAULT_ARM_URL) from None
-    except (AttributeError, TypeError, ValueError) as err:
-        detail = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-        raise AzureReadError(
-            f"{what}: Azure answered with an unexpected body ({detail}); retry, and report it if it persists"
-        ) from None
-    finally:
-        if owned:
-            token_source.close()
-    try:
-        return _parse_cluster(cluster, document)
-    except _Malformed as err:
-        raise AzureReadError(f"{what}: Azure answered with an unexpected cluster: {err}") from None
-
-
-def _parse_cluster(name: str, document: dict) -> DeployedCluster:
-    where = f"cluster {name}"
-    properties = _Fields(where, document).get("properties", dict) or {}
-    fields = _Fields(where, properties)
-    network = _Fields(f"{where} networkProfile", fields.get("networkProfile", dict) or {})
-    upgrades = _Fields(f"{where} autoUpgradeProfile", fields.get("autoUpgradeProfile", dict) or {})
-    return DeployedCluster(
-        name=name,
-        dns_prefix=fields.get("dnsPrefix", str),
-        enable_rbac=fields.get("enableRBAC", bool),
-        network_plugin=network.get("networkPlugin", str),
-        network_plugin_mode=network.get("networkPluginMode", str),
-        network_dataplane=network.get("networkDataplane", str),
-        network_policy=network.get("networkPolicy", str),
-        pod_cidr=network.get("podCidr", str),
-        service_cidr=network.get("serviceCidr", str),
-        dns_service_ip=network.get("dnsServiceIP", str),
-        node_os_upgrade_channel=upgrades.get("nodeOSUpgradeChannel", str),
-    )

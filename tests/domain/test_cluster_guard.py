@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from gpushare.cluster_guard import CLUSTER, check_cluster, check_stack_for_program, cluster_violations
-from gpushare.deployed import DeployedCluster, read_live_cluster
+from gpushare.deployed_cluster import DeployedCluster, read_live_cluster
 from gpushare.errors import AzureReadError, GuardViolationError
 from gpushare.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, raise_for_violations
 from gpushare.model import GuardMode

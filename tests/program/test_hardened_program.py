@@ -86,7 +86,7 @@ def test_grant_deployer_false_leaves_access_to_assignments_made_out_of_band():
 def test_live_guard_stops_a_cluster_create_only_change_before_anything_registers(monkeypatch):
     import gpushare.cluster_guard
     import gpushare.guard
-    from gpushare.deployed import DeployedCluster
+    from gpushare.deployed_cluster import DeployedCluster
 
     kubenet = DeployedCluster(name=STACK, dns_prefix=STACK, enable_rbac=True, network_plugin="kubenet",
                               pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16", dns_service_ip="10.0.0.10")
