@@ -14,12 +14,15 @@ from components.aks_cluster import AksCluster, AksClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.autoscaling import overscale_warning
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
 from gpushare.cluster_guard import check_stack_for_program
-from gpushare.guard import raise_for_violations
+from gpushare.guard import GuardReport, raise_for_violations
+from gpushare.kubernetes_version import kubernetes_version_warnings
 from gpushare.model import StackConfig
+from gpushare.node_labels import pool_node_labels
 from gpushare.stack_files import STACK_FILE_ENV
 
 
@@ -34,41 +37,41 @@ def load_stack() -> StackConfig:
         raise pulumi.RunError(str(exc)) from None
 
 
-def guard(stack: StackConfig) -> None:
+def guard(stack: StackConfig) -> GuardReport | None:
     """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool or change
-    a setting AKS fixed when it created the cluster."""
+    a setting AKS fixed when it created the cluster. Returns the report, whose deployed pools (the run's one
+    agent-pool read) give each pool's live node count."""
     try:
         report = check_stack_for_program(
             stack, os.environ, lambda: authorization.get_client_config().subscription_id)
         if report is None:
-            return
+            return None
+        pulumi.log.info(f"guard ({report.source}): {report.headline}")
         for note in report.notes:
             pulumi.log.info(note)
         for warning in report.warnings:
             pulumi.log.warn(warning)
         raise_for_violations(report)
+        return report
     except GpushareError as exc:
         raise pulumi.RunError(str(exc)) from None
 
 
 def main() -> None:
     stack = load_stack()
-    guard(stack)
+    report = guard(stack)
+    for warning in kubernetes_version_warnings(stack):
+        pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
             pulumi.log.warn(warning)
+        if warning := overscale_warning(pool, capacity):
+            pulumi.log.warn(warning)
     for warning in ambiguous_resource_warnings(capacities):
         pulumi.log.warn(warning)
 
-    previous = None
-    for pool in stack.pools:
-        node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
-            pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
-            resource_group_name=cluster.resource_group_name, after=previous,
-        ))
-        previous = node_pool.agent_pool
     access = ClusterAccess("cluster-access", ClusterAccessArgs(
         resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
         cluster_id=cluster.resource_id,
@@ -81,6 +84,15 @@ def main() -> None:
     # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
     operator = GpuOperator("gpu-operator", GpuOperatorArgs(
         stack=stack, provider=access.provider, depends_on=kubernetes_access))
+    previous = None
+    for pool in stack.pools:
+        node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
+            pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
+            resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
+            live_count=report.live_count(pool.name) if report else None,
+            after=previous, device_config=operator.config_map,
+        ))
+        previous = node_pool.agent_pool
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)

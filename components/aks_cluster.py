@@ -31,8 +31,8 @@ class AksClusterArgs:
 
 
 class AksCluster(pulumi.ComponentResource):
-    """Resource group + hardened AKS cluster, protected against deletion, with its maintenance windows and role
-    assignments."""
+    """Resource group + hardened AKS cluster, both protected against deletion, with the cluster's maintenance
+    windows and role assignments."""
 
     cluster_name: pulumi.Output[str]
     """The AKS cluster's name in Azure."""
@@ -49,10 +49,11 @@ class AksCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:AksCluster", name, None, opts)
         cluster = args.cluster
-        child = pulumi.ResourceOptions(parent=self)
         client = authorization.get_client_config_output()
         self.resource_group = resources.ResourceGroup(
-            f"{name}-rg", resource_group_name=cluster.resource_group, location=args.location, opts=child,
+            f"{name}-rg", resource_group_name=cluster.resource_group, location=args.location,
+            # Deleting the resource group deletes the cluster and every GPU pool in it, protected or not.
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
         )
         # Right after the resource group and before the cluster: AKS takes minutes to build the cluster, time for
         # the assignment to propagate (AKS docs: up to five minutes) before the first Kubernetes call.

@@ -9,9 +9,10 @@ import heapq
 from typing import Any
 
 from gpushare.capacity import pool_capacity
-from gpushare.guard import GuardReport
+from gpushare.guard import GuardReport, offline_warnings
 from gpushare.model import GpuPool, StackConfig
 from gpushare.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
+from gpushare.upgrades import upgrade_summary
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
@@ -39,6 +40,8 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
         "usableShare": f"{capacity.usable_share.numerator}/{capacity.usable_share.denominator}",
         "zones": list(pool.zones),
         "protected": not pool.recreate,
+        "upgrade": {"maxSurge": pool.upgrade.max_surge, "maxUnavailable": pool.upgrade.max_unavailable,
+                    "summary": upgrade_summary(pool, stack.operator.mig_strategy)},
     }
 
 
@@ -92,7 +95,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack) for pool in stack.pools],
         "resources": in_dependency_order(resources),
-        "warnings": [*warnings, *(guard.warnings if guard else ())],
+        "warnings": [*warnings, *(guard.warnings if guard else offline_warnings(stack))],
         "guard": guard.to_json() if guard else None,
     }
 
@@ -123,6 +126,8 @@ def render_text(document: dict[str, Any]) -> str:
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
+    lines += ["", "ClusterUpgrades (node image, Kubernetes):"]
+    lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
     lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
     lines += ["", f"Device-plugin configs (ConfigMap {op['namespace']}/{op['configMap']}; key = node label "
                   f"nvidia.com/device-plugin.config):"]
@@ -148,8 +153,7 @@ def _guard_lines(guard: dict[str, Any] | None) -> list[str]:
     if guard is None:
         return ["Guard: not checked (offline). Pass --deployed FILE (az aks nodepool list ... -o json) to compare "
                 "with the deployed pools; pulumi preview/up checks Azure itself."]
-    verdict = f"{len(guard['violations'])} violation(s)" if guard["violations"] else "no change deletes a GPU pool"
-    lines = [f"Guard (deployed pools from {guard['source']}): {verdict}"]
+    lines = [f"Guard (deployed pools from {guard['source']}): {guard['headline']}"]
     lines += [f"  x {v['pool']}: {v['field']} {v['deployed']} -> {v['wanted']}" for v in guard["violations"]]
     lines += [f"  note: {note}" for note in guard["notes"]]
     return lines

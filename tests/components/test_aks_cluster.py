@@ -17,7 +17,7 @@ from gpushare.model import (
     SystemPool,
     Tier,
     UpgradeChannel,
-    Upgrades,
+    ClusterUpgrades,
     WeekDay,
 )
 from render.mock_engine import MOCK_DEPLOYER_OBJECT_ID, MOCK_SUBSCRIPTION, GpushareMocks, mock_jwt, run_pulumi
@@ -45,6 +45,7 @@ def test_cluster_has_only_the_system_pool_inline_and_identity_features_on():
     recording = deploy()
     group = recording.get("azure-native:resources:ResourceGroup", "cluster-rg")
     assert group.inputs == {"resourceGroupName": "contoso-rg", "location": "westeurope"}
+    assert group.protect is True  # deleting the group would delete the cluster and every GPU pool in it
     managed = recording.get(MANAGED_CLUSTER, "cluster-aks")
     inputs = managed.inputs
     assert inputs["resourceName"] == "contoso-prod"
@@ -79,7 +80,7 @@ def test_cluster_carries_the_hardened_baseline_under_arm_names():
 
 
 def test_stack_settings_reach_the_cluster():
-    cluster = with_cluster(tier=Tier.FREE, upgrades=Upgrades(UpgradeChannel.STABLE, NodeOsChannel.SECURITY_PATCH),
+    cluster = with_cluster(tier=Tier.FREE, upgrades=ClusterUpgrades(UpgradeChannel.STABLE, NodeOsChannel.SECURITY_PATCH),
                            api_server=ApiServer(("203.0.113.0/24", "198.51.100.7/32")))
     inputs = deploy(cluster).get(MANAGED_CLUSTER, "cluster-aks").inputs
     assert inputs["sku"] == {"name": "Base", "tier": "Free"}
@@ -89,7 +90,7 @@ def test_stack_settings_reach_the_cluster():
 
 def test_both_maintenance_windows_use_the_names_aks_reads():
     window = MaintenanceWindow(WeekDay.SATURDAY, "22:30", 6)
-    recording = deploy(with_cluster(upgrades=Upgrades(window=window)))
+    recording = deploy(with_cluster(upgrades=ClusterUpgrades(window=window)))
     configs = {r.inputs["configName"]: r for r in recording.by_type(MAINTENANCE)}
     assert set(configs) == {"aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"}
     for config in configs.values():
@@ -103,9 +104,9 @@ def test_both_maintenance_windows_use_the_names_aks_reads():
 
 
 @pytest.mark.parametrize(("upgrades", "schedules"), [
-    (Upgrades(channel=UpgradeChannel.NONE), {"aksManagedNodeOSUpgradeSchedule"}),
-    (Upgrades(node_os=NodeOsChannel.UNMANAGED), {"aksManagedAutoUpgradeSchedule"}),
-    (Upgrades(UpgradeChannel.NONE, NodeOsChannel.NONE), set()),
+    (ClusterUpgrades(channel=UpgradeChannel.NONE), {"aksManagedNodeOSUpgradeSchedule"}),
+    (ClusterUpgrades(node_os=NodeOsChannel.UNMANAGED), {"aksManagedAutoUpgradeSchedule"}),
+    (ClusterUpgrades(UpgradeChannel.NONE, NodeOsChannel.NONE), set()),
 ], ids=["no-auto-upgrade", "unmanaged-node-os", "neither"])
 def test_a_channel_that_upgrades_nothing_gets_no_window(upgrades, schedules):
     recording = deploy(with_cluster(upgrades=upgrades))

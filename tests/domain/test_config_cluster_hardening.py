@@ -14,7 +14,7 @@ from gpushare.model import (
     NodeOsChannel,
     Tier,
     UpgradeChannel,
-    Upgrades,
+    ClusterUpgrades,
     WeekDay,
 )
 from tests.domain.test_config import assert_problems, cluster, parse, problems_of, raw_with, valid_raw, write_stack
@@ -28,7 +28,7 @@ def test_defaults_are_the_hardened_baseline():
     hardened = parse(valid_raw()).cluster
     assert hardened.access == Access(admin_groups=(), grant_deployer=True)
     assert hardened.tier is Tier.STANDARD
-    assert hardened.upgrades == Upgrades(
+    assert hardened.upgrades == ClusterUpgrades(
         channel=UpgradeChannel.PATCH, node_os=NodeOsChannel.NODE_IMAGE,
         window=MaintenanceWindow(day=WeekDay.SUNDAY, start="02:00", hours=4))
     assert hardened.api_server == ApiServer(authorized_ip_ranges=())
@@ -44,7 +44,7 @@ def test_every_setting_is_read():
     ))).cluster
     assert got.access == Access(admin_groups=(GROUP, OTHER_GROUP), grant_deployer=False)
     assert got.tier is Tier.FREE
-    assert got.upgrades == Upgrades(UpgradeChannel.STABLE, NodeOsChannel.SECURITY_PATCH,
+    assert got.upgrades == ClusterUpgrades(UpgradeChannel.STABLE, NodeOsChannel.SECURITY_PATCH,
                                     MaintenanceWindow(WeekDay.SATURDAY, "22:30", 8))
     assert got.api_server.authorized_ip_ranges == ("203.0.113.0/24", "198.51.100.7/32")
 
