@@ -29,6 +29,7 @@ from gpushare.model import (
     ApiServer,
     Autoscale,
     Cluster,
+    ClusterUpgrades,
     DriverOwner,
     GpuPool,
     GuardMode,
@@ -44,7 +45,6 @@ from gpushare.model import (
     Tier,
     Upgrade,
     UpgradeChannel,
-    ClusterUpgrades,
     WeekDay,
 )
 

@@ -12,12 +12,12 @@ from gpushare.model import (
     Access,
     ApiServer,
     Cluster,
+    ClusterUpgrades,
     MaintenanceWindow,
     NodeOsChannel,
     SystemPool,
     Tier,
     UpgradeChannel,
-    ClusterUpgrades,
     WeekDay,
 )
 from render.mock_engine import MOCK_DEPLOYER_OBJECT_ID, MOCK_SUBSCRIPTION, GpushareMocks, mock_jwt, run_pulumi

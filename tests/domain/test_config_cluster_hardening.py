@@ -10,11 +10,11 @@ from gpushare.config import load_stack_file
 from gpushare.model import (
     Access,
     ApiServer,
+    ClusterUpgrades,
     MaintenanceWindow,
     NodeOsChannel,
     Tier,
     UpgradeChannel,
-    ClusterUpgrades,
     WeekDay,
 )
 from tests.domain.test_config import assert_problems, cluster, parse, problems_of, raw_with, valid_raw, write_stack
