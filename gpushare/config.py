@@ -245,7 +245,8 @@ def _parse_cluster(c: _Checker, value: Any) -> Cluster | None:
         system_pool = _parse_system_pool(c, raw["systemPool"], f"{path}.systemPool") or system_pool
     access = _optional(raw, "access", lambda v: _parse_access(c, v, f"{path}.access"), Access())
     tier = _optional(raw, "tier", lambda v: c.choice(v, f"{path}.tier", Tier), Tier.STANDARD)
-    upgrades = _optional(raw, "upgrades", lambda v: _parse_upgrades(c, v, f"{path}.upgrades"), ClusterUpgrades())
+    upgrades = _optional(raw, "upgrades", lambda v: _parse_upgrades(c, v, f"{path}.upgrades"),
+                         ClusterUpgrades())
     api_server = _optional(raw, "apiServer", lambda v: _parse_api_server(c, v, f"{path}.apiServer"), ApiServer())
     _check_version_against_channel(c, path, version, upgrades.channel)
     if name is None or resource_group is None:

@@ -126,7 +126,7 @@ def render_text(document: dict[str, Any]) -> str:
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
-    lines += ["", "ClusterUpgrades (node image, Kubernetes):"]
+    lines += ["", "Upgrades (node image, Kubernetes):"]
     lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
     lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
     lines += ["", f"Device-plugin configs (ConfigMap {op['namespace']}/{op['configMap']}; key = node label "
