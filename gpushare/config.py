@@ -316,7 +316,8 @@ def _parse_window(c: _Checker, value: Any, path: str) -> MaintenanceWindow | Non
     start = raw.get("start", default.start)
     if isinstance(start, int) and not isinstance(start, bool):
         # YAML 1.1 (PyYAML, hence `plan`) reads an unquoted 22:30 as the base-60 number 1350.
-        c.add(f"{path}.start", f"YAML reads an unquoted time as a number (here {start}); quote it, e.g. start: \"02:00\"")
+        c.add(f"{path}.start",
+              f"YAML reads an unquoted time as a number (here {start}); quote it, e.g. start: \"02:00\"")
         start = default.start
     else:
         start = c.string(start, f"{path}.start", WINDOW_START_RE,

@@ -80,7 +80,8 @@ def test_cluster_carries_the_hardened_baseline_under_arm_names():
 
 
 def test_stack_settings_reach_the_cluster():
-    cluster = with_cluster(tier=Tier.FREE, upgrades=ClusterUpgrades(UpgradeChannel.STABLE, NodeOsChannel.SECURITY_PATCH),
+    cluster = with_cluster(tier=Tier.FREE,
+                           upgrades=ClusterUpgrades(UpgradeChannel.STABLE, NodeOsChannel.SECURITY_PATCH),
                            api_server=ApiServer(("203.0.113.0/24", "198.51.100.7/32")))
     inputs = deploy(cluster).get(MANAGED_CLUSTER, "cluster-aks").inputs
     assert inputs["sku"] == {"name": "Base", "tier": "Free"}
