@@ -97,3 +97,25 @@ def test_live_guard_stops_a_cluster_create_only_change_before_anything_registers
     assert "networkProfile.networkPlugin kubenet -> azure" in str(recording.error)
     assert "Traceback" not in str(recording.error)
     assert [r for r in recording.resources if r.custom] == []
+
+
+def test_plan_shows_the_cluster_settings(tmp_path, capsys):
+    from gpushare.__main__ import main
+
+    raw = read_stack_file(resolve_stack_file(STACK)).config
+    raw["gpushare:cluster"].update(tier="Free", access={"adminGroups": [GROUP], "grantDeployer": False},
+                                   apiServer={"authorizedIpRanges": ["203.0.113.0/24"]})
+    path = tmp_path / "Pulumi.hardened.yaml"
+    path.write_text(yaml.safe_dump({"config": raw}))
+    assert main(["plan", str(path), "--json"]) == 0
+    cluster = json.loads(capsys.readouterr().out)["cluster"]
+    assert cluster["name"] == STACK  # the keys plan --json had are still there
+    assert {k: cluster[k] for k in ("tier", "access", "upgrades", "apiServer")} == {
+        "tier": "Free", "access": {"adminGroups": [GROUP], "grantDeployer": False},
+        "upgrades": {"channel": "patch", "nodeOs": "NodeImage", "window": {"day": "Sunday", "start": "02:00",
+                                                                           "hours": 4}},
+        "apiServer": {"authorizedIpRanges": ["203.0.113.0/24"]}}
+    assert main(["plan", str(path)]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    assert "tier Free" in header and "API server from 1 CIDR;" in header and "1 admin group" in header
+    assert "deployer granted" not in header
