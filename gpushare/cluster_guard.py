@@ -20,10 +20,10 @@ to rolling nodes", GPU nodes included.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable, Mapping
 
 from gpushare import cluster_baseline as baseline
+from gpushare.azure_arm import AzureReads
 from gpushare.deployed_cluster import DeployedCluster, read_live_cluster
 from gpushare.errors import AzureReadError
 from gpushare.guard import DEPLOYED_FILE_ENV, GuardReport, Violation, check_for_program
@@ -161,12 +161,13 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
 
 
 def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str],
-                            subscription_id: Callable[[], str]) -> GuardReport | None:
+                            azure: Callable[[], AzureReads]) -> GuardReport | None:
     """The whole guard as the Pulumi program runs it: the pools (`gpushare.guard.check_for_program`), and under
-    `pulumi preview`/`up` the cluster's create-only settings too. A saved `--deployed` file holds node pools only,
-    and an offline render compares nothing."""
-    subscription = functools.cache(subscription_id)
-    report = check_for_program(stack, environ, subscription)
+    `pulumi preview`/`up` the cluster's create-only settings too, with the same target and credential (`azure`,
+    cached by the caller). A saved `--deployed` file holds node pools only, and an offline render compares
+    nothing."""
+    report = check_for_program(stack, environ, azure)
     if report is None or environ.get(DEPLOYED_FILE_ENV):
         return report
-    return check_cluster(stack, report, subscription())
+    reads = azure()
+    return check_cluster(stack, report, reads.target.subscription_id, **reads.read_kwargs())

@@ -16,11 +16,14 @@ from azure.core.exceptions import AzureError, ResourceNotFoundError
 from azure.identity import DefaultAzureCredential
 from azure.mgmt.containerservice import ContainerServiceClient
 
-from gpushare.deployed import CLIENT_DEFAULTS, DEFAULT_ARM_URL
-from gpushare.deployed import _arm_code as arm_code
-from gpushare.deployed import _describe as describe
-from gpushare.deployed import _read_error as read_error
+from gpushare.azure_arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
 from gpushare.errors import AzureReadError
+
+READ_ROLE_HINT = (
+    "reading the cluster needs 'Microsoft.ContainerService/managedClusters/read', which the built-in Reader role "
+    "and 'Azure Kubernetes Service Cluster User Role' have. Grant Reader on the cluster or its resource group: "
+    "az role assignment create --assignee <identity> --role Reader --scope <cluster resource id>"
+)
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,9 @@ def read_live_cluster(
             "and that the credentials belong to its tenant"
         ) from None
     except AzureError as err:
-        raise read_error(what, err, base_url or DEFAULT_ARM_URL) from None
+        raise read_error(what, err, base_url or DEFAULT_ARM_URL, READ_ROLE_HINT) from None
     except (AttributeError, TypeError, ValueError) as err:
-        detail = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-        raise AzureReadError(
-            f"{what}: Azure answered with an unexpected body ({detail}); retry, and report it if it persists"
-        ) from None
+        raise unexpected_body(what, err) from None
     finally:
         if owned:
             token_source.close()

@@ -4,9 +4,11 @@ HTTPS stub) and compared with what the stack deploys."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
 
+from gpushare.azure_arm import ArmTarget, AzureReads
 from gpushare.cluster_guard import CLUSTER, check_cluster, check_stack_for_program, cluster_violations
 from gpushare.deployed_cluster import DeployedCluster, read_live_cluster
 from gpushare.errors import AzureReadError, GuardViolationError
@@ -18,6 +20,7 @@ from tests.azure_stub import (
     StubResponse,
     agent_pools_path,
     arm_error,
+    arm_managed_cluster,
     managed_cluster_id,
 )
 from tests.domain.guard_builders import gpu_stack
@@ -32,22 +35,7 @@ STACK = gpu_stack()
 
 
 def arm_cluster(**network) -> dict:
-    """A managed cluster as ARM's GET returns it (2025-09-01 shape), deployed as gpushare wants it, then `network`."""
-    profile = {"networkPlugin": "azure", "networkPluginMode": "overlay", "networkDataplane": "cilium",
-               "networkPolicy": "cilium", "podCidr": "10.244.0.0/16", "serviceCidr": "10.0.0.0/16",
-               "dnsServiceIP": "10.0.0.10", "outboundType": "loadBalancer", "loadBalancerSku": "standard",
-               **network}
-    return {
-        "id": CLUSTER_PATH, "name": NAME, "type": "Microsoft.ContainerService/ManagedClusters",
-        "location": "westeurope", "sku": {"name": "Base", "tier": "Standard"},
-        "properties": {
-            "provisioningState": "Succeeded", "kubernetesVersion": "1.33", "dnsPrefix": NAME,
-            "autoUpgradeProfile": {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"},
-            "fqdn": f"{NAME}-abc123.hcp.westeurope.azmk8s.io", "enableRBAC": True, "disableLocalAccounts": True,
-            "aadProfile": {"managed": True, "enableAzureRBAC": True, "tenantID": "t"},
-            "networkProfile": {key: value for key, value in profile.items() if value is not None},
-        },
-    }
+    return arm_managed_cluster(SUB, RG, NAME, **network)
 
 
 @pytest.fixture
@@ -168,19 +156,14 @@ def test_malformed_cluster_is_an_azure_read_error(arm):
 
 
 def test_program_guard_reads_pools_once_and_the_cluster_once(arm, monkeypatch):
-    """Under `pulumi preview`: one node-pool list, one cluster GET, one subscription look-up."""
-    import gpushare.cluster_guard
-    import gpushare.guard
-
-    stub = settings(arm)
-    monkeypatch.setattr(gpushare.guard, "read_live",
-                        lambda *a, _read=gpushare.guard.read_live: _read(*a, **stub))
-    monkeypatch.setattr(gpushare.cluster_guard, "read_live_cluster",
-                        lambda *a, _read=gpushare.cluster_guard.read_live_cluster: _read(*a, **stub))
+    """Under `pulumi preview`: one node-pool list, one cluster GET, with the run's one target and credential."""
+    # The stub's CA trusted as the program trusts a CA: through requests' REQUESTS_CA_BUNDLE.
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", arm.ca_path)
     arm.route(POOLS, CLUSTER_AS_WANTED)
     arm.route(CLUSTER_PATH, StubResponse(200, arm_cluster(networkDataplane="azure")))
     asked = []
-    report = check_stack_for_program(STACK, {}, lambda: asked.append(1) or SUB)
+    reads = AzureReads(ArmTarget(SUB, endpoint=arm.base_url), StaticTokenCredential())
+    report = check_stack_for_program(STACK, {}, functools.cache(lambda: asked.append(1) or reads))
     assert [v.field for v in report.violations] == ["networkProfile.networkDataplane"]
     assert (arm.count(POOLS), arm.count(CLUSTER_PATH), len(asked)) == (1, 1, 1)
 
@@ -195,4 +178,4 @@ def test_offline_and_file_runs_do_not_read_the_cluster(environ, monkeypatch):
 
     monkeypatch.setattr(gpushare.cluster_guard, "read_live_cluster", must_not_read)
     monkeypatch.setattr(gpushare.guard, "check_file", lambda stack, path: GuardReport(str(path)))
-    check_stack_for_program(STACK, environ, lambda: SUB)
+    check_stack_for_program(STACK, environ, lambda: pytest.fail("Azure was asked"))
