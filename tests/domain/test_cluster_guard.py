@@ -138,6 +138,7 @@ def test_strict_fails_when_the_cluster_cannot_be_read(arm):
     with pytest.raises(AzureReadError) as raised:
         check_cluster(STACK, GuardReport("azure"), SUB, **settings(arm))
     assert f"could not read AKS cluster {NAME}" in str(raised.value)
+    assert "Microsoft.ContainerService/managedClusters/read" in str(raised.value)  # the role it needs
     assert "gpushare:guard: warn" in str(raised.value)
 
 
