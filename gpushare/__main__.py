@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from gpushare.commands import plan
+from gpushare.commands import compare, plan, report, stacks
 from gpushare.errors import GpushareError
 
 
@@ -18,6 +18,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gpushare", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan.add_parser(commands)
+    report.add_parser(commands)
+    compare.add_parser(commands)
+    stacks.add_parser(commands)
     return parser
 
 
