@@ -333,8 +333,12 @@ def gpu_section(transitions: list[PoolTransition]) -> list[str]:
         return ["#### GPU pools", "", "No GPU node pool in this change.", ""]
     lines = ["#### GPU pools", ""]
     lines += flag_lines(changes)
-    lines += table(GPU_TABLE_HEADERS, [gpu_rows(c) for c in changes])
+    rows = [gpu_rows(c) for c in changes]
+    lines += table(GPU_TABLE_HEADERS, rows)
     lines.append("")
+    if any("?" in cell.split(" -> ") for row in rows for cell in row[3:]):
+        lines += ["`?`: not in this input. The VM size is not in gpushare's catalog, or the device-plugin ConfigMap "
+                  "is unchanged and hidden: run `pulumi preview --json --show-sames`.", ""]
     return lines
 
 

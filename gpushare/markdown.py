@@ -56,8 +56,8 @@ def fit(head: list[str], summary: str, items: list[str], max_chars: int, footer:
     Items are dropped from the end first (callers put the least important last); the head and footer are never
     cut unless they alone exceed the limit, and then the text is cut hard with a note (the result still fits).
     """
-    head_text = "\n".join(head)
-    footer_text = "\n".join(footer)
+    head_text = "\n".join(head).rstrip("\n")
+    footer_text = "\n".join(footer).strip("\n")
 
     def body(kept: int) -> str:
         parts = [head_text]

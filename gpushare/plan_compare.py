@@ -99,7 +99,8 @@ def _pool_op(base: Plan, head: Plan, name: str) -> str:
 def pool_transitions(base: Plan, head: Plan) -> list[PoolTransition]:
     base_names = [p["name"] for p in base.pools]
     head_names = [p["name"] for p in head.pools]
-    protected = {p["name"]: bool(p.get("protected")) for p in base.pools}
+    head_protected = {p["name"]: bool(p.get("protected")) for p in head.pools}
+    protected = {p["name"]: bool(p.get("protected")) and head_protected.get(p["name"], True) for p in base.pools}
     transitions = []
     for name in dict.fromkeys([*head_names, *base_names]):
         if name not in base_names:

@@ -211,7 +211,9 @@ def pool_transitions(preview: Preview) -> list[PoolTransition]:
             name=name, op=op,
             before=_side(name, old_step, "old", config_map, release) if op != "create" else None,
             after=_side(name, new_step, "new", config_map, release) if op != "delete" else None,
-            protected=bool(old_step and old_step.old.get("protect")),
+            # Pulumi refuses to delete or replace what is protected in state and still protected by the program.
+            protected=bool(old_step and old_step.old.get("protect")) and (
+                new_step is None or bool(new_step.new.get("protect"))),
         ))
     return transitions
 
@@ -316,4 +318,5 @@ def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_
     head += ["#### Changes", "", counts_line(counts), ""]
     head += _warning_lines(diagnostics)
     items = detail_items(preview)
-    return fit(head, f"All {len(items)} changed resources", items, max_chars)
+    title = f"{len(items)} changed resource{'s' if len(items) != 1 else ''}"
+    return fit(head, title, items, max_chars)
