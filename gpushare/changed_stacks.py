@@ -21,12 +21,18 @@ from pathlib import Path, PurePosixPath
 
 from gpushare.errors import GpushareError
 
-STACK_FILE = re.compile(r"^stacks/Pulumi\.(?P<stack>[^/]+)\.ya?ml$")
+STACK_FILE = re.compile(r"^stacks/Pulumi\.(?P<stack>[A-Za-z0-9_.-]+)\.ya?ml$")
+"""Pulumi stack names are letters, digits, `-`, `_` and `.`; a file named otherwise is no stack (and, being
+unknown, selects every stack). Names flow into paths, comment markers and environment names in the workflows."""
+NULL_SHA = "0" * 40
+"""What GitHub sends as `github.event.before` when a push creates the branch: no base, so every stack."""
 _NEUTRAL_DIRS = ("docs/", "tests/", "benchmarks/")
 _NEUTRAL_NAMES = re.compile(r"^(LICENSE|NOTICE|CHANGELOG|CODEOWNERS)(\..*)?$|\.(md|rst|txt\.md)$", re.IGNORECASE)
 
 
 class GitError(GpushareError):
+    """git could not say what changed, or the stack asked for does not exist."""
+
     exit_code = 2
 
 
@@ -92,4 +98,16 @@ def affected_stacks(files: list[tuple[str, str]], existing: list[str]) -> Change
 
 
 def changed_stacks(ref: str, project: Path) -> ChangedStacks:
+    if ref == NULL_SHA:
+        return ChangedStacks(tuple(stacks_in(project)), (), "no base commit (a new branch): every stack")
     return affected_stacks(changed_files(ref, project), stacks_in(project))
+
+
+def named_stack(name: str, project: Path) -> ChangedStacks:
+    """One stack asked for by name (a manual deploy): it must have its file."""
+    existing = stacks_in(project)
+    if name not in existing:
+        error = GitError(f"stack {name!r}: no stacks/Pulumi.{name}.yaml in {project.resolve()}")
+        error.hint = f"stacks here: {', '.join(existing) or 'none'}"
+        raise error
+    return ChangedStacks((name,), (), f"stack {name} asked for by name")

@@ -122,3 +122,22 @@ def test_plain_output_is_one_stack_per_line(repo, capsys):
 def test_stack_file_changes_only_count_for_stacks_that_exist():
     result = affected_stacks([("M", "stacks/Pulumi.prod.yaml"), ("M", "stacks/README.md")], ["dev", "prod"])
     assert result.stacks == ("prod",)
+
+
+def test_a_new_branch_has_no_base_so_every_stack(repo, capsys):
+    assert stacks(repo, capsys, "0" * 40)[:2] == (0, ["dev", "prod", "staging"])
+
+
+def test_named_stack_must_exist(repo, capsys):
+    assert main(["stacks", "--named", "prod", "--json", "--project", str(repo)]) == 0
+    assert json.loads(capsys.readouterr().out) == ["prod"]
+    assert main(["stacks", "--named", "prod; rm -rf /", "--json", "--project", str(repo)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "no stacks/Pulumi.prod; rm -rf /.yaml" in captured.err
+    assert "stacks here: dev, prod, staging" in captured.err
+
+
+def test_a_file_with_a_name_no_stack_can_have_is_unknown_so_every_stack(repo, capsys):
+    write(repo, "stacks/Pulumi.$(id).yaml", "config: {}\n")
+    commit(repo, "odd name")
+    assert stacks(repo, capsys)[:2] == (0, ["dev", "prod", "staging"])
