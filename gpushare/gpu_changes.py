@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from gpushare.capacity import pool_capacity
+from gpushare.capacity import base_resource, pool_capacity
 from gpushare.catalog import MigProfile, find_vm_size
 from gpushare.markdown import code, table
 from gpushare.model import (
@@ -100,7 +100,10 @@ class PoolChange:
 
     name: str
     op: str
+    note: str | None
+    """What happens to the pool as a whole (`new pool: ...`, `pool removed`), instead of field changes."""
     changes: tuple[str, ...]
+    """`path: old -> new` per changed AgentPool input, then `config: path: old -> new` per device-plugin setting."""
     before: Capacity | None
     after: Capacity | None
     flags: tuple[str, ...]
@@ -241,11 +244,12 @@ def capacity(side: PoolSide) -> Capacity:
     flags = doc.get("flags") if doc and isinstance(doc.get("flags"), Mapping) else {}
     strategy_name = side.mig_strategy or flags.get("migStrategy")
     strategy = MigStrategy.MIXED if strategy_name == MigStrategy.MIXED.value else MigStrategy.SINGLE
-    plain = pool_capacity(GpuPool(side.name, size, mig=mig), strategy)
-    sharing = _sharing_from_config(doc, plain.base_resource) if doc is not None else _sharing_from_label(inputs)
+    resource = base_resource(GpuPool(side.name, size, mig=mig), strategy)
+    sharing = _sharing_from_config(doc, resource) if doc is not None else _sharing_from_label(inputs)
     shared = pool_capacity(GpuPool(side.name, size, mig=mig, sharing=sharing), strategy)
-    resource = shared.resource if doc is not None or sharing is None else None
-    return Capacity(resource, shared.per_node, min_nodes, max_nodes)
+    # Without the config the replicas come from the label, but whether the plugin renames (`.shared`) is unknown.
+    known = doc is not None or sharing is None
+    return Capacity(shared.resource if known else None, shared.per_node, min_nodes, max_nodes)
 
 
 # --- the GPU table ----------------------------------------------------------------------------------------
@@ -254,20 +258,20 @@ def capacity(side: PoolSide) -> Capacity:
 def pool_change(transition: PoolTransition) -> PoolChange:
     before, after = transition.before, transition.after
     op = transition.op
+    note = None
     changes: list[str] = []
     flags: list[str] = []
     if op == "create" and after:
-        changes.append("new pool: " + ", ".join(
-            show(after.inputs[k]) for k in ("vmSize", "gpuInstanceProfile") if after.inputs.get(k)))
+        note = "new pool: " + ", ".join(
+            show(after.inputs[k]) for k in ("vmSize", "gpuInstanceProfile") if after.inputs.get(k))
     elif op == "delete":
-        changes.append("pool removed")
+        note = "pool removed"
     elif before and after:
         changes += describe(field_changes(before.inputs, after.inputs))
         if before.config is not None and after.config is not None and before.config != after.config:
             old_doc, new_doc = _parse_config(before.config), _parse_config(after.config)
-            config_changes = (describe(field_changes(old_doc, new_doc, "config: ")) if old_doc is not None
-                              and new_doc is not None else ["config: (text changed)"])
-            changes += config_changes
+            changes += (describe(field_changes(old_doc, new_doc, "config: "))
+                        if old_doc is not None and new_doc is not None else ["config: (text changed)"])
     if op in DESTRUCTIVE:
         protected = " (protected: `pulumi up` stops unless the stack sets `recreate: true`)" if transition.protected else ""
         flags.append(f"{op} {DESTROYS}{protected}")
@@ -275,7 +279,7 @@ def pool_change(transition: PoolTransition) -> PoolChange:
             and (before.config != after.config or before.config_key != after.config_key):
         flags.append(RESTARTS)
     return PoolChange(
-        name=transition.name, op=op, changes=tuple(changes) or ("(no input changes)",),
+        name=transition.name, op=op, note=note, changes=tuple(changes),
         before=capacity(before) if before else None, after=capacity(after) if after else None, flags=tuple(flags),
     )
 
@@ -302,8 +306,7 @@ def gpu_rows(change: PoolChange) -> list[str]:
     return [
         f"**{change.name}**",
         f"**{change.op}**" if change.op in DESTRUCTIVE else change.op,
-        "<br>".join(code(c) if not c.startswith("new pool") and not c.startswith("pool removed")
-                    and not c.startswith("(") else c for c in change.changes),
+        change.note or "<br>".join(code(c) for c in change.changes) or "(no input changes)",
         _arrow(_show_resource(change.before), _show_resource(change.after)),
         per_node,
         _arrow(change.before.nodes() if change.before else None, change.after.nodes() if change.after else None),

@@ -6,6 +6,7 @@ drops detail lines from the end until the body fits, saying how many it left out
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -33,21 +34,10 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 
 
 def fence(text: str) -> list[str]:
-    """A fenced block longer than any run of backticks inside `text`."""
-    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
+    """A fenced block whose fence is longer than any run of backticks inside `text`."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     marker = "`" * max(3, longest + 1)
     return [marker, *text.rstrip("\n").splitlines(), marker]
-
-
-def _backtick_runs(line: str) -> list[str]:
-    runs, current = [], ""
-    for char in line:
-        if char == "`":
-            current += char
-        elif current:
-            runs.append(current)
-            current = ""
-    return [*runs, current] if current else runs
 
 
 def fit(head: list[str], summary: str, items: list[str], max_chars: int, footer: list[str] = ()) -> str:

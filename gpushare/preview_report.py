@@ -95,7 +95,10 @@ def urn_type(urn: str) -> str:
 
 
 def urn_stack(urn: str) -> str | None:
-    return urn.split("::", 1)[0].removeprefix("urn:pulumi:") or None if urn.startswith("urn:pulumi:") else None
+    """`urn:pulumi:stack::project::...` -> `stack`."""
+    if not urn.startswith("urn:pulumi:"):
+        return None
+    return urn.split("::", 1)[0].removeprefix("urn:pulumi:") or None
 
 
 # --- parsing ----------------------------------------------------------------------------------------------
