@@ -278,8 +278,11 @@ def _error_lines(diagnostics: list[Mapping]) -> list[str]:
     lines = ["> [!CAUTION]", f"> **The preview failed with {len(errors)} error{'s' if len(errors) != 1 else ''}**: "
              f"`pulumi up` would stop here.", ""]
     for diagnostic in errors[:MAX_ERRORS_SHOWN]:
-        where = diagnostic.get("urn")
-        lines.append(f"**Error** at {code(str(where).split('::', 3)[-1])}:" if where else "**Error**:")
+        urn = str(diagnostic.get("urn") or "")
+        where = urn_type(urn)
+        # Errors of the program itself (the guard, preflight, validation) sit on the stack: no resource to name.
+        lines.append(f"**Error** at {code(urn.split('::', 3)[-1])} ({code(where)}):"
+                     if where and where != "pulumi:pulumi:Stack" else "**Error**:")
         lines += [*fence(_short(_clean(diagnostic.get("message", "")), MAX_MESSAGE_CHARS)), ""]
     if len(errors) > MAX_ERRORS_SHOWN:
         lines += [f"_{len(errors) - MAX_ERRORS_SHOWN} more errors in the workflow log._", ""]

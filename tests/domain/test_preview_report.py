@@ -84,6 +84,7 @@ def test_guard_error_comes_first():
     lines = text.splitlines()
     assert lines[2] == "> [!CAUTION]"
     assert lines[3] == "> **The preview failed with 1 error**: `pulumi up` would stop here."
+    assert lines[5] == "**Error**:"
     assert text.index("would delete pool a100mig") < text.index("#### GPU pools") < text.index("#### Warnings (1)")
 
 
@@ -175,3 +176,18 @@ def test_real_sample_without_change_summary_counts_steps():
     text = render_report(parse_preview(_sample(SAMPLES[1]), SAMPLES[1]), None)
     assert "1 to create · 1 to update · 1 to replace" in text
     assert "3 changed resources" in text
+
+
+def test_protected_pool_replace_shows_the_engine_error_and_the_flag():
+    doc = b.mig_profile_replace()
+    pool = doc["steps"][1]
+    pool["oldState"]["protect"] = pool["newState"]["protect"] = True
+    doc["diagnostics"] = [{"urn": pool["urn"], "prefix": "error: ", "severity": "error",
+                           "message": "<{%reset%}>unable to replace resource \"a100mig-agentpool\"\nas it is currently "
+                                      "marked for protection.<{%reset%}>\n"}]
+    text = report(doc)
+    assert text.index("**Error** at `a100mig-agentpool` (`azure-native:containerservice:AgentPool`):") < text.index(
+        "#### GPU pools")
+    assert "```\nunable to replace resource \"a100mig-agentpool\"\nas it is currently marked for protection.\n```" in text
+    assert ("> - **a100mig**: replace destroys the pool's nodes and every pod on them (protected: `pulumi up` stops "
+            "unless the stack sets `recreate: true`)") in text
