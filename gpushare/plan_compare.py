@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from gpushare.errors import GpushareError
 from gpushare.gpu_changes import (
+    AGENT_POOL_TYPE,
+    CONFIG_MAP_TYPE,
+    RELEASE_TYPE,
     OperatorTransition,
     PoolSide,
     PoolTransition,
@@ -23,7 +26,6 @@ from gpushare.gpu_changes import (
 )
 from gpushare.markdown import code
 from gpushare.operator_values import CHART_NAME, CONFIG_MAP_NAME
-from gpushare.preview_report import AGENT_POOL_TYPE, CONFIG_MAP_TYPE, RELEASE_TYPE
 
 AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourceGroupName", "vmSize",
                                        "gpuInstanceProfile"})

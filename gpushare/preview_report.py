@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 from gpushare.errors import GpushareError
 from gpushare.gpu_changes import (
+    AGENT_POOL_TYPE,
+    CONFIG_MAP_TYPE,
+    RELEASE_TYPE,
     OperatorTransition,
     PoolSide,
     PoolTransition,
@@ -30,10 +33,6 @@ from gpushare.gpu_changes import (
 )
 from gpushare.markdown import DEFAULT_MAX_CHARS, code, fence, fit
 from gpushare.operator_values import CHART_NAME, CONFIG_MAP_NAME
-
-AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
-CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
-RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 
 OP_ORDER = ("create", "update", "replace", "delete", "same")
 _POOL_OPS = {
