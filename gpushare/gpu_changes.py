@@ -12,7 +12,7 @@ Capacity follows the values to where they take effect:
   label (the plugin's config-manager sidecar reads that label; NVIDIA/k8s-device-plugin cmd/config-manager), or the
   pool name when the label is missing; its `sharing` section gives replicas and `renameByDefault` (`.shared`);
 - the MIG strategy is the release's `mig.strategy` (the chart passes it as env MIG_STRATEGY, which beats the file's
-  `flags.migStrategy`), else the file's.
+  `flags.migStrategy`), else the pool's `gpushare.io/mig-strategy` label, else the file's.
 The count itself is `gpushare.capacity.pool_capacity`, the function `plan` uses.
 """
 
@@ -29,6 +29,7 @@ from gpushare.catalog import MigProfile, find_vm_size
 from gpushare.markdown import code, table
 from gpushare.model import (
     DEVICE_PLUGIN_CONFIG_LABEL,
+    MIG_STRATEGY_LABEL,
     POOL_LABEL,
     SHARING_LABEL,
     GpuPool,
@@ -248,7 +249,8 @@ def capacity(side: PoolSide) -> Capacity:
         return Capacity(None, None, min_nodes, max_nodes)
     doc = _parse_config(side.config)
     flags = doc.get("flags") if doc and isinstance(doc.get("flags"), Mapping) else {}
-    strategy_name = side.mig_strategy or flags.get("migStrategy")
+    labels = inputs.get("nodeLabels") if isinstance(inputs.get("nodeLabels"), Mapping) else {}
+    strategy_name = side.mig_strategy or labels.get(MIG_STRATEGY_LABEL) or flags.get("migStrategy")
     strategy = MigStrategy.MIXED if strategy_name == MigStrategy.MIXED.value else MigStrategy.SINGLE
     resource = base_resource(GpuPool(side.name, size, mig=mig), strategy)
     sharing = _sharing_from_config(doc, resource) if doc is not None else _sharing_from_label(inputs)
@@ -363,7 +365,9 @@ def operator_section(transition: OperatorTransition | None) -> list[str]:
         value_changes = describe(field_changes(before.get("values"), after.get("values")))
         if transition.before and transition.after:
             lines += [f"  - {code(change)}" for change in value_changes]
-            if any(change.startswith(("devicePlugin.", "mig.")) for change in value_changes):
+            # A new chart, the plugin's settings or the strategy it gets as env all change its DaemonSet's pods.
+            if before.get("version") != after.get("version") or any(
+                    change.startswith(("devicePlugin.", "mig.")) for change in value_changes):
                 lines.append(f"  - **{RESTARTS_EVERYWHERE}**")
     old_keys, new_keys = set(transition.config_keys_before), set(transition.config_keys_after)
     added, removed = sorted(new_keys - old_keys), sorted(old_keys - new_keys)

@@ -77,7 +77,7 @@ def preview(steps: list[dict], *, diagnostics: list[dict] | None = None, hidden_
 
 def pool_inputs(name: str, vm_size: str, *, mig: str | None = None, sharing: str = "none",
                 count: int | None = None, autoscale: tuple[int, int] | None = None, config_key: str | None = None,
-                zones: list[str] | None = None) -> dict:
+                zones: list[str] | None = None, mig_strategy: str = "single") -> dict:
     inputs = {
         "agentPoolName": name,
         "mode": "User",
@@ -96,6 +96,7 @@ def pool_inputs(name: str, vm_size: str, *, mig: str | None = None, sharing: str
     }
     if mig:
         inputs["gpuInstanceProfile"] = mig
+        inputs["nodeLabels"]["gpushare.io/mig-strategy"] = mig_strategy
     if zones:
         inputs["availabilityZones"] = zones
     if autoscale:
@@ -121,15 +122,14 @@ def config_map_inputs(data: dict[str, str]) -> dict:
                          "name": "gpushare-device-plugin-config", "namespace": "gpu-operator"}}
 
 
-def release_inputs(*, version: str = "v26.7.0", mig_strategy: str = "single", config_hash: str = "a" * 64) -> dict:
-    env = [{"name": "GPUSHARE_CONFIG_HASH", "value": config_hash}]
+def release_inputs(*, version: str = "v26.7.0", mig_strategy: str = "single") -> dict:
     return {
         "chart": "gpu-operator", "name": "gpu-operator", "namespace": "gpu-operator", "version": version,
         "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
         "values": {
-            "devicePlugin": {"config": {"default": "default-whole-gpu", "name": "gpushare-device-plugin-config"},
-                             "env": env},
-            "driver": {"enabled": False}, "gfd": {"env": env}, "mig": {"strategy": mig_strategy},
+            "cdi": {"enabled": False},
+            "devicePlugin": {"config": {"default": "default-whole-gpu", "name": "gpushare-device-plugin-config"}},
+            "driver": {"enabled": False}, "mig": {"strategy": mig_strategy},
             "migManager": {"enabled": False}, "operator": {"runtimeClass": "nvidia-container-runtime"},
             "toolkit": {"enabled": False},
         },
@@ -157,9 +157,11 @@ MIXED_DEFAULT = {"default-whole-gpu": plugin_config("mixed")}
 
 def mig_profile_replace() -> dict:
     """A100 pool (8 GPUs, MIG strategy mixed) from MIG1g to MIG3g; `recreate: true` lifted its protection."""
-    data = {**MIXED_DEFAULT, "a100mig": plugin_config("mixed")}
-    old = pool_inputs("a100mig", "Standard_ND96asr_v4", mig="MIG1g", autoscale=(1, 2))
-    new = pool_inputs("a100mig", "Standard_ND96asr_v4", mig="MIG3g", autoscale=(1, 2))
+    data = {**MIXED_DEFAULT, "a100mig-3c1f9e07": plugin_config("mixed")}
+    old = pool_inputs("a100mig", "Standard_ND96asr_v4", mig="MIG1g", autoscale=(1, 2),
+                      config_key="a100mig-3c1f9e07", mig_strategy="mixed")
+    new = pool_inputs("a100mig", "Standard_ND96asr_v4", mig="MIG3g", autoscale=(1, 2),
+                      config_key="a100mig-3c1f9e07", mig_strategy="mixed")
     release = release_inputs(mig_strategy="mixed")
     return preview([
         pool_step("replace", "a100mig", old, new, replace_reasons=["gpuInstanceProfile"]),
@@ -171,40 +173,37 @@ def mig_profile_replace() -> dict:
 def pool_delete() -> dict:
     """The stack drops pool t4batch (4 x T4 per node, time-slicing x8, 0-4 nodes)."""
     config = plugin_config(sharing="timeSlicing", replicas=8, rename=False)
-    old_data = {**DEFAULT_CONFIG, "t4batch": config}
-    old = pool_inputs("t4batch", "Standard_NC64as_T4_v3", sharing="time-slicing-8", autoscale=(0, 4))
+    old_data = {**DEFAULT_CONFIG, "t4batch-77e0d2a1": config}
+    old = pool_inputs("t4batch", "Standard_NC64as_T4_v3", sharing="time-slicing-8", autoscale=(0, 4),
+                      config_key="t4batch-77e0d2a1")
     return preview([
         pool_step("delete", "t4batch", old, None),
-        config_map_step("update", old_data, DEFAULT_CONFIG, detailed={"data.t4batch": {"kind": "delete"}}),
-        release_step("update", release_inputs(config_hash="b" * 64), release_inputs(config_hash="c" * 64),
-                     detailed={"values.devicePlugin.env[0].value": {"kind": "update"},
-                               "values.gfd.env[0].value": {"kind": "update"}}),
-    ], hidden_same=5)
+        config_map_step("update", old_data, DEFAULT_CONFIG, detailed={"data.t4batch-77e0d2a1": {"kind": "delete"}}),
+    ], hidden_same=6)
 
 
 def time_slicing_replicas() -> dict:
-    """Pool t4ts (1 x T4, autoscale 0-3) from 4 to 8 time-slicing replicas. The config keys are content-addressed
+    """Pool t4ts (1 x T4, autoscale 1-3: a renamed resource cannot scale from 0) from 4 to 8 time-slicing replicas. The config keys are content-addressed
     (`<pool>-<hash8>`), so the pool's node label follows the new key: an in-place update, no replace."""
     old_key, new_key = "t4ts-1a2b3c4d", "t4ts-5e6f7a8b"
     old_config = plugin_config(sharing="timeSlicing", replicas=4)
     new_config = plugin_config(sharing="timeSlicing", replicas=8)
-    old = pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(0, 3), config_key=old_key)
-    new = pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-8", autoscale=(0, 3), config_key=new_key)
+    old = pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(1, 3), config_key=old_key)
+    new = pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-8", autoscale=(1, 3), config_key=new_key)
     return preview([
         pool_step("update", "t4ts", old, new, protect=True, detailed={
             'nodeLabels["gpushare.io/sharing"]': {"kind": "update", "inputDiff": True},
             'nodeLabels["nvidia.com/device-plugin.config"]': {"kind": "update", "inputDiff": True}}),
         config_map_step("update", {**DEFAULT_CONFIG, old_key: old_config}, {**DEFAULT_CONFIG, new_key: new_config},
                         detailed={f"data.{old_key}": {"kind": "delete"}, f"data.{new_key}": {"kind": "add"}}),
-        release_step("update", release_inputs(config_hash="1" * 64), release_inputs(config_hash="2" * 64),
-                     detailed={"values.devicePlugin.env[0].value": {"kind": "update"}}),
+        release_step("same", release_inputs(), release_inputs()),
     ], hidden_same=5)
 
 
 def autoscale_max() -> dict:
     """Pool t4ts's autoscale maximum from 3 to 6 nodes; run without --show-sames, so the ConfigMap is hidden."""
-    old = pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(0, 3))
-    new = pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(0, 6))
+    old = pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(1, 3))
+    new = pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(1, 6))
     return preview([pool_step("update", "t4ts", old, new, protect=True, detailed={"maxCount": {"kind": "update"}})],
                    hidden_same=8)
 
@@ -212,7 +211,7 @@ def autoscale_max() -> dict:
 def first_deployment() -> dict:
     """Everything created: names of the cluster are known only after apply."""
     config = plugin_config(sharing="mps", replicas=4)
-    pool = pool_inputs("t4mps", "Standard_NC8as_T4_v3", sharing="mps-4", count=2)
+    pool = pool_inputs("t4mps", "Standard_NC8as_T4_v3", sharing="mps-4", count=2, config_key="t4mps-9b04c1aa")
     pool["resourceName"] = UNKNOWN
     return {**preview([
         step("create", "azure-native:resources:ResourceGroup", "cluster-rg", None,
@@ -220,7 +219,7 @@ def first_deployment() -> dict:
         step("create", "azure-native:containerservice:ManagedCluster", "cluster-aks", None,
              {"resourceName": "gpushare-prod", "resourceGroupName": "gpushare-prod-rg"}),
         pool_step("create", "t4mps", None, pool),
-        config_map_step("create", None, {**DEFAULT_CONFIG, "t4mps": config}),
+        config_map_step("create", None, {**DEFAULT_CONFIG, "t4mps-9b04c1aa": config}),
         release_step("create", None, release_inputs()),
     ]), "changeSummary": {"create": 5}}
 
@@ -245,8 +244,10 @@ def guard_error() -> dict:
 
 def large(steps: int = 3_000) -> dict:
     """A big stack: one GPU pool replaced among `steps` updated Kubernetes objects."""
-    old = pool_inputs("h100mig", "Standard_NC40ads_H100_v5", mig="MIG3g", count=2, zones=["1", "2"])
-    new = pool_inputs("h100mig", "Standard_NC40ads_H100_v5", mig="MIG3g", count=2, zones=["1", "2", "3"])
+    old = pool_inputs("h100mig", "Standard_NC40ads_H100_v5", mig="MIG3g", count=2, zones=["1", "2"],
+                      config_key="h100mig-5d2e8f10")
+    new = pool_inputs("h100mig", "Standard_NC40ads_H100_v5", mig="MIG3g", count=2, zones=["1", "2", "3"],
+                      config_key="h100mig-5d2e8f10")
     filler = [
         step("update", CONFIG_MAP, f"team-{i:04d}-settings",
              config_map_inputs({"setting": "old"}), config_map_inputs({"setting": "new"}),
@@ -267,10 +268,11 @@ def non_gpu() -> dict:
 
 
 def readme_example() -> dict:
-    """The README's example comment: a MIG replace and a time-slicing change in one preview."""
+    """The README's example comment: a MIG replace and a time-slicing change in one preview (without
+    --show-sames for the release, so the MIG pool's strategy comes from its gpushare.io/mig-strategy label)."""
     replace, slicing = mig_profile_replace(), time_slicing_replicas()
     pools = [s for s in replace["steps"] if s["urn"].endswith("a100mig-agentpool")]
-    doc = preview([*pools, *slicing["steps"][1:]], hidden_same=5)
+    doc = preview([*pools, *slicing["steps"][1:3]], hidden_same=6)
     doc["diagnostics"] = [{"urn": ROOT, "prefix": "warning: ", "severity": "warning",
                            "message": "pool a100mig: MIG3g builds 2 x 3g.20gb per GPU, leaving 1/7 of each GPU's "
                                       "compute idle; MIG1g and MIG7g use the whole GPU"}]

@@ -31,15 +31,17 @@ def test_mps_wins_when_a_config_has_both_sections():
 
 def test_sharing_a_resource_the_nodes_do_not_advertise_shares_nothing():
     # MIG mixed advertises nvidia.com/mig-1g.5gb; a config sharing nvidia.com/gpu leaves the slices unshared.
-    inputs = pool_inputs("a100", "Standard_ND96asr_v4", mig="MIG1g")
+    inputs = pool_inputs("a100", "Standard_ND96asr_v4", mig="MIG1g", mig_strategy="mixed")
     got = capacity(side(inputs, plugin_config("mixed", sharing="timeSlicing", replicas=4)))
     assert (got.resource, got.per_node) == ("nvidia.com/mig-1g.5gb", 56)
 
 
-def test_the_release_mig_strategy_beats_the_files():
-    inputs = pool_inputs("a100", "Standard_ND96asr_v4", mig="MIG1g")
-    got = capacity(side(inputs, plugin_config("mixed"), mig_strategy="single"))
-    assert got.resource == "nvidia.com/gpu"
+def test_mig_strategy_from_the_release_else_the_pool_label_else_the_file():
+    inputs = pool_inputs("a100", "Standard_ND96asr_v4", mig="MIG1g", mig_strategy="mixed")
+    assert capacity(side(inputs, plugin_config("mixed"), mig_strategy="single")).resource == "nvidia.com/gpu"
+    assert capacity(side(inputs, plugin_config("single"))).resource == "nvidia.com/mig-1g.5gb"
+    del inputs["nodeLabels"]["gpushare.io/mig-strategy"]
+    assert capacity(side(inputs, plugin_config("single"))).resource == "nvidia.com/gpu"
 
 
 def test_unknown_vm_size_gives_unknown_capacity_but_node_counts():

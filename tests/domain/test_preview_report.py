@@ -41,8 +41,8 @@ def test_pool_delete_is_flagged_with_the_capacity_it_takes():
     assert "> - **t4batch**: delete destroys the pool's nodes and every pod on them" in text
     # 4 x T4 per node, time-slicing x8 without rename: 32 x nvidia.com/gpu per node, 0-4 nodes.
     assert gpu_row(text, "t4batch")[3:] == ["nvidia.com/gpu -> -", "32 -> -", "0-4 -> -", "0-128 -> -"]
-    assert "- device-plugin ConfigMap: removed `t4batch`" in text
-    assert "2 to update · 1 to delete · 6 unchanged" in text
+    assert "- device-plugin ConfigMap: removed `t4batch-77e0d2a1`" in text
+    assert "1 to update · 1 to delete · 7 unchanged" in text
 
 
 def test_time_slicing_replica_change_restarts_the_plugin_and_doubles_capacity():
@@ -54,8 +54,24 @@ def test_time_slicing_replica_change_restarts_the_plugin_and_doubles_capacity():
     assert "`config: sharing.timeSlicing.resources[0].replicas: 4 -> 8`" in row[2]
     # The pool's label follows the content-addressed key, so its config is found under the new key.
     assert '`nodeLabels["nvidia.com/device-plugin.config"]: t4ts-1a2b3c4d -> t4ts-5e6f7a8b`' in row[2]
-    assert row[3:] == ["nvidia.com/gpu.shared", "4 -> 8", "0-3", "0-12 -> 0-24"]
-    assert "device plugin restarts on every GPU node" in text
+    assert row[3:] == ["nvidia.com/gpu.shared", "4 -> 8", "1-3", "4-12 -> 8-24"]
+    # Content-addressed keys: only this pool's nodes reload; the release (and every other node) is untouched.
+    assert "every GPU node" not in text
+    assert "- device-plugin ConfigMap: added `t4ts-5e6f7a8b`; removed `t4ts-1a2b3c4d`" in text
+
+
+def test_release_changes_that_reach_the_device_plugin_restart_it_everywhere():
+    doc = b.mig_profile_replace()
+    release = doc["steps"][3]
+    release["op"] = "update"
+    release["newState"]["inputs"]["values"]["mig"]["strategy"] = "single"
+    release["newState"]["inputs"]["version"] = "v26.7.1"
+    text = report(doc)
+    assert "- release: **update**, chart `v26.7.0 -> v26.7.1`" in text
+    assert "  - `mig.strategy: mixed -> single`" in text
+    assert "  - **device plugin restarts on every GPU node (its DaemonSet's pod template changes)**" in text
+    # The MIG pool now advertises whole-GPU names: the release's strategy beats the pool's label.
+    assert gpu_row(text, "a100mig")[3] == "nvidia.com/mig-1g.5gb -> nvidia.com/gpu"
 
 
 def test_autoscale_max_change_without_the_config_in_the_preview():
@@ -63,7 +79,7 @@ def test_autoscale_max_change_without_the_config_in_the_preview():
     row = gpu_row(text, "t4ts")
     assert row[1:3] == ["update", "`maxCount: 3 -> 6`"]
     # Replicas from the pool's gpushare.io/sharing label; the resource name needs the config (renameByDefault).
-    assert row[3:] == ["?", "4", "0-3 -> 0-6", "0-12 -> 0-24"]
+    assert row[3:] == ["?", "4", "1-3 -> 1-6", "4-12 -> 4-24"]
     assert "--show-sames" in text
     assert "[!CAUTION]" not in text and "[!WARNING]" not in text
 

@@ -93,7 +93,9 @@ def test_edited_prod_stack(plans, tmp_path, capsys):
             "stops unless the stack sets `recreate: true`)") in text
     assert "> - **h100mig**: delete destroys the pool's nodes and every pod on them" in text
     assert "> - **t4batch**: device plugin restarts on these nodes" in text
-    assert "device plugin restarts on every GPU node" in text
+    # Content-addressed keys: only t4batch's nodes reload their config.
+    assert "every GPU node" not in text
+    assert text.count("device plugin restarts") == 1
 
 
 def test_new_stack_from_an_empty_base(plans, tmp_path, capsys):
@@ -104,7 +106,7 @@ def test_new_stack_from_an_empty_base(plans, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "The stack is new in this change" in text
     assert rows(text)["t4ts"] == ["create", "new pool: Standard_NC4as_T4_v3", "- -> nvidia.com/gpu.shared",
-                                  "- -> 4", "- -> 0-3", "- -> 0-12"]
+                                  "- -> 4", "- -> 1-3", "- -> 4-12"]
     assert "- release: **create**, chart `- -> v26.7.0`" in text
 
 
