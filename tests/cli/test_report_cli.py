@@ -57,3 +57,12 @@ def test_max_chars_below_the_floor_is_a_usage_error(capsys):
         main(["report", "x.json", "--max-chars", "100"])
     assert caught.value.code == 2
     assert "must be between 2,000 and 65,536, got 100" in capsys.readouterr().err
+
+
+def test_a_reader_closing_the_pipe_early_is_no_failure(tmp_path):
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(b.large(3_000)))
+    result = subprocess.run(f"{sys.executable} -m gpushare report {path} | head -1", shell=True, cwd=REPO_ROOT,
+                            capture_output=True, text=True)
+    assert result.stdout == "### gpushare preview of stack `prod`\n"
+    assert "Traceback" not in result.stderr and result.stderr == ""
