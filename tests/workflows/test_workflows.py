@@ -133,8 +133,7 @@ def test_workflows_call_commands_that_exist():
     for path in FILES:
         used |= set(re.findall(r"-m gpushare (\w+)", path.read_text()))
     assert used == {"stacks", "plan", "compare", "preflight", "report"}
-    # `preflight` comes with issue 8 (its own branch); every other command is here already.
-    assert used - {"preflight"} <= commands
+    assert used <= commands
 
 
 def test_zizmor_really_audits_offline(tmp_path):
