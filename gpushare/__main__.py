@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from gpushare.commands import plan, preflight
+from gpushare.commands import compare, plan, preflight, report, stacks
 from gpushare.errors import GpushareError
 
 
@@ -21,6 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan.add_parser(commands)
     preflight.add_parser(commands)
+    report.add_parser(commands)
+    compare.add_parser(commands)
+    stacks.add_parser(commands)
     return parser
 
 

@@ -1,0 +1,113 @@
+"""Which stacks a change affects, for a workflow's matrix: `stacks --changed-since REF`.
+
+Files are those `git diff --name-only --no-renames REF...HEAD` lists, run in the project directory with
+`--relative`: the three dots diff HEAD against the merge base of REF and HEAD, the same files a pull request shows
+(changes that landed on the base branch since the PR branched off do not count). A rename is a delete and an add.
+
+- `stacks/Pulumi.<stack>.yaml` added or changed -> that stack;
+- deleted -> not in the list (a stack without its file can be neither planned nor deployed), reported separately:
+  its resources stay in Azure until someone runs `pulumi destroy` for it;
+- documentation (`*.md`, `docs/`, `LICENSE`), tests (`tests/`) and benchmarks -> nothing;
+- anything else (the program, `gpushare/`, `components/`, `Pulumi.yaml`, `requirements*.txt`, workflows, files we
+  do not know) -> every stack whose file exists at HEAD: when unsure, preview more, never less.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from gpushare.errors import GpushareError
+
+STACK_FILE = re.compile(r"^stacks/Pulumi\.(?P<stack>[A-Za-z0-9_.-]+)\.ya?ml$")
+"""Pulumi stack names are letters, digits, `-`, `_` and `.`; a file named otherwise is no stack (and, being
+unknown, selects every stack). Names flow into paths, comment markers and environment names in the workflows."""
+NULL_SHA = "0" * 40
+"""What GitHub sends as `github.event.before` when a push creates the branch: no base, so every stack."""
+_NEUTRAL_DIRS = ("docs/", "tests/", "benchmarks/")
+_NEUTRAL_NAMES = re.compile(r"^(LICENSE|NOTICE|CHANGELOG|CODEOWNERS)(\..*)?$|\.(md|rst|txt\.md)$", re.IGNORECASE)
+
+
+class GitError(GpushareError):
+    """git could not say what changed, or the stack asked for does not exist."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class ChangedStacks:
+    stacks: tuple[str, ...]
+    """Stacks to preview or deploy, sorted."""
+    deleted: tuple[str, ...]
+    """Stacks whose file this change deletes."""
+    reason: str
+    """Why, in a line: which file made every stack count, or which stack files changed."""
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    try:
+        result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise GitError("git is not installed; `stacks --changed-since` reads the change from git") from None
+    if result.returncode != 0:
+        error = GitError(f"git {' '.join(args)} failed: {result.stderr.strip() or result.returncode}")
+        error.hint = ("the ref must exist in this clone: in GitHub Actions check out with `fetch-depth: 0` "
+                      "(or fetch the base), and pass a commit SHA or a ref such as origin/main")
+        raise error
+    return result.stdout
+
+
+def changed_files(ref: str, cwd: Path) -> list[tuple[str, str]]:
+    """(status letter, path relative to `cwd`) for every file changed between the merge base of REF and HEAD."""
+    out = _git(["diff", "--name-status", "--no-renames", "--relative", f"{ref}...HEAD", "--"], cwd)
+    rows = []
+    for line in out.splitlines():
+        status, _, path = line.partition("\t")
+        if path:
+            rows.append((status[:1], path))
+    return rows
+
+
+def stacks_in(project: Path) -> list[str]:
+    return sorted(m["stack"] for p in (project / "stacks").glob("Pulumi.*.y*ml")
+                  if (m := STACK_FILE.match(f"stacks/{p.name}")))
+
+
+def is_neutral(path: str) -> bool:
+    """A file that cannot change what any stack deploys."""
+    return path.startswith(_NEUTRAL_DIRS) or bool(_NEUTRAL_NAMES.search(PurePosixPath(path).name))
+
+
+def affected_stacks(files: list[tuple[str, str]], existing: list[str]) -> ChangedStacks:
+    stacks: set[str] = set()
+    deleted: set[str] = set()
+    everything = None
+    for status, path in files:
+        match = STACK_FILE.match(path)
+        if match:
+            (deleted if status == "D" else stacks).add(match["stack"])
+        elif not is_neutral(path) and everything is None:
+            everything = path
+    if everything is not None:
+        return ChangedStacks(tuple(existing), tuple(sorted(deleted)), f"{everything} changed: every stack")
+    stacks &= set(existing)
+    reason = f"stack files changed: {', '.join(sorted(stacks))}" if stacks else "no stack affected"
+    return ChangedStacks(tuple(sorted(stacks)), tuple(sorted(deleted)), reason)
+
+
+def changed_stacks(ref: str, project: Path) -> ChangedStacks:
+    if ref == NULL_SHA:
+        return ChangedStacks(tuple(stacks_in(project)), (), "no base commit (a new branch): every stack")
+    return affected_stacks(changed_files(ref, project), stacks_in(project))
+
+
+def named_stack(name: str, project: Path) -> ChangedStacks:
+    """One stack asked for by name (a manual deploy): it must have its file."""
+    existing = stacks_in(project)
+    if name not in existing:
+        error = GitError(f"stack {name!r}: no stacks/Pulumi.{name}.yaml in {project.resolve()}")
+        error.hint = f"stacks here: {', '.join(existing) or 'none'}"
+        raise error
+    return ChangedStacks((name,), (), f"stack {name} asked for by name")

@@ -1,0 +1,150 @@
+"""The GitHub workflows: valid against GitHub's schema, clean under zizmor (offline), and the rules the issue sets:
+least privilege per job, pinned actions, no untrusted `${{ }}` in shell, OIDC, one deploy per stack at a time."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpushare.__main__ import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / ".github" / "workflows"
+FILES = sorted(WORKFLOWS.glob("*.yml"))
+BIN = Path(sys.executable).parent
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
+
+
+def tool(name: str) -> str:
+    path = BIN / name
+    found = str(path) if path.exists() else shutil.which(name)
+    assert found, f"{name} is not installed: make test installs requirements-dev.txt"
+    return found
+
+
+def load(path: Path) -> dict:
+    doc = yaml.safe_load(path.read_text())
+    doc["on"] = doc.pop(True, doc.get("on"))  # YAML 1.1 reads the key `on` as true
+    return doc
+
+
+def steps(doc: dict):
+    for name, job in doc["jobs"].items():
+        for step in job.get("steps", []):
+            yield name, job, step
+
+
+def test_both_workflows_exist():
+    assert [p.name for p in FILES] == ["deploy.yml", "preview.yml"]
+
+
+def test_zizmor_finds_nothing_of_medium_severity_or_higher():
+    result = subprocess.run(
+        [tool("zizmor"), "--offline", "--persona", "auditor", "--min-severity", "medium", "--format", "json",
+         str(WORKFLOWS)], capture_output=True, text=True, cwd=ROOT,
+    )
+    findings = json.loads(result.stdout or "[]")
+    assert findings == [], json.dumps([(f["ident"], f["desc"]) for f in findings], indent=1)
+    assert result.returncode == 0, result.stderr
+
+
+def test_workflows_match_githubs_schema():
+    result = subprocess.run(
+        [tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *map(str, FILES)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_commit_with_its_version(path):
+    lines = path.read_text().splitlines()
+    uses = [line for line in lines if line.strip().startswith(("uses:", "- uses:"))]
+    assert uses
+    for line in uses:
+        ref, _, comment = line.split("uses:", 1)[1].partition("#")
+        assert PINNED.match(ref.strip()), line
+        assert re.fullmatch(r" v\d+(\.\d+)*", comment), f"version comment missing: {line}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_least_privilege_and_no_untrusted_expressions_in_shell(path):
+    doc = load(path)
+    assert "pull_request_target" not in doc["on"]
+    assert doc["permissions"] == {}, "workflow-level permissions must be empty; jobs ask for what they need"
+    for name, job, step in steps(doc):
+        assert "${{" not in step.get("run", ""), f"{name}: pass values to run: through env:, not ${{{{ }}}}"
+        assert "${{" not in step.get("with", {}).get("script", ""), f"{name}: github-script reads env, not ${{{{ }}}}"
+        if step.get("uses", "").startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False, name
+    for name, job in doc["jobs"].items():
+        permissions = job["permissions"]
+        uses = [s.get("uses", "") for s in job.get("steps", [])]
+        azure = any(u.startswith("azure/login@") for u in uses)
+        comments = any(u.startswith("actions/github-script@") for u in uses)
+        assert (permissions.get("id-token") == "write") == azure, f"{name}: id-token only where Azure is used"
+        assert (permissions.get("pull-requests") == "write") == comments, f"{name}: pull-requests only to comment"
+        assert set(permissions) <= {"contents", "id-token", "pull-requests"}
+        assert permissions.get("contents") == "read"
+        if azure:
+            assert job["env"]["ARM_USE_OIDC"] == "true"
+            assert {"ARM_CLIENT_ID", "ARM_TENANT_ID", "ARM_SUBSCRIPTION_ID"} <= set(job["env"])
+            assert "secrets.AZURE" not in json.dumps(job), "OIDC, not stored Azure secrets"
+
+
+def test_preview_runs_on_pull_request_and_only_same_repo_prs_reach_the_cloud():
+    doc = load(WORKFLOWS / "preview.yml")
+    assert list(doc["on"]) == ["pull_request"]
+    jobs = doc["jobs"]
+    assert "head.repo.full_name == github.repository" in jobs["preview"]["if"]
+    assert "environment" not in jobs["preview"], "an environment would change the OIDC subject from pull_request"
+    compare_comment = next(s for s in jobs["compare"]["steps"] if s.get("uses", "").startswith("actions/github"))
+    assert compare_comment["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
+    runs = "\n".join(s.get("run", "") for _, _, s in steps(doc))
+    for command in ("gpushare stacks --changed-since", "gpushare plan", "gpushare compare", "gpushare preflight",
+                    "pulumi preview --stack \"$STACK\" --non-interactive --json --show-sames", "gpushare report"):
+        assert command in runs, command
+    assert jobs["preview"]["needs"] == ["stacks", "compare"], "the report must replace the comparison, not race it"
+
+
+def test_deploy_goes_through_an_environment_per_stack_one_run_at_a_time():
+    doc = load(WORKFLOWS / "deploy.yml")
+    assert set(doc["on"]) == {"push", "workflow_dispatch"}
+    assert doc["on"]["push"]["branches"] == ["main"]
+    job = doc["jobs"]["deploy"]
+    assert job["environment"] == "${{ matrix.stack }}"
+    assert job["concurrency"] == {"group": "deploy-${{ matrix.stack }}", "cancel-in-progress": False}
+    runs = [s.get("run", "") for s in job["steps"]]
+    preflight = next(i for i, r in enumerate(runs) if "gpushare preflight" in r)
+    up = next(i for i, r in enumerate(runs) if r.startswith("pulumi up"))
+    assert preflight < up
+
+
+def test_workflows_call_commands_that_exist():
+    commands = set(build_parser()._subparsers._group_actions[0].choices)
+    used = set()
+    for path in FILES:
+        used |= set(re.findall(r"-m gpushare (\w+)", path.read_text()))
+    assert used == {"stacks", "plan", "compare", "preflight", "report"}
+    assert used <= commands
+
+
+def test_zizmor_really_audits_offline(tmp_path):
+    """The check above can fail: an unpinned action and a PR title in shell are found without the network."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: pull_request\npermissions: {}\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - uses: actions/checkout@v7\n"
+        "      - run: echo \"${{ github.event.pull_request.title }}\"\n"
+    )
+    result = subprocess.run([tool("zizmor"), "--offline", "--min-severity", "medium", "--format", "json", str(bad)],
+                            capture_output=True, text=True)
+    assert {f["ident"] for f in json.loads(result.stdout)} >= {"template-injection", "unpinned-uses"}
+    assert result.returncode != 0
