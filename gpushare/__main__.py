@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from gpushare.commands import plan
+from gpushare.commands import plan, verify
 from gpushare.errors import GpushareError
 
 
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gpushare", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan.add_parser(commands)
+    verify.add_parser(commands)
     return parser
 
 
