@@ -168,12 +168,17 @@ def _pod_detail(pod: dict) -> str:
     return ""
 
 
+def smoke_namespace() -> str:
+    """A fresh name per run, so two runs never share (or delete) each other's namespace."""
+    return SMOKE_NAMESPACE_PREFIX + secrets.token_hex(3)
+
+
 def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeout: float, poll_interval: float,
               progress: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
               sleep: Callable[[float], None] = time.sleep) -> list[SmokeResult]:
     """One smoke pod per pool in a namespace created for the run and deleted afterwards, also on failure."""
     core = client.CoreV1Api(api)
-    namespace = SMOKE_NAMESPACE_PREFIX + secrets.token_hex(3)
+    namespace = smoke_namespace()
     call(api, f"create namespace {namespace}", core.create_namespace, {
         "apiVersion": "v1", "kind": "Namespace",
         "metadata": {"name": namespace, "labels": {"app.kubernetes.io/managed-by": "gpushare-verify"}},

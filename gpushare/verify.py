@@ -576,7 +576,7 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
     for pool in report.pools:
         e = pool.expectation
         ready = sum(1 for n in pool.nodes if n.ready)
-        found = "; ".join(f"{n.name} {_describe(n.found)}" for n in pool.nodes if n.ready) or "-"
+        found = "; ".join(f"{n.name} ({_describe(n.found)})" for n in pool.nodes if n.ready) or "-"
         lines.append(
             f"pool {e.pool}: nodes {ready}/{len(pool.nodes)} ready, expected {e.resource}: {e.per_node} per node, "
             f"found {found} -> {pool.verdict.value.upper()}"
@@ -627,7 +627,7 @@ def smoke_pod(expect: PoolExpectation, namespace: str) -> dict:
                 "name": "nvidia-smi",
                 "image": SMOKE_IMAGE,
                 "command": ["nvidia-smi", "-L"],
-                "resources": {"limits": {expect.resource: 1}},
+                "resources": {"limits": {expect.resource: "1"}},
                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
             }],
         },
