@@ -7,11 +7,13 @@ Every failure to reach the API server or to be let in becomes a `ClusterAccessEr
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -70,12 +72,37 @@ def api_client(kubeconfig: Path | None, context: str | None) -> tuple[client.Api
             error = ClusterAccessError(f"{joined}: no context {chosen!r}")
             error.hint = f"contexts in the kubeconfig: {', '.join(names) or 'none'}; pick one with --context NAME"
             raise error
-        return config.new_client_from_config(config_file=joined, context=chosen, persist_config=False), chosen
+        with _logged_errors() as errors:
+            api = config.new_client_from_config(config_file=joined, context=chosen, persist_config=False)
+        if errors:
+            error = ClusterAccessError(f"the credential plugin of context {chosen} in {joined} failed: {errors[0]}")
+            error.hint = CREDENTIALS_HINT
+            raise error
+        return api, chosen
     except ConfigException as exc:
         # Raised for a malformed kubeconfig, and when an exec plugin (kubelogin) fails to produce a token.
         error = ClusterAccessError(f"the kubeconfig {joined} cannot be used: {exc}")
         error.hint = CREDENTIALS_HINT
         raise error from None
+
+
+@contextlib.contextmanager
+def _logged_errors() -> Iterator[list[str]]:
+    """Errors the kubernetes client logs instead of raising: a failing exec plugin (kubelogin missing, not logged
+    in) is only logged (`KubeConfigLoader._load_from_exec_plugin`), and the calls would then go out without a token."""
+    messages: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    handler = Collect(logging.ERROR)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        root.removeHandler(handler)
 
 
 def _server(api: client.ApiClient) -> str:

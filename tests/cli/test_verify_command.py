@@ -416,3 +416,16 @@ def test_smoke_deletes_the_namespace_when_the_api_fails_midway(kube, mig, tmp_pa
     assert main(verify(kube, stack, tmp_path, "--smoke")) == 4
     assert "may not create a pod in gpushare-smoke-test01 (403 Forbidden)" in capsys.readouterr().err
     assert kube.count("DELETE", f"/api/v1/namespaces/{SMOKE_NS}") == 1
+
+
+def test_a_failing_credential_plugin_is_exit_4_before_any_call(kube, dev, tmp_path, capsys):
+    stack, _, _ = dev
+    config = kube.kubeconfig(tmp_path)
+    text = config.read_text().replace(f"token: {FAKE_TOKEN}", (
+        "exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: " + str(tmp_path / "kubelogin")
+        + ", args: [get-token, --login, azurecli], interactiveMode: Never}"))
+    config.write_text(text)
+    assert main(["verify", str(stack), "--kubeconfig", str(config)]) == 4
+    err = capsys.readouterr().err
+    assert "error: the credential plugin of context stub-cluster" in err and "kubelogin" in err
+    assert kube.requests == []
