@@ -31,8 +31,10 @@ from gpushare.verify import (
     OPERATOR_DAEMONSETS,
     SMOKE_NAMESPACE_PREFIX,
     ClusterSnapshot,
+    ObjectRef,
     PoolExpectation,
     SmokeResult,
+    object_ref,
     smoke_pod,
 )
 
@@ -248,3 +250,28 @@ def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeou
         except ClusterAccessError as exc:
             progress(f"smoke: could not delete namespace {namespace}: {exc}; delete it with "
                      f"`kubectl delete namespace {namespace}`")
+
+
+_READERS: dict[tuple[str, str], tuple[type, str]] = {
+    ("v1", "Namespace"): (client.CoreV1Api, "read_namespace"),
+    ("v1", "ResourceQuota"): (client.CoreV1Api, "read_namespaced_resource_quota"),
+    ("v1", "LimitRange"): (client.CoreV1Api, "read_namespaced_limit_range"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): (client.RbacAuthorizationV1Api, "read_namespaced_role_binding"),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"):
+        (client.AdmissionregistrationV1Api, "read_validating_admission_policy"),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"):
+        (client.AdmissionregistrationV1Api, "read_validating_admission_policy_binding"),
+}
+"""The kinds gpushare renders for tenants, each read by name with its typed API."""
+
+
+def read_objects(api: client.ApiClient, manifests: list[dict]) -> dict[ObjectRef, dict | None]:
+    """The live object for each manifest (None when it does not exist)."""
+    live: dict[ObjectRef, dict | None] = {}
+    for manifest in manifests:
+        api_version, kind, namespace, name = ref = object_ref(manifest)
+        api_class, method = _READERS[(api_version, kind)]
+        args = (name, namespace) if namespace else (name,)
+        where = f"{namespace}/{name}" if namespace else name
+        live[ref] = call(api, f"read {kind} {where}", getattr(api_class(api), method), *args, missing_ok=True)
+    return live

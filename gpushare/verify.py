@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
 from enum import Enum
 
 from gpushare.capacity import WHOLE_GPU_RESOURCE, pool_capacity
@@ -564,6 +566,82 @@ def evaluate(expectations: list[PoolExpectation], snapshot: ClusterSnapshot) -> 
         result = _check_pool(scoped, sorted(by_pool.get(expect.pool, []), key=_name), snapshot, pods, data)
         pools.append(PoolResult(expect, result.nodes, result.findings))
     return VerifyReport(pools, operator, _daemon_set_summary(wanted, daemon_sets))
+
+
+# --- rendered objects (tenants) ----------------------------------------------------------------------------
+
+ObjectRef = tuple[str, str, str | None, str]
+"""(apiVersion, kind, namespace or None, name)."""
+_QUANTITY_SUFFIXES = {
+    "m": Decimal("0.001"), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": Decimal(10) ** 9, "T": Decimal(10) ** 12,
+    "P": Decimal(10) ** 15, "E": Decimal(10) ** 18, "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20,
+    "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
+}
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+
+
+def object_ref(manifest: Mapping) -> ObjectRef:
+    metadata = manifest.get("metadata") or {}
+    return manifest["apiVersion"], manifest["kind"], metadata.get("namespace"), metadata["name"]
+
+
+def _quantity_value(value: object) -> Decimal | None:
+    match = _QUANTITY.match(str(value))
+    if not match:
+        return None
+    try:
+        return Decimal(match.group(1)) * _QUANTITY_SUFFIXES.get(match.group(2) or "", Decimal(1))
+    except InvalidOperation:
+        return None
+
+
+def _same_scalar(rendered: object, live: object) -> bool:
+    """Equal, or the same quantity: the API server rewrites quantities in its canonical form ("1024Mi" -> "1Gi")."""
+    if rendered == live or str(rendered) == str(live):
+        return True
+    if isinstance(rendered, bool) or isinstance(live, bool):
+        return False
+    a, b = _quantity_value(rendered), _quantity_value(live)
+    return a is not None and a == b
+
+
+def _differences(rendered: object, live: object, path: str) -> list[str]:
+    """Where `live` lacks or changes what `rendered` sets; fields the API server adds (defaults) are ignored."""
+    if isinstance(rendered, Mapping):
+        if not isinstance(live, Mapping):
+            return [f"{path}: missing"]
+        return [d for key, value in rendered.items()
+                for d in _differences(value, live.get(key), f"{path}.{key}" if path else str(key))]
+    if isinstance(rendered, list):
+        if not isinstance(live, list) or len(live) != len(rendered):
+            return [f"{path}: {len(rendered)} item(s) rendered, {len(live) if isinstance(live, list) else 0} live"]
+        return [d for i, (a, b) in enumerate(zip(rendered, live)) for d in _differences(a, b, f"{path}[{i}]")]
+    return [] if _same_scalar(rendered, live) else [f"{path}: {live!r}, rendered {rendered!r}"]
+
+
+def manifest_findings(what: str, manifests: Iterable[Mapping], live: Mapping[ObjectRef, Mapping | None]) -> list[Finding]:
+    """Each rendered object must exist and hold what gpushare rendered (labels and every field but metadata/status)."""
+    findings = []
+    for manifest in manifests:
+        api_version, kind, namespace, name = ref = object_ref(manifest)
+        label = f"{kind} {namespace + '/' if namespace else ''}{name}"
+        obj = live.get(ref)
+        if obj is None:
+            findings.append(Finding(what, f"{label} not found", f"the stack's {what} are not deployed",
+                                    "run `pulumi up`"))
+            continue
+        rendered = {k: v for k, v in manifest.items() if k not in ("apiVersion", "kind", "metadata", "status")}
+        rendered["labels"] = (manifest.get("metadata") or {}).get("labels") or {}
+        current = {**obj, "labels": (obj.get("metadata") or {}).get("labels") or {}}
+        differences = _differences(rendered, current, "")
+        if differences:
+            findings.append(Finding(
+                what, f"{label} differs from the plan: {'; '.join(differences[:3])}"
+                      + (f" (and {len(differences) - 3} more)" if len(differences) > 3 else ""),
+                "it was changed outside gpushare, or deployed from another version of the stack",
+                "run `pulumi up` (`pulumi refresh` first shows what changed)",
+            ))
+    return findings
 
 
 # --- output -----------------------------------------------------------------------------------------------
