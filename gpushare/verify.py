@@ -81,7 +81,7 @@ class Finding:
 
     def to_json(self) -> dict:
         return {"where": self.where, "problem": self.problem, "cause": self.cause, "fix": self.fix,
-                "pending": self.pending}
+                "pending": self.pending, "idle": self.idle}
 
 
 @dataclass(frozen=True)
@@ -362,6 +362,11 @@ def _resource_cause(found: Mapping[str, int], expect: PoolExpectation, config: _
             "the MIG profile is fixed when AKS creates a pool: set the pool's `mig` to the profile it was created "
             "with, or recreate the pool (`recreate: true` for one run)",
         )
+    if not found:
+        return (
+            "the device plugin registered no GPU on this node (driver not ready, or the plugin fails at start-up)",
+            f"`kubectl get pods -n {NAMESPACE} -o wide` shows the node's {DEVICE_PLUGIN_DS} pod; read its log",
+        )
     if expect.mig_slice and found == {WHOLE_GPU_RESOURCE: expect.gpus_per_node}:
         return (
             "MIG is not enabled on the node's GPUs (AKS partitions them when it creates a MIG pool)",
@@ -553,7 +558,8 @@ def evaluate(expectations: list[PoolExpectation], snapshot: ClusterSnapshot) -> 
     pods = {}
     for pod in snapshot.pods:
         app, node = _labels(pod).get("app"), (pod.get("spec") or {}).get("nodeName")
-        if app and node:
+        # During a rollout a node has two pods for a while: the Ready one decides.
+        if app and node and not (pods.get((app, node)) and _pod_state(pods[(app, node)])[0]):
             pods[(app, node)] = pod
     missing = {n for n in wanted if n not in daemon_sets}
     by_pool: dict[str, list[Mapping]] = {}
@@ -654,7 +660,12 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
     for pool in report.pools:
         e = pool.expectation
         ready = sum(1 for n in pool.nodes if n.ready)
-        found = "; ".join(f"{n.name} ({_describe(n.found)})" for n in pool.nodes if n.ready) or "-"
+        groups: dict[str, list[str]] = {}
+        for n in pool.nodes:
+            if n.ready:
+                groups.setdefault(_describe(n.found), []).append(n.name)
+        found = "; ".join(f"{desc} on {', '.join(names) if len(names) <= 3 else f'{len(names)} nodes'}"
+                          for desc, names in groups.items()) or "-"
         lines.append(
             f"pool {e.pool}: nodes {ready}/{len(pool.nodes)} ready, expected {e.resource}: {e.per_node} per node, "
             f"found {found} -> {pool.verdict.value.upper()}"

@@ -159,7 +159,7 @@ def test_all_good(kube, dev, tmp_path, capsys):
     assert main(verify(kube, stack, tmp_path)) == 0
     out = capsys.readouterr().out
     assert (f"pool t4ts: nodes 1/1 ready, expected nvidia.com/gpu.shared: 4 per node, "
-            f"found {T4TS_NODE} (nvidia.com/gpu.shared: 4) -> PASS") in out
+            f"found nvidia.com/gpu.shared: 4 on {T4TS_NODE} -> PASS") in out
     assert "pool t4mps: nodes 1/1 ready" in out and out.rstrip().endswith("verdict: PASS")
     assert "mismatch" not in out
     # The kubeconfig's bearer token reached the API server; only the operator's pods were listed.

@@ -271,3 +271,20 @@ def test_a_missing_or_changed_rendered_object_is_a_mismatch():
         "'4', rendered 8",
         "ValidatingAdmissionPolicy gpushare-tenant-team-a not found",
     ]
+
+
+def test_during_a_rollout_the_ready_pod_of_a_node_decides():
+    key = by_pool(DEV)["t4ts"].config_key
+    nodes = [t4ts_node("n1", key), t4ts_node("n2", key)]
+    pods = [pod(NS, ds, n) for n in ("n1", "n2") for ds in OPERATOR_DAEMONSETS]
+    starting = pod(NS, "gpu-feature-discovery", "n1", ready=False, phase="Pending")
+    assert evaluate(only_t4ts(), snapshot(nodes, pods=[pods[0], starting, *pods[1:]])).verdict is Verdict.PASS
+    assert evaluate(only_t4ts(), snapshot(nodes, pods=[*pods, starting])).verdict is Verdict.PASS
+
+
+def test_a_ready_device_plugin_that_advertises_nothing():
+    key = by_pool(DEV)["t4ts"].config_key
+    empty = node("n1", {"gpushare.io/pool": "t4ts", "nvidia.com/device-plugin.config": key}, {}, ready_since=LONG_AGO)
+    (finding,) = evaluate(only_t4ts(), snapshot([empty, t4ts_node("n2", key)])).findings
+    assert finding.problem == "node n1 advertises no nvidia.com resource, expected nvidia.com/gpu.shared: 4"
+    assert finding.cause.startswith("the device plugin registered no GPU on this node")
