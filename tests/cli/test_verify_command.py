@@ -429,3 +429,13 @@ def test_a_failing_credential_plugin_is_exit_4_before_any_call(kube, dev, tmp_pa
     err = capsys.readouterr().err
     assert "error: the credential plugin of context stub-cluster" in err and "kubelogin" in err
     assert kube.requests == []
+
+
+def test_kubeconfig_from_a_kubeconfig_path_list(kube, dev, tmp_path, capsys, monkeypatch):
+    stack, keys, data = dev
+    healthy_dev(kube, keys, data)
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{kube.kubeconfig(other)}")
+    assert main(["verify", str(stack), "--context", "stub-cluster"]) == 0
+    assert "cluster context stub-cluster" in capsys.readouterr().out
