@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -81,8 +82,8 @@ def api_client(kubeconfig: Path | None, context: str | None) -> tuple[client.Api
             error.hint = CREDENTIALS_HINT
             raise error
         return api, chosen
-    except ConfigException as exc:
-        # Raised for a malformed kubeconfig, and when an exec plugin (kubelogin) fails to produce a token.
+    except (ConfigException, yaml.YAMLError) as exc:
+        # A kubeconfig that is not YAML, or not a kubeconfig.
         error = ClusterAccessError(f"the kubeconfig {joined} cannot be used: {exc}")
         error.hint = CREDENTIALS_HINT
         raise error from None

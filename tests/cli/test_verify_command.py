@@ -439,3 +439,13 @@ def test_kubeconfig_from_a_kubeconfig_path_list(kube, dev, tmp_path, capsys, mon
     monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{kube.kubeconfig(other)}")
     assert main(["verify", str(stack), "--context", "stub-cluster"]) == 0
     assert "cluster context stub-cluster" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text", ["clusters: [\n", "apiVersion: v1\nkind: Config\n"])
+def test_a_broken_kubeconfig_is_exit_4_without_traceback(dev, tmp_path, capsys, text):
+    stack, _, _ = dev
+    config = tmp_path / "kubeconfig"
+    config.write_text(text)
+    assert main(["verify", str(stack), "--kubeconfig", str(config)]) == 4
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(config) in err and "Traceback" not in err
