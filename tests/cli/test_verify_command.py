@@ -47,11 +47,14 @@ config:
     - name: t4ts
       vmSize: Standard_NC4as_T4_v3
       sharing: {strategy: time-slicing, replicas: 4}
-      autoscale: {min: 0, max: 3}
+      autoscale: {min: 1, max: 3}
     - name: t4mps
       vmSize: Standard_NC8as_T4_v3
       sharing: {strategy: mps, replicas: 4}
       count: 1
+    - name: t4
+      vmSize: Standard_NC4as_T4_v3
+      autoscale: {min: 0, max: 2}
 """
 MIG_STACK = """\
 config:
@@ -64,7 +67,8 @@ config:
       mig: MIG1g
       count: 1
 """
-T4TS_NODE, T4MPS_NODE, A100_NODE = "aks-t4ts-31842-vmss000000", "aks-t4mps-31842-vmss000000", "aks-a100mig-31842-vmss000000"
+T4TS_NODE, T4MPS_NODE, T4_NODE = "aks-t4ts-31842-vmss000000", "aks-t4mps-31842-vmss000000", "aks-t4-31842-vmss000000"
+A100_NODE = "aks-a100mig-31842-vmss000000"
 
 
 def config_keys(stack_path: Path) -> dict[str, str]:
@@ -90,6 +94,14 @@ def t4mps_node(key: str) -> dict:
         "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "1",
         "nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/mig.strategy": "single", "nvidia.com/mps.capable": "true",
     }, {"nvidia.com/gpu.shared": "4"})
+
+
+def t4_node(key: str) -> dict:
+    return node(T4_NODE, {
+        "gpushare.io/pool": "t4", "nvidia.com/device-plugin.config": key,
+        "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "1", "nvidia.com/gpu.count": "1",
+        "nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.strategy": "single", "nvidia.com/mps.capable": "false",
+    }, {"nvidia.com/gpu": "1"})
 
 
 def a100_node(key: str, allocatable: dict | None = None) -> dict:
@@ -149,8 +161,8 @@ def verify(kube: KubeStub, stack: Path, tmp_path: Path, *extra: str) -> list[str
 
 
 def healthy_dev(kube: KubeStub, keys: dict[str, str], data: dict[str, str]) -> None:
-    serve(kube, [t4ts_node(keys["t4ts"]), t4mps_node(keys["t4mps"])], data,
-          operator_pods(T4TS_NODE, T4MPS_NODE, mps_nodes=(T4MPS_NODE,)), operator_daemon_sets(2, mps=1))
+    serve(kube, [t4ts_node(keys["t4ts"]), t4mps_node(keys["t4mps"]), t4_node(keys["t4"])], data,
+          operator_pods(T4TS_NODE, T4MPS_NODE, T4_NODE, mps_nodes=(T4MPS_NODE,)), operator_daemon_sets(3, mps=1))
 
 
 def test_all_good(kube, dev, tmp_path, capsys):
@@ -178,6 +190,7 @@ def test_all_good_json(kube, dev, tmp_path, capsys):
     assert document["verdict"] == "pass"
     assert [(p["pool"], p["resource"], p["perNode"], p["verdict"]) for p in document["pools"]] == [
         ("t4ts", "nvidia.com/gpu.shared", 4, "pass"), ("t4mps", "nvidia.com/gpu.shared", 4, "pass"),
+        ("t4", "nvidia.com/gpu", 1, "pass"),
     ]
     assert document["operator"]["daemonSets"][MPS] == "1/1"
 
@@ -216,12 +229,12 @@ def test_mig_pool_as_planned_passes_with_mixed_labels(kube, mig, tmp_path, capsy
 
 def test_pool_with_no_nodes_yet_is_pending_not_a_failure(kube, dev, tmp_path, capsys):
     stack, keys, data = dev
-    serve(kube, [t4mps_node(keys["t4mps"])], data, operator_pods(T4MPS_NODE, mps_nodes=(T4MPS_NODE,)),
-          operator_daemon_sets(1, mps=1))
+    serve(kube, [t4ts_node(keys["t4ts"]), t4mps_node(keys["t4mps"])], data,
+          operator_pods(T4TS_NODE, T4MPS_NODE, mps_nodes=(T4MPS_NODE,)), operator_daemon_sets(2, mps=1))
     assert main(verify(kube, stack, tmp_path)) == 0
     captured = capsys.readouterr()
-    assert "pool t4ts: nodes 0/0 ready, expected nvidia.com/gpu.shared: 4 per node, found - -> PENDING" in captured.out
-    assert "pending: pool t4ts: no nodes yet" in captured.out
+    assert "pool t4: nodes 0/0 ready, expected nvidia.com/gpu: 1 per node, found - -> PENDING" in captured.out
+    assert "pending: pool t4: no nodes yet\n  cause: the pool autoscales from 0" in captured.out
     assert captured.out.rstrip().endswith("verdict: PENDING")
     assert "pending is not a failure" in captured.err
 
@@ -327,10 +340,11 @@ def test_kubeconfig_env_and_unknown_context(kube, dev, tmp_path, capsys, monkeyp
 
 def test_wait_polls_until_the_node_is_ready(kube, dev, tmp_path, capsys):
     stack, keys, data = dev
-    joining = [t4ts_node(keys["t4ts"]), node(T4MPS_NODE, {"gpushare.io/pool": "t4mps"}, {}, ready=False)]
-    ready = [t4ts_node(keys["t4ts"]), t4mps_node(keys["t4mps"])]
-    serve(kube, (joining, joining, ready), data, operator_pods(T4TS_NODE, T4MPS_NODE, mps_nodes=(T4MPS_NODE,)),
-          operator_daemon_sets(2, mps=1))
+    joining = [t4ts_node(keys["t4ts"]), node(T4MPS_NODE, {"gpushare.io/pool": "t4mps"}, {}, ready=False),
+               t4_node(keys["t4"])]
+    ready = [t4ts_node(keys["t4ts"]), t4mps_node(keys["t4mps"]), t4_node(keys["t4"])]
+    serve(kube, (joining, joining, ready), data,
+          operator_pods(T4TS_NODE, T4MPS_NODE, T4_NODE, mps_nodes=(T4MPS_NODE,)), operator_daemon_sets(3, mps=1))
     assert main(verify(kube, stack, tmp_path, "--wait", "30", "--poll-interval", "0.01")) == 0
     captured = capsys.readouterr()
     assert kube.count("GET", NODES) == 3
