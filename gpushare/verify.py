@@ -373,7 +373,8 @@ def _resource_cause(found: Mapping[str, int], expect: PoolExpectation, config: _
             "check the pool's gpuInstanceProfile with `az aks nodepool show`; recreate the pool if it has none",
         )
     return (
-        "the device plugin runs an older config (the operator does not restart it when the ConfigMap changes)",
+        "the device plugin runs an older config: its config-manager reloads when the node's label changes, but "
+        "not when the ConfigMap entry under the same key changes",
         f"`{_RESTART_PLUGIN}`",
     )
 
