@@ -188,7 +188,8 @@ GPU_PRODUCT_LABELS: dict[str, ProductLabel] = {
     "NDasrA100_v4": ProductLabel(
         "NVIDIA-A100-SXM4-40GB", True, "NVIDIA/cloud-native-docs openshift/mig-ocp.rst (NVIDIA-A100-SXM4-40GB)"),
     "ND_H100_v5": ProductLabel(
-        "NVIDIA-H100-80GB-HBM3", True, "NVIDIA/cloud-native-docs gpu-operator/gpu-operator-mig.rst (NVIDIA-H100-80GB-HBM3)"),
+        "NVIDIA-H100-80GB-HBM3", True,
+        "NVIDIA/cloud-native-docs gpu-operator/gpu-operator-mig.rst (NVIDIA-H100-80GB-HBM3)"),
     "NDm_A100_v4": ProductLabel("NVIDIA-A100-SXM4-80GB", False, "node labels in public cluster configs"),
     "NC_A100_v4": ProductLabel("NVIDIA-A100-80GB-PCIe", False, "node labels in public cluster configs"),
     "NCads_H100_v5": ProductLabel("NVIDIA-H100-NVL", False, "node labels in public cluster configs"),

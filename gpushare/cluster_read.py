@@ -118,7 +118,8 @@ def _access_error(api: client.ApiClient, what: str, exc: Exception) -> ClusterAc
         error = ClusterAccessError(f"the API server {server} refused the credentials (401 Unauthorized) to {what}")
         error.hint = f"the token is missing or expired; {CREDENTIALS_HINT}"
     elif isinstance(exc, ApiException) and exc.status == 403:
-        error = ClusterAccessError(f"the API server {server} accepted the credentials but may not {what} (403 Forbidden)")
+        error = ClusterAccessError(
+            f"the API server {server} accepted the credentials but may not {what} (403 Forbidden)")
         error.hint = (
             "verify reads nodes, and pods, DaemonSets and the ConfigMap in namespace "
             f"{NAMESPACE} (`--smoke` also creates a namespace and pods): grant an Azure RBAC data role such as "
@@ -215,7 +216,8 @@ def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeou
     })
     try:
         for expect in expectations:
-            call(api, f"create a pod in {namespace}", core.create_namespaced_pod, namespace, smoke_pod(expect, namespace))
+            call(api, f"create a pod in {namespace}", core.create_namespaced_pod, namespace,
+                 smoke_pod(expect, namespace))
         progress(f"smoke: {len(expectations)} pod(s) in namespace {namespace}, up to {timeout:.0f}s")
         deadline = clock() + timeout
         pending = {e.pool: f"smoke-{e.pool}" for e in expectations}

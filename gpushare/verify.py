@@ -351,7 +351,8 @@ def _config_problem(node: Mapping, expect: PoolExpectation, data: Mapping[str, s
     return None
 
 
-def _resource_cause(found: Mapping[str, int], expect: PoolExpectation, config: _ConfigProblem | None) -> tuple[str, str]:
+def _resource_cause(found: Mapping[str, int], expect: PoolExpectation,
+                    config: _ConfigProblem | None) -> tuple[str, str]:
     if config:
         return f"{config.problem}: {config.cause}", config.fix
     mig_found = [name for name in found if name.startswith(f"{NVIDIA_PREFIX}mig-")]
@@ -443,7 +444,8 @@ def _check_pod(ds: str, pod: Mapping | None, node: Mapping, where: str, now: dat
     if ready:
         return None
     if container is None:
-        return Finding(where, f"node {_name(node)}: {ds} pod {_name(pod)} is not Ready yet ({reason})", "the pod is starting",
+        return Finding(where, f"node {_name(node)}: {ds} pod {_name(pod)} is not Ready yet ({reason})",
+                       "the pod is starting",
                        "wait (`--wait SECONDS`)", pending=True)
     cause = _VALIDATION_CAUSES.get(container, f"container {container} fails") if ds == VALIDATOR_DS else \
         f"container {container} fails"
@@ -626,7 +628,8 @@ def _differences(rendered: object, live: object, path: str) -> list[str]:
     return [] if _same_scalar(rendered, live) else [f"{path}: {live!r}, rendered {rendered!r}"]
 
 
-def manifest_findings(what: str, manifests: Iterable[Mapping], live: Mapping[ObjectRef, Mapping | None]) -> list[Finding]:
+def manifest_findings(what: str, manifests: Iterable[Mapping],
+                      live: Mapping[ObjectRef, Mapping | None]) -> list[Finding]:
     """Each rendered object must exist and hold what gpushare rendered (labels and every field but metadata/status)."""
     findings = []
     for manifest in manifests:
@@ -746,7 +749,8 @@ class SmokeResult:
         elif self.phase == "Failed":
             problem = "the smoke pod failed"
         else:
-            problem = f"the smoke pod did not finish in time (still {self.phase}{': ' + self.detail if self.detail else ''})"
+            detail = f": {self.detail}" if self.detail else ""
+            problem = f"the smoke pod did not finish in time (still {self.phase}{detail})"
         return Finding(
             f"pool {self.pool}", problem,
             "a pod asking for the pool's resource did not get a working device",

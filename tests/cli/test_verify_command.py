@@ -84,8 +84,8 @@ def t4ts_node(key: str, **overrides) -> dict:
         "nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/mig.strategy": "single",
         "nvidia.com/mps.capable": "false",
     }
-    return node(T4TS_NODE, overrides.pop("labels", labels), overrides.pop("allocatable", {"nvidia.com/gpu.shared": "4"}),
-                **overrides)
+    allocatable = overrides.pop("allocatable", {"nvidia.com/gpu.shared": "4"})
+    return node(T4TS_NODE, overrides.pop("labels", labels), allocatable, **overrides)
 
 
 def t4mps_node(key: str) -> dict:
@@ -100,7 +100,8 @@ def t4_node(key: str) -> dict:
     return node(T4_NODE, {
         "gpushare.io/pool": "t4", "nvidia.com/device-plugin.config": key,
         "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "1", "nvidia.com/gpu.count": "1",
-        "nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.strategy": "single", "nvidia.com/mps.capable": "false",
+        "nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.strategy": "single",
+        "nvidia.com/mps.capable": "false",
     }, {"nvidia.com/gpu": "1"})
 
 
@@ -199,8 +200,9 @@ def test_node_on_the_default_config_advertises_whole_gpus(kube, dev, tmp_path, c
     stack, keys, data = dev
     labels = {"gpushare.io/pool": "t4ts", "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "1",
               "nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.strategy": "single"}
-    serve(kube, [t4ts_node(keys["t4ts"], labels=labels, allocatable={"nvidia.com/gpu": "1"}), t4mps_node(keys["t4mps"])],
-          data, operator_pods(T4TS_NODE, T4MPS_NODE, mps_nodes=(T4MPS_NODE,)), operator_daemon_sets(2, mps=1))
+    whole_gpu = t4ts_node(keys["t4ts"], labels=labels, allocatable={"nvidia.com/gpu": "1"})
+    serve(kube, [whole_gpu, t4mps_node(keys["t4mps"])], data,
+          operator_pods(T4TS_NODE, T4MPS_NODE, mps_nodes=(T4MPS_NODE,)), operator_daemon_sets(2, mps=1))
     assert main(verify(kube, stack, tmp_path)) == 1
     out = capsys.readouterr().out
     assert (f"mismatch: pool t4ts: node {T4TS_NODE} advertises nvidia.com/gpu: 1, "
@@ -295,7 +297,8 @@ def test_401_is_exit_4_naming_the_credentials(kube, dev, tmp_path, capsys):
     assert main(verify(kube, stack, tmp_path)) == 4
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert f"error: the API server {kube.server} refused the credentials (401 Unauthorized) to list nodes" in captured.err
+    assert (f"error: the API server {kube.server} refused the credentials (401 Unauthorized) to list nodes"
+            in captured.err)
     assert "az aks get-credentials" in captured.err and "kubelogin convert-kubeconfig -l azurecli" in captured.err
     assert "Traceback" not in captured.err
 

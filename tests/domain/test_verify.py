@@ -163,7 +163,8 @@ def test_a_config_map_entry_that_differs_from_the_plan():
     data = {**operator_plan(DEV).config_map_data, expect.config_key: "version: v1\n"}
     nodes = [t4ts_node("n1", expect.config_key), t4ts_node("n2", expect.config_key)]
     report = evaluate(only_t4ts(), snapshot(nodes, data=data))
-    assert [p for _, p, _ in findings(report)] == [f"ConfigMap key {expect.config_key} holds another config than the plan"]
+    assert [p for _, p, _ in findings(report)] == [
+        f"ConfigMap key {expect.config_key} holds another config than the plan"]
 
 
 def test_a_missing_config_map_is_one_operator_finding():
