@@ -204,6 +204,28 @@ def smoke_namespace() -> str:
     return SMOKE_NAMESPACE_PREFIX + secrets.token_hex(3)
 
 
+_REJECTIONS = ("denied the request", "denied request", "exceeded quota")
+"""Words of a 403 that come from admission (webhook, ValidatingAdmissionPolicy with reason Forbidden) or a quota,
+not from RBAC: the pod was refused, the credentials were fine."""
+
+
+def _create_smoke_pod(api: client.ApiClient, core: client.CoreV1Api, namespace: str,
+                      expect: PoolExpectation) -> str | None:
+    """None when the pod was created; the API server's message when admission or a quota refused it (422, or a
+    403 that says so)."""
+    try:
+        core.create_namespaced_pod(namespace, smoke_pod(expect, namespace), _preload_content=False,
+                                   _request_timeout=REQUEST_TIMEOUT)
+    except ApiException as exc:
+        message = _api_message(exc)
+        if exc.status == 422 or (exc.status == 403 and any(words in message for words in _REJECTIONS)):
+            return message
+        raise _access_error(api, f"create a pod in {namespace}", exc) from None
+    except (urllib3.exceptions.HTTPError, OSError, ConfigException) as exc:
+        raise _access_error(api, f"create a pod in {namespace}", exc) from None
+    return None
+
+
 def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeout: float, poll_interval: float,
               progress: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
               sleep: Callable[[float], None] = time.sleep) -> list[SmokeResult]:
@@ -215,12 +237,13 @@ def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeou
         "metadata": {"name": namespace, "labels": {"app.kubernetes.io/managed-by": "gpushare-verify"}},
     })
     try:
+        rejected = {}
         for expect in expectations:
-            call(api, f"create a pod in {namespace}", core.create_namespaced_pod, namespace,
-                 smoke_pod(expect, namespace))
-        progress(f"smoke: {len(expectations)} pod(s) in namespace {namespace}, up to {timeout:.0f}s")
+            if (message := _create_smoke_pod(api, core, namespace, expect)) is not None:
+                rejected[expect.pool] = message
+        progress(f"smoke: {len(expectations) - len(rejected)} pod(s) in namespace {namespace}, up to {timeout:.0f}s")
         deadline = clock() + timeout
-        pending = {e.pool: f"smoke-{e.pool}" for e in expectations}
+        pending = {e.pool: f"smoke-{e.pool}" for e in expectations if e.pool not in rejected}
         finished: dict[str, dict] = {}
         last: dict[str, dict] = {}
         while True:
@@ -236,6 +259,9 @@ def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeou
             sleep(poll_interval)
         results = []
         for expect in expectations:
+            if expect.pool in rejected:
+                results.append(SmokeResult(expect.pool, "Rejected", None, "", rejected[expect.pool]))
+                continue
             pod = last[expect.pool]
             name = f"smoke-{expect.pool}"
             phase = (pod.get("status") or {}).get("phase") or "Pending"

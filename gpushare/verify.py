@@ -744,6 +744,12 @@ class SmokeResult:
     def finding(self) -> Finding | None:
         if self.passed:
             return None
+        if self.phase == "Rejected":
+            return Finding(
+                f"pool {self.pool}", f"the API server refused the smoke pod: {self.detail}",
+                "an admission policy or a quota does not allow this pod in a namespace of its own",
+                "allow GPU pods for this pool in namespaces named gpushare-smoke-*, or run without --smoke",
+            )
         if self.phase == "Succeeded":
             problem = "the smoke pod ran but `nvidia-smi -L` listed no GPU"
         elif self.phase == "Failed":

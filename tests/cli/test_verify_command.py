@@ -466,3 +466,18 @@ def test_a_broken_kubeconfig_is_exit_4_without_traceback(dev, tmp_path, capsys, 
     assert main(["verify", str(stack), "--kubeconfig", str(config)]) == 4
     err = capsys.readouterr().err
     assert err.startswith("error: ") and str(config) in err and "Traceback" not in err
+
+
+def test_smoke_pod_refused_by_admission_is_a_finding_not_exit_4(kube, mig, tmp_path, capsys, smoke_namespace):
+    stack, keys, data = mig
+    serve(kube, [a100_node(keys["a100mig"])], data, operator_pods(A100_NODE), operator_daemon_sets(1))
+    kube.route("POST", "/api/v1/namespaces", StubResponse(201, {"kind": "Namespace", "metadata": {"name": SMOKE_NS}}))
+    denied = ("pods \"smoke-a100mig\" is forbidden: ValidatingAdmissionPolicy 'gpushare-shared-pools' with binding "
+              "'gpushare-shared-pools' denied request: GPU pods are allowed only in tenant namespaces")
+    kube.route("POST", SMOKE_PODS, StubResponse(422, status(422, "Invalid", denied)))
+    kube.route("DELETE", f"/api/v1/namespaces/{SMOKE_NS}", StubResponse(200, {"kind": "Status", "status": "Success"}))
+    assert main(verify(kube, stack, tmp_path, "--smoke")) == 1
+    out = capsys.readouterr().out
+    assert "smoke a100mig: Rejected -> MISMATCH" in out
+    assert f"mismatch: pool a100mig: the API server refused the smoke pod: {denied}" in out
+    assert kube.count("DELETE", f"/api/v1/namespaces/{SMOKE_NS}") == 1
