@@ -625,7 +625,7 @@ def _differences(rendered: object, live: object, path: str) -> list[str]:
         if not isinstance(live, list) or len(live) != len(rendered):
             return [f"{path}: {len(rendered)} item(s) rendered, {len(live) if isinstance(live, list) else 0} live"]
         return [d for i, (a, b) in enumerate(zip(rendered, live)) for d in _differences(a, b, f"{path}[{i}]")]
-    return [] if _same_scalar(rendered, live) else [f"{path}: {live!r}, rendered {rendered!r}"]
+    return [] if _same_scalar(rendered, live) else [f"{path}: {live!r} in the cluster, {rendered!r} rendered"]
 
 
 def manifest_findings(what: str, manifests: Iterable[Mapping],

@@ -269,7 +269,7 @@ def test_a_missing_or_changed_rendered_object_is_a_mismatch():
     }
     assert [f.problem for f in manifest_findings("tenants", [QUOTA, POLICY], live)] == [
         "ResourceQuota team-a/gpushare-gpu-quota differs from the plan: spec.hard.requests.nvidia.com/gpu.shared: "
-        "'4', rendered 8",
+        "'4' in the cluster, 8 rendered",
         "ValidatingAdmissionPolicy gpushare-tenant-team-a not found",
     ]
 
