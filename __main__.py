@@ -13,11 +13,14 @@ from pulumi_azure_native import authorization
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.autoscaling import overscale_warning
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
-from gpushare.guard import check_for_program, raise_for_violations
+from gpushare.guard import GuardReport, check_for_program, raise_for_violations
+from gpushare.kubernetes_version import kubernetes_version_warnings
 from gpushare.model import StackConfig
+from gpushare.node_labels import pool_node_labels
 from gpushare.stack_files import STACK_FILE_ENV
 
 
@@ -32,42 +35,50 @@ def load_stack() -> StackConfig:
         raise pulumi.RunError(str(exc)) from None
 
 
-def guard(stack: StackConfig) -> None:
-    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool."""
+def guard(stack: StackConfig) -> GuardReport | None:
+    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool. Returns the
+    report, whose deployed pools (the run's one agent-pool read) give each pool's live node count."""
     try:
         report = check_for_program(
             stack, os.environ, lambda: authorization.get_client_config().subscription_id)
         if report is None:
-            return
+            return None
         for note in report.notes:
             pulumi.log.info(note)
         for warning in report.warnings:
             pulumi.log.warn(warning)
         raise_for_violations(report)
+        return report
     except GpushareError as exc:
         raise pulumi.RunError(str(exc)) from None
 
 
 def main() -> None:
     stack = load_stack()
-    guard(stack)
+    report = guard(stack)
+    for warning in kubernetes_version_warnings(stack):
+        pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
             pulumi.log.warn(warning)
+        if warning := overscale_warning(pool, capacity):
+            pulumi.log.warn(warning)
     for warning in ambiguous_resource_warnings(capacities):
         pulumi.log.warn(warning)
 
+    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
+    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
     previous = None
     for pool in stack.pools:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
-            resource_group_name=cluster.resource_group_name, after=previous,
+            resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
+            live_count=report.live_count(pool.name) if report else None,
+            after=previous, device_config=operator.config_map,
         ))
         previous = node_pool.agent_pool
-    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
-    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)

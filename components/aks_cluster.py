@@ -24,7 +24,7 @@ class AksClusterArgs:
 
 
 class AksCluster(pulumi.ComponentResource):
-    """Resource group + AKS cluster with OIDC issuer and workload identity on, protected against deletion."""
+    """Resource group + AKS cluster with OIDC issuer and workload identity on, both protected against deletion."""
 
     cluster_name: pulumi.Output[str]
     """The AKS cluster's name in Azure."""
@@ -40,9 +40,10 @@ class AksCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:AksCluster", name, None, opts)
         cluster = args.cluster
-        child = pulumi.ResourceOptions(parent=self)
         self.resource_group = resources.ResourceGroup(
-            f"{name}-rg", resource_group_name=cluster.resource_group, location=args.location, opts=child,
+            f"{name}-rg", resource_group_name=cluster.resource_group, location=args.location,
+            # Deleting the resource group deletes the cluster and every GPU pool in it, protected or not.
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
         )
         self.managed_cluster = containerservice.ManagedCluster(
             f"{name}-aks",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import containerservice
 
 from gpushare.model import DriverOwner, GpuPool
+from gpushare.node_count import count_to_send
 
 CREATE_ONLY_REPLACED_BY_GPUSHARE = ("gpuProfile", "availabilityZones", "osSKU")
 """Create-only agent pool inputs (wire names) missing from azure-native's own replace list."""
@@ -23,8 +25,17 @@ class GpuNodePoolArgs:
     """Required. The AKS cluster the pool joins."""
     resource_group_name: pulumi.Input[str]
     """Required. The cluster's resource group."""
+    node_labels: Mapping[str, str]
+    """Required. The pool's node labels, `gpushare.node_labels.pool_node_labels(stack, pool)`."""
     after: pulumi.Resource | None = None
     """Optional. The agent pool this one waits for: AKS refuses concurrent agent-pool operations on one cluster."""
+    live_count: int | None = None
+    """Optional. The pool's node count as deployed (read once per run by the guard); None for a new pool or when
+    unknown. Autoscaled pools send it, clamped to the new bounds."""
+    device_config: pulumi.Resource | None = None
+    """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
+    keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
+    for the ConfigMap update."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -42,10 +53,19 @@ class GpuNodePool(pulumi.ComponentResource):
         super().__init__("gpushare:pool:GpuNodePool", name, None, opts)
         pool = args.pool
         scaling: dict = (
-            {"enable_auto_scaling": True, "min_count": pool.autoscale.min, "max_count": pool.autoscale.max,
-             "count": pool.autoscale.min}
-            if pool.autoscale else {"count": pool.count}
+            {"enable_auto_scaling": True, "min_count": pool.autoscale.min, "max_count": pool.autoscale.max}
+            if pool.autoscale else {}
         )
+        # An autoscaled pool's count: AKS wants one inside [min, max] on every PUT, and expects the current one
+        # (Azure/AKS#1627). `ignore_changes=["count"]` would make the engine send the count stored in state (the
+        # creation-time `min`) on every later update, which AKS refuses once it is outside the new bounds (min
+        # raised above it, max lowered below it, a fixed pool turned autoscaled) and which otherwise asks AKS to
+        # scale the pool back to it. So when the live count is known it is sent, clamped, and not ignored: a
+        # preview shows `count` changing when the autoscaler moved since the last run, and the update re-sends what
+        # is running (if the autoscaler moves between the read and the PUT, it corrects the difference itself).
+        # Only when it is unknown (a new pool, or Azure unreadable under `gpushare:guard: warn`) is `count` ignored:
+        # creation still sends `min`, and an existing pool keeps its stored value rather than being scaled to `min`.
+        count_unknown = pool.autoscale is not None and args.live_count is None
         self.agent_pool = containerservice.AgentPool(
             f"{name}-agentpool",
             agent_pool_name=pool.name,
@@ -62,17 +82,22 @@ class GpuNodePool(pulumi.ComponentResource):
                 if args.driver is DriverOwner.OPERATOR else None
             ),
             availability_zones=list(pool.zones) or None,
-            node_labels=pool.labels,
+            node_labels=dict(args.node_labels),
             node_taints=list(pool.taints),
+            count=count_to_send(pool, args.live_count),
+            # AKS's default surges an extra node per pool on every node-image or Kubernetes upgrade: a GPU VM the
+            # quota may not have. gpushare's default replaces one node at a time in place (gpushare/upgrades.py).
+            upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(
+                max_surge=pool.upgrade.max_surge, max_unavailable=pool.upgrade.max_unavailable,
+            ),
             **scaling,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 # A replaced pool is deleted before it is recreated, with every pod on it; `recreate: true` is the
                 # user's explicit consent to that for one run (the guard reports it).
                 protect=not pool.recreate,
-                depends_on=[args.after] if args.after else None,
-                # The cluster autoscaler owns the node count of autoscaled pools.
-                ignore_changes=["count"] if pool.autoscale else None,
+                depends_on=[waited for waited in (args.after, args.device_config) if waited] or None,
+                ignore_changes=["count"] if count_unknown else None,
                 # AKS fixes these at creation too, but azure-native only force-replaces vmSize and
                 # gpuInstanceProfile: without this a change reaches AKS as an update it rejects at apply time.
                 # With it, protection stops the replace in preview, and `recreate: true` really recreates.

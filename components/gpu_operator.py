@@ -22,6 +22,10 @@ from gpushare.operator_values import (
 )
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpushare"}
+POD_SECURITY_PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
+"""The operator's DaemonSets run privileged with host paths (driver, toolkit, device plugin, MPS daemon with
+hostPID): NVIDIA's install guide labels the namespace `enforce=privileged` wherever Pod Security Admission enforces
+a stricter level, or the DaemonSets' pods are refused at admission and GPU nodes never get a device plugin."""
 
 
 @dataclass(frozen=True)
@@ -38,9 +42,11 @@ class GpuOperator(pulumi.ComponentResource):
     chart_version: pulumi.Output[str]
     """The GPU Operator chart version installed."""
     config_hash: pulumi.Output[str]
-    """sha256 of the device-plugin ConfigMap data; carried in the device plugin's env so a config change rolls it."""
+    """sha256 of the device-plugin ConfigMap data (the `deviceConfigHash` export)."""
+    config_map: k8s.core.v1.ConfigMap
+    """The device-plugin ConfigMap; GPU pools wait for it, since their node labels name its keys."""
     config_map_name: pulumi.Output[str]
-    """The device-plugin ConfigMap (keys: pool names, plus the whole-GPU default)."""
+    """The device-plugin ConfigMap (keys: `<pool>-<config hash>` per pool, plus the whole-GPU default)."""
     namespace: pulumi.Output[str]
     """Namespace of the release and the ConfigMap."""
     release_name: pulumi.Output[str]
@@ -58,7 +64,7 @@ class GpuOperator(pulumi.ComponentResource):
         # A Namespace of our own, not the release's create_namespace: the ConfigMap must exist before the release.
         self.kubernetes_namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAMESPACE, labels=MANAGED_BY),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAMESPACE, labels={**MANAGED_BY, **POD_SECURITY_PRIVILEGED}),
             opts=in_cluster,
         )
         # Created by gpushare, not by the chart (`devicePlugin.config.create` stays off): gpushare owns every key.

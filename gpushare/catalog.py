@@ -112,6 +112,21 @@ class VmSize:
         return self.gpu.mig_slices[profile]
 
 
+KNOWLEDGE_DATE = datetime.date(2026, 10, 31)
+"""When the facts below (sizes, retirements, Kubernetes minors) were last checked; what may have changed since,
+`gpushare preflight` reads live."""
+NEWEST_AKS_KUBERNETES_MINOR = (1, 37)
+"""The newest GA Kubernetes minor AKS offered at `KNOWLEDGE_DATE`."""
+AKS_SUPPORTED_MINORS = 3
+"""AKS supports the newest GA minor and the two before it (N-2), and creates clusters only on those."""
+
+
+def oldest_supported_kubernetes_minor() -> tuple[int, int]:
+    """The oldest minor AKS created clusters on at `KNOWLEDGE_DATE`: 1.35 for newest 1.37."""
+    major, minor = NEWEST_AKS_KUBERNETES_MINOR
+    return major, minor - (AKS_SUPPORTED_MINORS - 1)
+
+
 NCV3_RETIRED = datetime.date(2025, 9, 30)
 
 VM_SIZES: tuple[VmSize, ...] = (

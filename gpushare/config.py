@@ -18,6 +18,7 @@ from typing import Any, Callable, TypeVar
 import yaml
 
 from gpushare import catalog
+from gpushare.autoscaling import scale_from_zero_problem
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.operator_values import VERIFIED_CHART_VERSIONS
 from gpushare.model import (
@@ -35,6 +36,7 @@ from gpushare.model import (
     SharingStrategy,
     StackConfig,
     SystemPool,
+    Upgrade,
 )
 
 NS = "gpushare"
@@ -50,9 +52,11 @@ STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt"
 CLUSTER_KEYS = ("name", "resourceGroup", "kubernetesVersion", "systemPool")
 SYSTEM_POOL_KEYS = ("vmSize", "count")
 OPERATOR_KEYS = ("chartVersion", "driver", "migStrategy")
-POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate")
+POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate", "upgrade")
 SHARING_KEYS = ("strategy", "replicas", "renameByDefault", "failRequestsGreaterThanOne")
 AUTOSCALE_KEYS = ("min", "max")
+UPGRADE_KEYS = ("maxSurge", "maxUnavailable")
+UPGRADE_VALUE_RE = re.compile(r"^(\d+)(%?)$")
 
 CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
 RESOURCE_GROUP_RE = re.compile(r"^[-\w.()]{0,89}[-\w()]$")
@@ -309,6 +313,34 @@ def _parse_autoscale(c: _Checker, value: Any, path: str) -> Autoscale | None:
     return Autoscale(min=low, max=high)
 
 
+def _parse_upgrade_value(c: _Checker, value: Any, path: str) -> str | None:
+    """AKS's form: a whole number of nodes or a percentage of the pool's nodes; YAML numbers become strings."""
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    match = UPGRADE_VALUE_RE.match(text) if isinstance(text, str) else None
+    limit = 100 if match and match.group(2) else MAX_POOL_NODES
+    if match is None or int(match.group(1)) > limit:
+        c.add(path, f"expected a number of nodes (0-{MAX_POOL_NODES}) or a percentage of the pool's nodes "
+                    f"(0%-100%), as AKS takes them, got {_kind(value)} {_show(value)}; e.g. 1 or \"33%\"")
+        return None
+    return f"{int(match.group(1))}{match.group(2)}"
+
+
+def _parse_upgrade(c: _Checker, value: Any, path: str) -> Upgrade | None:
+    raw = c.mapping(value, path, UPGRADE_KEYS)
+    if raw is None:
+        return None
+    default = Upgrade()
+    surge = _optional(raw, "maxSurge", lambda v: _parse_upgrade_value(c, v, f"{path}.maxSurge"), default.max_surge)
+    unavailable = _optional(raw, "maxUnavailable", lambda v: _parse_upgrade_value(c, v, f"{path}.maxUnavailable"),
+                            default.max_unavailable)
+    if surge.rstrip("%") == "0" and unavailable.rstrip("%") == "0":
+        c.add(path, f"maxSurge {surge} and maxUnavailable {unavailable} would upgrade no node at a time (AKS "
+                    f"refuses it); allowed: at least one above 0. The default maxSurge 0, maxUnavailable 1 replaces "
+                    f"one node at a time without an extra VM")
+        return None
+    return Upgrade(max_surge=surge, max_unavailable=unavailable)
+
+
 def _parse_zones(c: _Checker, value: Any, path: str) -> tuple[str, ...]:
     if not isinstance(value, list):
         c.add(path, f"expected a list of availability zones such as [\"1\", \"2\"], got {_kind(value)} {_show(value)}")
@@ -377,13 +409,17 @@ def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPo
     zones = _optional(raw, "zones", lambda v: _parse_zones(c, v, f"{path}.zones"), ())
     os_sku = _optional(raw, "osSku", lambda v: c.choice(v, f"{path}.osSku", OsSku), OsSku.UBUNTU)
     recreate = _optional(raw, "recreate", lambda v: c.boolean(v, f"{path}.recreate"), False)
-    if name is None or vm_size is None:
+    upgrade = _optional(raw, "upgrade", lambda v: _parse_upgrade(c, v, f"{path}.upgrade"), Upgrade())
+    if vm_size is None:
         return None
-    return GpuPool(
-        name=name, vm_size=vm_size, mig=mig, sharing=sharing,
+    pool = GpuPool(
+        name=name or "", vm_size=vm_size, mig=mig, sharing=sharing,
         count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
-        autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate,
+        autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate, upgrade=upgrade,
     )
+    if problem := scale_from_zero_problem(pool, operator.mig_strategy):
+        c.add(f"{path}.autoscale.min", problem)
+    return pool if name is not None else None
 
 
 def _parse_pools(c: _Checker, value: Any, operator: Operator) -> tuple[GpuPool, ...]:

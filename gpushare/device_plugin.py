@@ -9,6 +9,7 @@ rules here instead, and `plugin_configs` refuses to return a file that fails it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,8 +25,9 @@ DEVICE_PLUGIN_VERSION = "v0.20.0"
 """The plugin release whose config schema `validate_config` encodes (the default of GPU Operator chart v26.7.0)."""
 CONFIG_VERSION = "v1"
 DEFAULT_CONFIG_KEY = "default-whole-gpu"
-"""Key of the whole-GPU config for GPU nodes without a pool label. Pool names match `^[a-z][a-z0-9]{0,11}$`;
-the dash means no pool name can ever collide with it."""
+"""Key of the whole-GPU config for GPU nodes without a pool label. Pool keys are `<pool>-<8 hex digits>`
+(`config_key`); `whole-gpu` is not hex, so no pool key can ever collide with it."""
+CONFIG_KEY_HASH_LENGTH = 8
 MIN_REPLICAS = 2
 """The plugin rejects `replicas: 1` for time-slicing and MPS alike ("number of replicas must be >= 2")."""
 MAX_RESOURCE_NAME_LENGTH = 63
@@ -57,7 +59,8 @@ class PluginConfig:
     """One entry of the device-plugin ConfigMap."""
 
     key: str
-    """ConfigMap key: the pool name (its nodes' `nvidia.com/device-plugin.config` label) or DEFAULT_CONFIG_KEY."""
+    """ConfigMap key and the pool's `nvidia.com/device-plugin.config` node label: `config_key(pool, text)`, or
+    DEFAULT_CONFIG_KEY."""
     pool: str | None
     """The pool this config serves; None for the default."""
     text: str
@@ -312,6 +315,29 @@ def render_config(doc: Mapping) -> str:
     return yaml.safe_dump(dict(doc), sort_keys=False, default_flow_style=False)
 
 
+def config_key(pool_name: str, text: str) -> str:
+    """`<pool>-<first 8 hex of sha256(text)>`: content-addressed, so a changed config is a new key.
+
+    Why: the device plugin, GFD and the MPS control daemon load their config only when the node label changes.
+    In each of their DaemonSets (gpu-operator v26.7.0 `assets/state-device-plugin/0500_daemonset.yaml`,
+    `assets/gpu-feature-discovery/0500_daemonset.yaml`, `assets/state-mps-control-daemon/0400_daemonset.yaml`) a
+    `config-manager` sidecar watches the node's `nvidia.com/device-plugin.config` label; on a change it links the
+    named ConfigMap file to /config/config.yaml and sends SIGHUP (k8s-device-plugin v0.20.0
+    `cmd/config-manager/main.go`: `continuouslySyncConfigChanges` reacts only to a changed label value,
+    `updateConfig` -> `signalProcess`), and `mps-control-daemon` restarts its daemons with the new file on SIGHUP
+    (`cmd/mps-control-daemon/main.go` `start`: "On SIGHUP, restart this loop"). A new config under the same key
+    would reach none of them; a new key changes the label of that pool's nodes only (AKS updates node labels in
+    place), so only those nodes reload. A label naming a key the ConfigMap lacks fails the sidecar ("specified
+    config %v does not exist", `updateConfigName`), hence pools wait for the ConfigMap.
+    """
+    return f"{pool_name}-{hashlib.sha256(text.encode()).hexdigest()[:CONFIG_KEY_HASH_LENGTH]}"
+
+
+def pool_config_key(pool: GpuPool, mig_strategy: MigStrategy) -> str:
+    """The key of `pool`'s config: what its nodes' `nvidia.com/device-plugin.config` label says."""
+    return config_key(pool.name, render_config(config_document(pool, mig_strategy)))
+
+
 def plugin_configs(stack: StackConfig) -> tuple[PluginConfig, ...]:
     """The default config, then one per pool in stack order, each checked by `validate_config` as rendered.
 
@@ -319,13 +345,14 @@ def plugin_configs(stack: StackConfig) -> tuple[PluginConfig, ...]:
     and deploying it would leave the pool's GPUs unshared or its device plugin crashing.
     """
     strategy = stack.operator.mig_strategy
-    targets: list[tuple[str, GpuPool | None, str]] = [(DEFAULT_CONFIG_KEY, None, "gpushare:operator")]
-    targets += [(pool.name, pool, f"gpushare:pools[{i}]") for i, pool in enumerate(stack.pools)]
+    targets: list[tuple[GpuPool | None, str]] = [(None, "gpushare:operator")]
+    targets += [(pool, f"gpushare:pools[{i}]") for i, pool in enumerate(stack.pools)]
     configs, problems = [], []
-    for key, pool, where in targets:
+    for pool, where in targets:
         text = render_config(config_document(pool, strategy))
+        key = config_key(pool.name, text) if pool else DEFAULT_CONFIG_KEY
         problems += [
-            ConfigProblem(where, f"device-plugin config {key!r}: {problem}")
+            ConfigProblem(where, f"device-plugin config {pool.name if pool else key!r}: {problem}")
             for problem in validate_config(yaml.safe_load(text), device_target(pool, strategy))
         ]
         configs.append(PluginConfig(key=key, pool=pool.name if pool else None, text=text))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gpushare.deployed import DeployedPool, live_source, read_file, read_live
@@ -68,6 +68,13 @@ class GuardReport:
     """Changes AKS makes in place that still disturb running pods (sharing), and other facts worth reading."""
     warnings: tuple[str, ...] = ()
     """Accepted recreates (`recreate: true`), and Azure being unreadable under `gpushare:guard: warn`."""
+    deployed: tuple[DeployedPool, ...] | None = field(default=None, compare=False)
+    """The agent pools the guard compared against (its one read, shared with the program and preflight); None when
+    the cluster does not exist yet or Azure could not be read. Input, not a finding: reports compare without it."""
+
+    def live_count(self, pool: str) -> int | None:
+        """The deployed node count of `pool`; None when unknown (not deployed, cluster absent, Azure unread)."""
+        return next((p.count for p in self.deployed or () if p.name == pool), None)
 
     def to_json(self) -> dict:
         return {
@@ -112,7 +119,7 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
             notes.append(f"pool {live.name} has no nodes and is no longer in the stack: it will be deleted")
         else:
             violations.append(_removal(stack, live))
-    return GuardReport(source, tuple(violations), tuple(notes), tuple(warnings))
+    return GuardReport(source, tuple(violations), tuple(notes), tuple(warnings), tuple(deployed))
 
 
 def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) -> GuardReport:

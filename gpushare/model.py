@@ -25,6 +25,8 @@ POOL_LABEL = "gpushare.io/pool"
 """Marks a node pool as gpushare's: the guard refuses to delete a pool carrying it that the stack no longer lists."""
 SHARING_LABEL = "gpushare.io/sharing"
 """Records a pool's sharing (`sharing_label`), so the guard sees a sharing change in what Azure reports."""
+MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
+"""On MIG pools: the `operator.migStrategy` they were deployed with (`single` or `mixed`)."""
 NO_SHARING = "none"
 
 
@@ -106,6 +108,20 @@ class Autoscale:
     max: int
 
 
+DEFAULT_MAX_SURGE = "0"
+DEFAULT_MAX_UNAVAILABLE = "1"
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    """A pool's AKS `upgradeSettings`, as AKS takes them: a node count (`"1"`) or a percentage of the pool (`"33%"`).
+    The default replaces nodes one at a time in place: AKS's own default surges an extra VM per pool, which for a
+    GPU pool needs spare GPU quota."""
+
+    max_surge: str = DEFAULT_MAX_SURGE
+    max_unavailable: str = DEFAULT_MAX_UNAVAILABLE
+
+
 @dataclass(frozen=True)
 class GpuPool:
     """One GPU node pool as the stack wants it. `count` is set for fixed pools, `autoscale` for autoscaled ones."""
@@ -120,6 +136,7 @@ class GpuPool:
     os_sku: OsSku = OsSku.UBUNTU
     recreate: bool = False
     """Accept a delete-and-recreate of this pool for one run (lifts its protection); see the guard."""
+    upgrade: Upgrade = Upgrade()
 
     @property
     def min_nodes(self) -> int:
@@ -128,12 +145,6 @@ class GpuPool:
     @property
     def max_nodes(self) -> int:
         return self.autoscale.max if self.autoscale else self.count or 0
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """Node labels: the device-plugin config key this pool's nodes select, gpushare's ownership mark, and the
-        sharing the pool was deployed with."""
-        return {DEVICE_PLUGIN_CONFIG_LABEL: self.name, POOL_LABEL: self.name, SHARING_LABEL: sharing_label(self.sharing)}
 
     @property
     def taints(self) -> tuple[str, ...]:

@@ -1,7 +1,9 @@
 """The GPU Operator Helm release gpushare installs: chart values derived from the stack, never written per cluster.
 
-Everything the release needs comes from `operator_plan(stack)`: the device-plugin ConfigMap data, its hash (which
-rolls the device plugin when a config changes), the chart values, and a summary for `gpushare plan`. Every value
+Everything the release needs comes from `operator_plan(stack)`: the device-plugin ConfigMap data and its hash, the
+chart values, and a summary for `gpushare plan`. No value carries the hash: a changed pool config is a new
+content-addressed key and node label (`device_plugin.config_key`), which the config-manager sidecars pick up on that
+pool's nodes only; a hash in the DaemonSets' env would restart the device plugin on every GPU node instead. Every value
 path set here must be in the verified path list of the stack's chart version (`chart_value_paths/<version>.txt`):
 Helm accepts any value silently, so a misspelled path would simply not apply.
 """
@@ -23,9 +25,6 @@ RELEASE_NAME = "gpu-operator"
 NAMESPACE = "gpu-operator"
 CONFIG_MAP_NAME = "gpushare-device-plugin-config"
 """Created by gpushare, not by the chart (`devicePlugin.config.create` stays false), so gpushare owns its data."""
-CONFIG_HASH_ENV = "GPUSHARE_CONFIG_HASH"
-"""Env var carrying the ConfigMap hash in the device-plugin and GFD pods. The operator does not watch the ConfigMap;
-a changed value changes their pod templates, which rolls them onto the new configs."""
 AKS_RUNTIME_CLASS = "nvidia-container-runtime"
 """The runtime class AKS's preinstalled container toolkit registers (NVIDIA's AKS install instructions)."""
 OPERATOR_RUNTIME_CLASS = "nvidia"
@@ -46,6 +45,7 @@ class OperatorPlan:
     """The default config first, then one per pool in stack order."""
     config_map_data: dict[str, str]
     config_hash: str
+    """sha256 of the ConfigMap data (`config_hash`): `plan --json` operator.configHash, export deviceConfigHash."""
     values: dict
     """Helm values for the release."""
     summary: tuple[str, ...]
@@ -98,22 +98,24 @@ def config_hash(data: Mapping[str, str]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def chart_values(stack: StackConfig, data_hash: str) -> dict:
+def chart_values(stack: StackConfig) -> dict:
     """Helm values for the stack. Each path is in the chart version's verified list."""
     aks_driver = stack.operator.driver is DriverOwner.AKS
     tolerations = pool_tolerations(stack.pools)
-    rollout_env = [{"name": CONFIG_HASH_ENV, "value": data_hash}]
     return {
         # AKS's preinstalled driver and toolkit, or the operator's own (then pools skip AKS's driver).
         "driver": {"enabled": not aks_driver},
         "toolkit": {"enabled": not aks_driver},
         "operator": {"runtimeClass": AKS_RUNTIME_CLASS if aks_driver else OPERATOR_RUNTIME_CLASS},
+        # Chart v26.7.0 turns CDI on (values.yaml L15-16): the device plugin then hands pods CDI device names, which
+        # only work if containerd has CDI enabled. The operator's toolkit configures that; AKS's own toolkit does not
+        # (no AKS source says its node images enable CDI in containerd; Azure/AgentBaker#6014, open since 2025-03,
+        # adds `enable_cdi` to containerd only for GPU configs that require it, e.g. DRA). So off with AKS's driver.
+        "cdi": {"enabled": not aks_driver},
         "mig": {"strategy": stack.operator.mig_strategy.value},
         # AKS partitions MIG pools at creation; the MIG manager would label them all-disabled and undo it.
         "migManager": {"enabled": False},
-        "devicePlugin": {"config": {"name": CONFIG_MAP_NAME, "default": DEFAULT_CONFIG_KEY}, "env": rollout_env},
-        # GFD reads the same configs for its sharing labels (replicas, strategy, -SHARED) and is not restarted either.
-        "gfd": {"env": rollout_env},
+        "devicePlugin": {"config": {"name": CONFIG_MAP_NAME, "default": DEFAULT_CONFIG_KEY}},
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": tolerations}},
     }
@@ -123,7 +125,7 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
     operator = stack.operator
     if operator.driver is DriverOwner.AKS:
         driver = (f"driver: AKS's preinstalled driver and toolkit (driver.enabled=false, toolkit.enabled=false, "
-                  f"operator.runtimeClass={AKS_RUNTIME_CLASS})")
+                  f"operator.runtimeClass={AKS_RUNTIME_CLASS}, cdi.enabled=false: AKS's containerd has no CDI)")
     else:
         driver = ("driver: installed by the operator (driver.enabled=true, toolkit.enabled=true); "
                   "GPU pools skip AKS's driver (gpuProfile.driver=None)")
@@ -134,8 +136,9 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
         driver,
         f"mig.strategy={operator.mig_strategy.value} (overrides flags.migStrategy in every device-plugin config); "
         f"migManager.enabled=false (AKS partitions MIG pools)",
-        f"device-plugin configs: ConfigMap {CONFIG_MAP_NAME}, default key {DEFAULT_CONFIG_KEY}, "
-        f"{CONFIG_HASH_ENV}={data_hash[:12]}",
+        f"device-plugin configs: ConfigMap {CONFIG_MAP_NAME} (data sha256 {data_hash[:12]}), default key "
+        f"{DEFAULT_CONFIG_KEY}; each pool's key is <pool>-<sha256 of its config, 8 hex>, so a changed config "
+        f"relabels that pool's nodes only and their device plugin, GFD and MPS daemon reload it",
         f"tolerated by operator DaemonSets and the NFD worker: {taints}",
     )
 
@@ -145,7 +148,7 @@ def operator_plan(stack: StackConfig) -> OperatorPlan:
     configs = plugin_configs(stack)
     data = config_map_data(configs)
     data_hash = config_hash(data)
-    values = chart_values(stack, data_hash)
+    values = chart_values(stack)
     unknown = unknown_value_paths(values, stack.operator.chart_version)
     if unknown:
         raise AssertionError(f"gpushare sets chart values missing from chart {stack.operator.chart_version}: {unknown}")

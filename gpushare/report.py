@@ -12,6 +12,7 @@ from gpushare.capacity import pool_capacity
 from gpushare.guard import GuardReport
 from gpushare.model import GpuPool, StackConfig
 from gpushare.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
+from gpushare.upgrades import upgrade_summary
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
@@ -39,6 +40,8 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
         "usableShare": f"{capacity.usable_share.numerator}/{capacity.usable_share.denominator}",
         "zones": list(pool.zones),
         "protected": not pool.recreate,
+        "upgrade": {"maxSurge": pool.upgrade.max_surge, "maxUnavailable": pool.upgrade.max_unavailable,
+                    "summary": upgrade_summary(pool, stack.operator.mig_strategy)},
     }
 
 
@@ -123,6 +126,8 @@ def render_text(document: dict[str, Any]) -> str:
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
+    lines += ["", "Upgrades (node image, Kubernetes):"]
+    lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
     lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
     lines += ["", f"Device-plugin configs (ConfigMap {op['namespace']}/{op['configMap']}; key = node label "
                   f"nvidia.com/device-plugin.config):"]

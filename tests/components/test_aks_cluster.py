@@ -14,6 +14,7 @@ def test_cluster_has_only_the_system_pool_inline_and_identity_features_on():
     recording = run_pulumi(lambda: AksCluster("cluster", AksClusterArgs(cluster=CLUSTER, location="westeurope")))
     group = recording.get("azure-native:resources:ResourceGroup", "cluster-rg")
     assert group.inputs == {"resourceGroupName": "contoso-rg", "location": "westeurope"}
+    assert group.protect is True  # deleting the group would delete the cluster and every GPU pool in it
     managed = recording.get("azure-native:containerservice:ManagedCluster", "cluster-aks")
     inputs = managed.inputs
     assert inputs["resourceName"] == "contoso-prod"

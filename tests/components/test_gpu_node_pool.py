@@ -6,18 +6,23 @@ import pytest
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.catalog import MigProfile, find_vm_size
 from gpushare.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy
+from gpushare.node_labels import pool_node_labels
 from render.mock_engine import run_pulumi
+from tests.domain.builders import stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 
 
 def build(*pools: GpuPool, driver=DriverOwner.AKS):
     """Register the pools chained in order, as the program does."""
+    config = stack(*pools, driver=driver)
+
     def program():
         previous = None
         for pool in pools:
             node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
-                pool=pool, driver=driver, cluster_name="c1", resource_group_name="c1-rg", after=previous))
+                pool=pool, driver=driver, cluster_name="c1", resource_group_name="c1-rg",
+                node_labels=pool_node_labels(config, pool), after=previous))
             previous = node_pool.agent_pool
     return run_pulumi(program)
 
@@ -37,8 +42,8 @@ def test_mig_pool_sends_profile_labels_and_taint():
     assert (inputs["resourceName"], inputs["resourceGroupName"]) == ("c1", "c1-rg")
     assert inputs["mode"] == "User" and inputs["osType"] == "Linux" and inputs["osSKU"] == "Ubuntu"
     assert inputs["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
-    assert inputs["nodeLabels"] == {"nvidia.com/device-plugin.config": "a100mig", "gpushare.io/pool": "a100mig",
-                                    "gpushare.io/sharing": "none"}
+    assert inputs["nodeLabels"] == pool_node_labels(stack(MIG), MIG)
+    assert inputs["nodeLabels"]["gpushare.io/pool"] == "a100mig"
     assert inputs["count"] == 1
     assert "gpuProfile" not in inputs, "driver owned by AKS: leave gpuProfile unset (AKS default Install)"
     assert agent_pool.parent == "a100mig"
@@ -68,7 +73,7 @@ def test_operator_owned_driver_skips_the_aks_driver():
     assert inputs["gpuProfile"] == {"driver": "None"}
 
 
-def test_autoscaled_pool_leaves_count_to_the_autoscaler():
+def test_autoscaled_pool_without_a_live_count_starts_at_min_and_keeps_the_stored_count():
     agent_pool = build(T4).get(AGENT_POOL, "t4ts-agentpool")
     assert agent_pool.inputs["nodeLabels"]["gpushare.io/sharing"] == "time-slicing-4"
     assert agent_pool.inputs["enableAutoScaling"] is True
@@ -96,9 +101,26 @@ def test_component_outputs_the_pool_name_and_id():
 
     def program():
         node_pool = GpuNodePool("a100mig", GpuNodePoolArgs(pool=MIG, driver=DriverOwner.AKS, cluster_name="c1",
-                                                          resource_group_name="c1-rg"))
+                                                          resource_group_name="c1-rg", node_labels={}))
         pulumi.Output.all(node_pool.name, node_pool.resource_id).apply(lambda v: seen.update(name=v[0], id=v[1]))
 
     run_pulumi(program)
     assert seen["name"] == "a100mig"
     assert seen["id"].endswith("/a100mig")
+
+
+def test_autoscaled_pool_with_a_known_live_count_sends_it_clamped_and_does_not_ignore_count():
+    """ignore_changes would make the engine send the stored creation-time count, outside the new bounds."""
+    def program():
+        GpuNodePool("t4ts", GpuNodePoolArgs(pool=T4, driver=DriverOwner.AKS, cluster_name="c1",
+                                            resource_group_name="c1-rg", node_labels={}, live_count=7))
+
+    agent_pool = run_pulumi(program).get(AGENT_POOL, "t4ts-agentpool")
+    assert (agent_pool.inputs["minCount"], agent_pool.inputs["maxCount"], agent_pool.inputs["count"]) == (0, 3, 3)
+    assert agent_pool.ignore_changes == []
+
+
+def test_gpu_pools_upgrade_without_surging_an_extra_gpu_vm():
+    """AKS's default surges an extra node per pool on upgrades: a GPU VM the quota may not have."""
+    inputs = build(MIG).get(AGENT_POOL, "a100mig-agentpool").inputs
+    assert inputs["upgradeSettings"] == {"maxSurge": "0", "maxUnavailable": "1"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from pathlib import Path
 
 import pulumi
@@ -14,6 +16,7 @@ from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.catalog import MigProfile
 from gpushare.model import GPU_TAINT, Autoscale, DriverOwner, StackConfig
+from gpushare.node_labels import pool_node_labels
 from render.mock_engine import MOCK_KUBECONFIG, Recording, run_pulumi
 from tests.domain.builders import CASES, mps, pool, stack, time_slicing, with_pool
 
@@ -30,13 +33,14 @@ def deploy(config: StackConfig) -> Recording:
     """The stack as the program wires it: cluster, chained GPU pools, and the operator from the cluster's kubeconfig."""
     def program():
         cluster = AksCluster("cluster", AksClusterArgs(cluster=config.cluster, location=config.location))
+        operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=config, kubeconfig=cluster.kubeconfig))
         previous = None
         for gpu_pool in config.pools:
             node_pool = GpuNodePool(gpu_pool.name, GpuNodePoolArgs(
                 pool=gpu_pool, driver=config.operator.driver, cluster_name=cluster.cluster_name,
-                resource_group_name=cluster.resource_group_name, after=previous))
+                resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(config, gpu_pool),
+                after=previous, device_config=operator.config_map))
             previous = node_pool.agent_pool
-        operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=config, kubeconfig=cluster.kubeconfig))
         for output in ("chart_version", "config_hash", "config_map_name", "namespace", "release_name"):
             pulumi.export(output, getattr(operator, output))
 
@@ -59,7 +63,8 @@ def test_configmap_holds_the_golden_configs(recordings, case):
     config_map = recordings[case].get(CONFIG_MAP, "gpu-operator-configmap")
     golden = yaml.safe_load((GOLDEN_DIR / f"{case}.yaml").read_text())["data"]
     assert config_map.inputs["data"] == golden
-    assert set(golden) == {"default-whole-gpu", CASES[case].pools[0].name}
+    label = recordings[case].get(AGENT_POOL, f"{CASES[case].pools[0].name}-agentpool").inputs["nodeLabels"]
+    assert set(golden) == {"default-whole-gpu", label["nvidia.com/device-plugin.config"]}
     assert config_map.inputs["metadata"]["name"] == "gpushare-device-plugin-config"
     assert config_map.inputs["metadata"]["namespace"] == "gpu-operator"
     assert (config_map.parent, config_map.provider) == ("gpu-operator", "gpu-operator-provider")
@@ -136,7 +141,7 @@ def test_gpu_taint_on_pools_is_what_the_operator_tolerates(recordings):
         {"key": key, "operator": "Equal", "value": value, "effect": effect}]
 
 
-# --- rollout hash ---------------------------------------------------------------------------------------------
+# --- config rollout: content-addressed keys -------------------------------------------------------------------
 
 BASE = stack(
     pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)),
@@ -144,29 +149,43 @@ BASE = stack(
 )
 
 
-def _rollout_hash(recording: Recording) -> str:
-    values = release_values(recording)
-    env = values["devicePlugin"]["env"]
-    assert [e["name"] for e in env] == ["GPUSHARE_CONFIG_HASH"]
-    assert values["gfd"]["env"] == env
-    assert recording.exports["config_hash"] == env[0]["value"]
-    return env[0]["value"]
+def _labels(recording: Recording) -> dict[str, str]:
+    """Each agent pool's device-plugin.config label, checked to name a key of the ConfigMap sent with it."""
+    data = recording.get(CONFIG_MAP, "gpu-operator-configmap").inputs["data"]
+    labels = {r.inputs["agentPoolName"]: r.inputs["nodeLabels"]["nvidia.com/device-plugin.config"]
+              for r in recording.by_type(AGENT_POOL)}
+    assert set(labels.values()) <= set(data)
+    return labels
 
 
 @pytest.mark.parametrize(
-    ("change", "rolls"),
-    [(lambda c: with_pool(c, 1, count=None, autoscale=Autoscale(0, 6)), False),
-     (lambda c: with_pool(c, 0, count=3), False),
-     (lambda c: with_pool(c, 1, sharing=mps(12)), True),
-     (lambda c: with_pool(c, 0, sharing=time_slicing(4)), True)],
-    ids=["same-on-autoscale", "same-on-count", "rolls-on-mps-replicas", "rolls-on-time-slicing-replicas"],
+    ("change", "relabelled"),
+    [(lambda c: with_pool(c, 1, count=None, autoscale=Autoscale(1, 6)), set()),
+     (lambda c: with_pool(c, 0, count=3), set()),
+     (lambda c: with_pool(c, 1, sharing=mps(12)), {"t4mps"}),
+     (lambda c: with_pool(c, 0, sharing=time_slicing(4)), {"a100mig"})],
+    ids=["same-on-autoscale", "same-on-count", "relabels-on-mps-replicas", "relabels-on-time-slicing-replicas"],
 )
-def test_device_plugin_rolls_when_and_only_when_a_config_changes(change, rolls):
+def test_a_config_change_relabels_exactly_the_changed_pool(change, relabelled):
+    """The config-manager sidecars reload the plugin, GFD and MPS daemon on a label change, and only then: the
+    nodes of a changed pool get a new label, every other node keeps its label and its running plugin."""
     base, changed = deploy(BASE), deploy(change(BASE))
-    config_changed = (base.get(CONFIG_MAP, "gpu-operator-configmap").inputs["data"]
-                      != changed.get(CONFIG_MAP, "gpu-operator-configmap").inputs["data"])
-    assert config_changed is rolls
-    assert (_rollout_hash(base) != _rollout_hash(changed)) is rolls
+    before, after = _labels(base), _labels(changed)
+    assert {name for name in before if before[name] != after[name]} == relabelled
+    values = release_values(changed)
+    assert "env" not in values["devicePlugin"] and "gfd" not in values  # nothing restarts every GPU node
+    assert values == release_values(base)
+
+
+def test_pools_wait_for_the_configmap_their_label_names():
+    """A label naming a key the ConfigMap lacks fails the config-manager (k8s-device-plugin v0.20.0
+    cmd/config-manager `updateConfigName`: "specified config ... does not exist"), so the pool update comes after."""
+    recording = deploy(BASE)
+    for agent_pool in recording.by_type(AGENT_POOL):
+        assert "gpu-operator-configmap" in agent_pool.depends_on, agent_pool.name
+    assert recording.exports["config_hash"] == hashlib.sha256(json.dumps(
+        recording.get(CONFIG_MAP, "gpu-operator-configmap").inputs["data"], sort_keys=True,
+        separators=(",", ":")).encode()).hexdigest()
 
 
 # --- dependency graph, provider, outputs ---------------------------------------------------------------------
@@ -208,7 +227,10 @@ def test_children_and_outputs(recordings):
                         (CONFIG_MAP, "gpu-operator-configmap"), (RELEASE, "gpu-operator-release")]
     component = recording.get("gpushare:operator:GpuOperator", "gpu-operator")
     assert component.parent is None
-    assert recording.get(NAMESPACE, "gpu-operator-namespace").inputs["metadata"]["name"] == "gpu-operator"
+    namespace = recording.get(NAMESPACE, "gpu-operator-namespace").inputs["metadata"]
+    assert namespace["name"] == "gpu-operator"
+    # Where Pod Security Admission enforces baseline/restricted, the operator's privileged DaemonSets need this.
+    assert namespace["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     exports = recording.exports
     assert {k: v for k, v in exports.items() if k != "config_hash"} == {
         "chart_version": "v26.7.0", "config_map_name": "gpushare-device-plugin-config",

@@ -7,6 +7,7 @@ import dataclasses
 from gpushare.catalog import MigProfile
 from gpushare.deployed import DeployedPool
 from gpushare.model import Autoscale, DriverOwner, GpuPool, StackConfig
+from gpushare.node_labels import pool_node_labels
 from tests.domain.builders import pool, stack, time_slicing
 
 MIG_POOL = dataclasses.replace(pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, count=2), zones=("1", "2"))
@@ -33,7 +34,7 @@ def deployed_like(gpu_pool: GpuPool, driver: DriverOwner = DriverOwner.AKS, **ch
         gpu_driver="None" if driver is DriverOwner.OPERATOR else None,
         availability_zones=gpu_pool.zones,
         os_sku=gpu_pool.os_sku.value,
-        node_labels=gpu_pool.labels,
+        node_labels=pool_node_labels(stack(gpu_pool, driver=driver), gpu_pool),
         node_taints=gpu_pool.taints,
         count=gpu_pool.count if gpu_pool.count is not None else gpu_pool.min_nodes,
         min_count=gpu_pool.autoscale.min if gpu_pool.autoscale else None,

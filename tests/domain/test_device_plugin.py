@@ -17,6 +17,7 @@ from gpushare.catalog import VM_SIZES, MigProfile
 from gpushare.device_plugin import (
     DEFAULT_CONFIG_KEY,
     DeviceTarget,
+    config_key,
     config_map_data,
     device_target,
     plugin_configs,
@@ -30,6 +31,7 @@ from tests.domain.builders import CASES, mps, pool, stack, time_slicing
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden" / "device_plugin"
 UPDATE_GOLDEN = os.environ.get("GPUSHARE_UPDATE_GOLDEN") == "1"
 POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+POOL_KEY = re.compile(r"^[a-z][a-z0-9]{0,11}-[0-9a-f]{8}$")
 
 
 class _LiteralDumper(yaml.SafeDumper):
@@ -58,8 +60,11 @@ def test_configmap_data_matches_golden(case):
 
 # --- what each pool's config says ----------------------------------------------------------------------------
 
-def _doc(case: str, key: str) -> dict:
-    return yaml.safe_load(config_map_data(plugin_configs(CASES[case]))[key])
+def _doc(case: str, name: str) -> dict:
+    """The config of pool `name`, or the default config (`name` = DEFAULT_CONFIG_KEY), as the ConfigMap holds it."""
+    configs = plugin_configs(CASES[case])
+    (config,) = [c for c in configs if (c.pool or c.key) == name]
+    return yaml.safe_load(config_map_data(configs)[config.key])
 
 
 @pytest.mark.parametrize(
@@ -105,12 +110,22 @@ def test_pool_config_content(case, key, expected):
 def test_keys_are_default_then_pools_in_stack_order():
     config = stack(pool("b", "Standard_NC4as_T4_v3"), pool("a", "Standard_NC4as_T4_v3", sharing=time_slicing(2)))
     configs = plugin_configs(config)
-    assert [c.key for c in configs] == [DEFAULT_CONFIG_KEY, "b", "a"]
     assert [c.pool for c in configs] == [None, "b", "a"]
+    assert [c.key for c in configs] == [DEFAULT_CONFIG_KEY, config_key("b", configs[1].text),
+                                        config_key("a", configs[2].text)]
 
 
-def test_default_key_can_never_be_a_pool_name():
+def test_default_key_can_never_be_a_pool_key():
     assert not POOL_NAME.match(DEFAULT_CONFIG_KEY)
+    assert not POOL_KEY.match(DEFAULT_CONFIG_KEY)
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_pool_keys_are_valid_configmap_keys_and_label_values(case):
+    """`<pool>-<8 hex>`: at most 21 characters of [a-z0-9-], a valid ConfigMap key and label value."""
+    for config in plugin_configs(CASES[case]):
+        if config.pool:
+            assert POOL_KEY.match(config.key) and config.key.startswith(f"{config.pool}-"), config.key
 
 
 @pytest.mark.parametrize("strategy", list(MigStrategy), ids=[s.value for s in MigStrategy])

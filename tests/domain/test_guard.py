@@ -19,6 +19,7 @@ from gpushare.model import (
     OsSku,
     sharing_label,
 )
+from gpushare.node_labels import pool_node_labels
 from tests.domain.builders import mps, time_slicing
 from tests.domain.guard_builders import (
     MIG_POOL,
@@ -150,7 +151,8 @@ SHARING_CHANGES = {
 
 @pytest.mark.parametrize("gpu_pool, deployed_label, change", SHARING_CHANGES.values(), ids=SHARING_CHANGES.keys())
 def test_notes_sharing_change(gpu_pool, deployed_label, change):
-    deployed = deployed_like(gpu_pool, node_labels={**gpu_pool.labels, SHARING_LABEL: deployed_label})
+    deployed = deployed_like(gpu_pool, node_labels={**pool_node_labels(gpu_stack(gpu_pool), gpu_pool),
+                                                        SHARING_LABEL: deployed_label})
 
     report = run(gpu_stack(gpu_pool), [SYSTEM_POOL, deployed])
 
@@ -163,7 +165,7 @@ def test_notes_sharing_change(gpu_pool, deployed_label, change):
 
 
 def test_pool_deployed_without_sharing_label_has_no_sharing_note():
-    deployed = deployed_like(T4_POOL, node_labels=T4_POOL.labels)
+    deployed = deployed_like(T4_POOL, node_labels=pool_node_labels(gpu_stack(T4_POOL), T4_POOL))
 
     assert run(gpu_stack(T4_POOL), [SYSTEM_POOL, deployed]) == GuardReport(SOURCE)
 

@@ -1,4 +1,4 @@
-"""GPU Operator chart values: derived from the stack, limited to verified value paths, rolled on config changes."""
+"""GPU Operator chart values: derived from the stack, limited to verified value paths; content-addressed config keys."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ import pytest
 import yaml
 
 from gpushare.catalog import MigProfile
-from gpushare.device_plugin import DEFAULT_CONFIG_KEY
+from gpushare.device_plugin import DEFAULT_CONFIG_KEY, config_key
 from gpushare.model import Autoscale, DriverOwner, MigStrategy
 from gpushare.operator_values import (
     AKS_RUNTIME_CLASS,
-    CONFIG_HASH_ENV,
     CONFIG_MAP_NAME,
     VERIFIED_CHART_VERSIONS,
     config_hash,
@@ -99,10 +98,11 @@ def test_each_verified_version_has_exactly_one_path_list():
 @pytest.mark.parametrize(
     ("driver", "expected"),
     [
+        # AKS's containerd has no CDI: with CDI on, the plugin would hand pods CDI device names nothing resolves.
         (DriverOwner.AKS, {"driver": {"enabled": False}, "toolkit": {"enabled": False},
-                           "operator": {"runtimeClass": AKS_RUNTIME_CLASS}}),
+                           "operator": {"runtimeClass": AKS_RUNTIME_CLASS}, "cdi": {"enabled": False}}),
         (DriverOwner.OPERATOR, {"driver": {"enabled": True}, "toolkit": {"enabled": True},
-                                "operator": {"runtimeClass": "nvidia"}}),
+                                "operator": {"runtimeClass": "nvidia"}, "cdi": {"enabled": True}}),
     ],
     ids=["aks-owns-driver", "operator-owns-driver"],
 )
@@ -123,7 +123,7 @@ def test_device_plugin_points_at_gpushares_configmap_and_its_default_key():
     config = plan.values["devicePlugin"]["config"]
     assert config == {"name": CONFIG_MAP_NAME, "default": DEFAULT_CONFIG_KEY}
     assert config["default"] in plan.config_map_data
-    assert set(plan.config_map_data) == {DEFAULT_CONFIG_KEY, "a100mig", "t4mps", "t4"}
+    assert {key.rsplit("-", 1)[0] for key in plan.config_map_data} == {"default-whole", "a100mig", "t4mps", "t4"}
 
 
 # --- tolerations ----------------------------------------------------------------------------------------------
@@ -172,14 +172,30 @@ def test_toleration_from_taint(taint, expected):
     assert toleration(taint) == expected
 
 
-# --- rollout hash ---------------------------------------------------------------------------------------------
+# --- content-addressed keys ----------------------------------------------------------------------------------
 
-def _hash(config) -> str:
+def _keys(config) -> dict[str, str]:
+    """Each pool's ConfigMap key (= its nodes' device-plugin.config label)."""
     plan = operator_plan(config)
-    env = plan.values["devicePlugin"]["env"]
-    assert env == [{"name": CONFIG_HASH_ENV, "value": plan.config_hash}]
-    assert plan.values["gfd"]["env"] == env
-    return plan.config_hash
+    assert plan.config_map_data == {c.key: c.text for c in plan.configs}
+    return {c.pool: c.key for c in plan.configs if c.pool}
+
+
+def test_no_chart_value_carries_a_config_hash():
+    """A hash in the DaemonSets' env would restart the device plugin on every GPU node on any config change."""
+    values = operator_plan(MIXED_FLEET).values
+    assert "env" not in values["devicePlugin"]
+    assert "gfd" not in values
+
+
+def test_a_pool_key_is_its_name_and_the_first_8_hex_of_its_configs_sha256():
+    plan = operator_plan(MIXED_FLEET)
+    for config in plan.configs:
+        if config.pool:
+            assert config.key == f"{config.pool}-{hashlib.sha256(config.text.encode()).hexdigest()[:8]}"
+            assert config.key == config_key(config.pool, config.text)
+        else:
+            assert config.key == DEFAULT_CONFIG_KEY
 
 
 UNCHANGED = {
@@ -194,33 +210,48 @@ UNCHANGED = {
     "driver-owner": lambda c: dataclasses.replace(c, operator=dataclasses.replace(c.operator,
                                                                                   driver=DriverOwner.OPERATOR)),
 }
+# change -> (stack after it, the one pool whose key changes)
 CHANGED = {
-    "replicas": lambda c: with_pool(c, 1, sharing=mps(12)),
-    "strategy": lambda c: with_pool(c, 1, sharing=time_slicing(10)),
-    "rename": lambda c: with_pool(c, 0, sharing=time_slicing(2, rename_by_default=False)),
-    "fail-requests": lambda c: with_pool(c, 0, sharing=time_slicing(2, fail_requests_greater_than_one=False)),
-    "sharing-added": lambda c: with_pool(c, 2, sharing=time_slicing(2)),
-    "pool-added": lambda c: dataclasses.replace(c, pools=(*c.pools, pool("t4b", "Standard_NC4as_T4_v3"))),
-    "pool-renamed": lambda c: with_pool(c, 2, name="t4new"),
+    "replicas": (lambda c: with_pool(c, 1, sharing=mps(12)), "t4mps"),
+    "strategy": (lambda c: with_pool(c, 1, sharing=time_slicing(10)), "t4mps"),
+    "rename": (lambda c: with_pool(c, 0, sharing=time_slicing(2, rename_by_default=False)), "a100mig"),
+    "fail-requests": (lambda c: with_pool(c, 0, sharing=time_slicing(2, fail_requests_greater_than_one=False)),
+                      "a100mig"),
+    "sharing-added": (lambda c: with_pool(c, 2, sharing=time_slicing(2)), "t4"),
 }
 
 
 @pytest.mark.parametrize("change", list(UNCHANGED), ids=[f"same-on-{c}" for c in UNCHANGED])
-def test_hash_ignores_what_no_config_shows(change):
-    assert _hash(UNCHANGED[change](MIXED_FLEET)) == _hash(MIXED_FLEET)
+def test_keys_ignore_what_no_config_shows(change):
+    assert _keys(UNCHANGED[change](MIXED_FLEET)) == _keys(MIXED_FLEET)
 
 
 @pytest.mark.parametrize("change", list(CHANGED), ids=[f"changes-on-{c}" for c in CHANGED])
-def test_hash_changes_with_any_config(change):
-    assert _hash(CHANGED[change](MIXED_FLEET)) != _hash(MIXED_FLEET)
+def test_a_config_change_changes_that_pools_key_only(change):
+    """Only the changed pool's nodes get a new label, so only their device plugin and MPS daemon reload."""
+    mutate, changed_pool = CHANGED[change]
+    before, after = _keys(MIXED_FLEET), _keys(mutate(MIXED_FLEET))
+    assert after[changed_pool] != before[changed_pool]
+    assert {p: k for p, k in after.items() if p != changed_pool} == {p: k for p, k in before.items()
+                                                                       if p != changed_pool}
+    assert operator_plan(mutate(MIXED_FLEET)).config_hash != operator_plan(MIXED_FLEET).config_hash
 
 
-def test_hash_changes_with_mig_strategy_and_with_the_profile_under_mixed():
-    """`mixed` names the slice in the time-slicing config (nvidia.com/mig-1g.5gb), `single` says nvidia.com/gpu."""
-    single = stack(pool("a100", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)))
+def test_added_or_renamed_pools_leave_the_other_keys_alone():
+    before = _keys(MIXED_FLEET)
+    added = _keys(dataclasses.replace(MIXED_FLEET, pools=(*MIXED_FLEET.pools, pool("t4b", "Standard_NC4as_T4_v3"))))
+    assert {p: k for p, k in added.items() if p != "t4b"} == before and added["t4b"].startswith("t4b-")
+    renamed = _keys(with_pool(MIXED_FLEET, 2, name="t4new"))
+    assert renamed["t4new"].startswith("t4new-") and renamed["a100mig"] == before["a100mig"]
+
+
+def test_mig_strategy_changes_every_key_and_the_profile_under_mixed_changes_its_pools():
+    """Every config states the strategy (the chart's MIG_STRATEGY env overrides it anyway, restarting all)."""
+    single = stack(pool("a100", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)),
+                   pool("t4", "Standard_NC4as_T4_v3"))
     mixed = dataclasses.replace(single, operator=dataclasses.replace(single.operator, mig_strategy=MigStrategy.MIXED))
-    assert _hash(single) != _hash(mixed)
-    assert _hash(with_pool(mixed, 0, mig=MigProfile.MIG2G)) != _hash(mixed)
+    assert all(_keys(single)[p] != _keys(mixed)[p] for p in ("a100", "t4"))
+    assert _keys(with_pool(mixed, 0, mig=MigProfile.MIG2G))["a100"] != _keys(mixed)["a100"]
 
 
 def test_hash_is_sha256_of_canonical_json():
@@ -235,7 +266,7 @@ def test_plan_lists_each_pools_key_and_config_text():
     plan = operator_plan(MIXED_FLEET)
     by_pool = {c.pool: c for c in plan.configs}
     assert list(by_pool) == [None, "a100mig", "t4mps", "t4"]
-    assert by_pool["t4mps"].key == "t4mps"
+    assert by_pool["t4mps"].key.startswith("t4mps-") and by_pool[None].key == DEFAULT_CONFIG_KEY
     assert yaml.safe_load(by_pool["t4mps"].text)["sharing"]["mps"]["resources"] == [
         {"name": "nvidia.com/gpu", "replicas": 10}]
     assert plan.config_map_data == {c.key: c.text for c in plan.configs}
@@ -254,5 +285,6 @@ def test_plan_summary_states_the_decisions(driver, expected):
     assert expected in summary
     assert "gpu-operator v26.7.0 from https://helm.ngc.nvidia.com/nvidia" in summary
     assert "mig.strategy=single" in summary and "migManager.enabled=false" in summary
-    assert f"{CONFIG_HASH_ENV}={plan.config_hash[:12]}" in summary
+    assert f"data sha256 {plan.config_hash[:12]}" in summary
+    assert "relabels that pool's nodes only" in summary
     assert "nvidia.com/gpu=present:NoSchedule" in summary

@@ -27,7 +27,7 @@ def test_examples_cover_every_mode():
 # stack -> {pool: (resource, per node, min nodes, max nodes)}
 EXPECTED = {
     "dev": {
-        "t4ts": ("nvidia.com/gpu.shared", 4, 0, 3),
+        "t4ts": ("nvidia.com/gpu.shared", 4, 1, 3),
         "t4mps": ("nvidia.com/gpu.shared", 4, 1, 1),
     },
     "prod": {
@@ -59,6 +59,12 @@ def test_gpu_pools_are_separate_protected_agent_pools_chained_in_file_order(stac
     assert all(r["protect"] for r in agent_pools)
     for earlier, later in zip(agent_pools, agent_pools[1:]):
         assert earlier["name"] in later["dependsOn"], f"{later['name']} must wait for {earlier['name']}"
+    config_map = next(r for r in document["resources"] if r["type"] == "kubernetes:core/v1:ConfigMap")
+    keys = {c["pool"]: c["key"] for c in document["devicePluginConfigs"]}
+    for agent_pool in agent_pools:
+        assert config_map["name"] in agent_pool["dependsOn"]
+        label = agent_pool["inputs"]["nodeLabels"]["nvidia.com/device-plugin.config"]
+        assert label == keys[agent_pool["inputs"]["agentPoolName"]] and label in config_map["inputs"]["data"]
     cluster = next(r for r in document["resources"] if r["type"] == "azure-native:containerservice:ManagedCluster")
     assert [p["name"] for p in cluster["inputs"]["agentPoolProfiles"]] == ["system"]
 
@@ -131,8 +137,12 @@ def test_resources_are_listed_after_what_they_wait_for(capsys):
         waits = set(resource["dependsOn"]) | ({resource["provider"]} if resource["provider"] else set())
         assert waits <= seen, resource["name"]
         seen.add(resource["name"])
-    assert [r["name"] for r in resources][:5] == [
-        "cluster-rg", "cluster-aks", "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool"]
+    # Pools after the device-plugin ConfigMap: their node labels name its keys. The release does not wait for them.
+    assert [r["name"] for r in resources] == [
+        "cluster-rg", "cluster-aks", "gpu-operator-provider", "gpu-operator-namespace", "gpu-operator-configmap",
+        "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool", "gpu-operator-release"]
+    release = resources[-1]
+    assert not any(name.endswith("-agentpool") for name in release["dependsOn"])
 
 
 def test_program_reads_config_the_way_the_pulumi_cli_passes_it(monkeypatch):
@@ -147,3 +157,53 @@ def test_program_reads_config_the_way_the_pulumi_cli_passes_it(monkeypatch):
     assert agent_pool.inputs["gpuInstanceProfile"] == "MIG1g"
     cluster = recording.get("azure-native:containerservice:ManagedCluster", "cluster-aks")
     assert cluster.inputs["dnsPrefix"] == "contoso-prod"
+
+
+def test_plan_warns_that_the_autoscaler_over_provisions_shared_pools(capsys):
+    """From the real program: t4batch offers 32 x nvidia.com/gpu per node, the autoscaler counts 4."""
+    warnings = plan_json("prod", capsys)["warnings"]
+    assert any(w.startswith("pool t4batch: autoscaled, and each node offers 32 x nvidia.com/gpu") and
+               "4 x nvidia.com/gpu" in w for w in warnings), warnings
+    assert not any(w.startswith("pool h100mig: autoscaled") for w in warnings)  # fixed count: no autoscaler
+
+
+@pytest.mark.parametrize("stack", sorted(EXPECTED))
+def test_examples_pin_no_kubernetes_version(stack, capsys):
+    """AKS picks its default supported minor; a pin goes stale (1.33 reached end of life in July 2026)."""
+    document = plan_json(stack, capsys)
+    assert document["cluster"]["kubernetesVersion"] is None
+    assert not any("kubernetesVersion" in w for w in document["warnings"])
+
+
+def test_plan_warns_about_a_kubernetes_minor_aks_no_longer_creates(tmp_path, capsys):
+    from tests.domain.builders import MINIMAL_STACK_YAML
+
+    stack_file = tmp_path / "Pulumi.old.yaml"
+    stack_file.write_text(MINIMAL_STACK_YAML.replace("name: gpushare-test", 'name: gpushare-test\n'
+                                                                           '    kubernetesVersion: "1.33"'))
+    document = plan_json(str(stack_file), capsys)
+    (warning,) = [w for w in document["warnings"] if "kubernetesVersion" in w]
+    assert "'1.33' is older than 1.35" in warning and "preflight" in warning
+
+
+def test_plan_json_says_what_an_upgrade_costs_per_pool(capsys):
+    document = plan_json("dev", capsys)
+    upgrades = {p["name"]: p["upgrade"] for p in document["pools"]}
+    assert upgrades["t4mps"] == {
+        "maxSurge": "0", "maxUnavailable": "1",
+        "summary": "upgrade: 1 node at a time offline: the whole pool (4 x nvidia.com/gpu.shared), no extra VM "
+                   "(maxSurge 0, maxUnavailable 1)"}
+    sent = {r["inputs"]["agentPoolName"]: r["inputs"]["upgradeSettings"] for r in document["resources"]
+            if r["type"] == AGENT_POOL}
+    assert sent == {"t4ts": {"maxSurge": "0", "maxUnavailable": "1"}, "t4mps": {"maxSurge": "0", "maxUnavailable": "1"}}
+
+
+def test_a_pools_upgrade_settings_reach_its_agent_pool(tmp_path, capsys):
+    from tests.domain.builders import MINIMAL_STACK_YAML
+
+    stack_file = tmp_path / "Pulumi.surge.yaml"
+    stack_file.write_text(MINIMAL_STACK_YAML + "      upgrade: {maxSurge: 1, maxUnavailable: 0}\n")
+    document = plan_json(str(stack_file), capsys)
+    (agent_pool,) = [r for r in document["resources"] if r["type"] == AGENT_POOL]
+    assert agent_pool["inputs"]["upgradeSettings"] == {"maxSurge": "1", "maxUnavailable": "0"}
+    assert "1 extra Standard_NC4as_T4_v3 VM at a time" in document["pools"][0]["upgrade"]["summary"]

@@ -7,6 +7,7 @@ import pytest
 
 from gpushare.__main__ import main
 from gpushare.config import encode_engine_config, load_stack_file, read_stack_file
+from gpushare.node_labels import pool_node_labels
 from gpushare.stack_files import resolve_stack_file
 from render.mock_engine import MOCK_SUBSCRIPTION, run_program
 
@@ -22,7 +23,7 @@ def nodepool_list(**a100mig_overrides) -> list[dict]:
         {"name": "system", "mode": "System", "vmSize": "Standard_D4ds_v5", "count": 2, "osSku": "Ubuntu",
          "availabilityZones": None, "nodeLabels": None, "gpuInstanceProfile": None, "gpuProfile": None},
         {"name": gpu.name, "mode": "User", "vmSize": gpu.vm_size.name, "count": 1, "osSku": "Ubuntu",
-         "availabilityZones": None, "nodeLabels": gpu.labels, "nodeTaints": list(gpu.taints),
+         "availabilityZones": None, "nodeLabels": pool_node_labels(stack, gpu), "nodeTaints": list(gpu.taints),
          "gpuInstanceProfile": gpu.mig.value, "gpuProfile": None, "enableAutoScaling": False,
          **a100mig_overrides},
     ]

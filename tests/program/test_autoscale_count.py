@@ -1,0 +1,75 @@
+"""The node count the real program sends for a pool, from the live count the guard read (`--deployed` style file).
+
+AKS refuses an autoscaled pool's PUT whose `count` is outside `[minCount, maxCount]`; with `ignore_changes` the
+engine would send the count stored at creation. So the program sends the live count clamped to the new bounds.
+"""
+
+import json
+
+import pytest
+
+from gpushare.config import encode_engine_config, read_stack_file
+from gpushare.stack_files import resolve_stack_file
+from render.mock_engine import run_program
+from tests.program.test_guard_in_program import nodepool_list
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+STACK = "contoso-prod"  # one pool, a100mig: MIG1g under `single`, so it advertises nvidia.com/gpu
+
+
+def sent(tmp_path, pool_settings: dict, deployed: list[dict] | None):
+    """The a100mig AgentPool the program registers with `pool_settings` in the stack, against `deployed`."""
+    raw = read_stack_file(resolve_stack_file(STACK)).config
+    raw["gpushare:pools"][0].update(pool_settings)
+    deployed_file = None
+    if deployed is not None:
+        deployed_file = tmp_path / "nodepools.json"
+        deployed_file.write_text(json.dumps(deployed))
+    recording = run_program(STACK, encode_engine_config(raw), deployed=deployed_file)
+    (agent_pool,) = recording.by_type(AGENT_POOL)
+    return agent_pool
+
+
+@pytest.mark.parametrize(
+    ("transition", "live", "autoscale", "count"),
+    [("fixed-to-autoscale", {"count": 2, "enableAutoScaling": False}, {"min": 1, "max": 3}, 2),
+     ("min-raised-above-the-live-count", {"count": 1, "enableAutoScaling": True, "minCount": 1, "maxCount": 4},
+      {"min": 3, "max": 5}, 3),
+     ("max-lowered-below-the-live-count", {"count": 4, "enableAutoScaling": True, "minCount": 0, "maxCount": 4},
+      {"min": 0, "max": 2}, 2),
+     ("bounds-unchanged", {"count": 3, "enableAutoScaling": True, "minCount": 1, "maxCount": 4},
+      {"min": 1, "max": 4}, 3)],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
+def test_autoscaled_pool_sends_the_live_count_clamped_to_the_new_bounds(tmp_path, transition, live, autoscale, count):
+    agent_pool = sent(tmp_path, {"autoscale": autoscale}, nodepool_list(**live))
+    inputs = agent_pool.inputs
+    assert (inputs["enableAutoScaling"], inputs["minCount"], inputs["maxCount"]) == (
+        True, autoscale["min"], autoscale["max"])
+    assert inputs["count"] == count
+    assert autoscale["min"] <= inputs["count"] <= autoscale["max"]
+    # Not ignored: with ignore_changes the engine would send the stored creation-time count instead.
+    assert "count" not in agent_pool.ignore_changes
+
+
+def test_a_new_autoscaled_pool_starts_at_min(tmp_path):
+    """The cluster exists but not this pool: it is created with `min` nodes."""
+    system_only = nodepool_list()[:1]
+    agent_pool = sent(tmp_path, {"autoscale": {"min": 2, "max": 4}}, system_only)
+    assert agent_pool.inputs["count"] == 2
+
+
+def test_unknown_live_count_sends_min_and_keeps_the_stored_count_on_update(tmp_path):
+    """Offline (or Azure unread under guard: warn): `min` for a creation, and `ignore_changes` so an existing
+    pool keeps its stored count instead of being scaled to `min`."""
+    agent_pool = sent(tmp_path, {"autoscale": {"min": 1, "max": 3}}, None)
+    assert agent_pool.inputs["count"] == 1
+    assert agent_pool.ignore_changes == ["count"]
+
+
+def test_a_fixed_pool_sends_its_count_whatever_runs(tmp_path):
+    agent_pool = sent(tmp_path, {"count": 2}, nodepool_list(count=5, enableAutoScaling=True, minCount=1,
+                                                            maxCount=5))
+    assert agent_pool.inputs["count"] == 2
+    assert "enableAutoScaling" not in agent_pool.inputs
+    assert agent_pool.ignore_changes == []
