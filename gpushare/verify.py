@@ -70,7 +70,7 @@ class Verdict(str, Enum):
 @dataclass(frozen=True)
 class Finding:
     where: str
-    """`pool t4ts node aks-t4ts-1`, `pool t4ts`, or `operator`."""
+    """`pool t4ts`, `operator` or `tenants`; a node's finding names the node in `problem`."""
     problem: str
     cause: str
     fix: str
@@ -117,7 +117,6 @@ class PoolExpectation:
     config_key: str
     config_text: str
     min_nodes: int
-    autoscaled: bool
     labels: Mapping[str, str]
     """GFD labels that must hold exactly."""
     product: ProductExpectation
@@ -257,7 +256,6 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
             config_key=config.key,
             config_text=config.text,
             min_nodes=pool.min_nodes,
-            autoscaled=pool.autoscale is not None,
             labels=labels,
             product=_product(pool, capacity.base_resource, capacity.slice),
             daemon_sets=daemon_sets,

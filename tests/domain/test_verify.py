@@ -60,7 +60,7 @@ def test_expectations_under_mixed_name_the_mig_resource_and_its_labels():
     assert h100.labels["nvidia.com/mig-3g.47gb.sharing-strategy"] == "time-slicing"
     # renameByDefault false: the plain resource, and GFD marks the product -SHARED.
     assert (t4.resource, t4.per_node, t4.product.value) == ("nvidia.com/gpu", 32, "Tesla-T4-SHARED")
-    assert (t4.min_nodes, t4.autoscaled) == (0, True)
+    assert t4.min_nodes == 0
     assert all(e.daemon_sets == OPERATOR_DAEMONSETS for e in (a100, h100, t4))
 
 
