@@ -431,10 +431,14 @@ def _check_pod(ds: str, pod: Mapping | None, node: Mapping, where: str, now: dat
     if pod is None:
         since = _ready_since(node)
         settling = since is None or now - since < NODE_SETTLE
-        return Finding(
-            where, f"node {_name(node)} has no {ds} pod",
+        cause = (
+            "the operator runs it only on nodes GFD labelled nvidia.com/mps.capable=true, which needs the pool's MPS "
+            "config on the node" if ds == MPS_DS else
             "the operator schedules its pods once NFD and the operator have labelled the node "
-            "(nvidia.com/gpu.present, nvidia.com/gpu.deploy.*)",
+            "(nvidia.com/gpu.present, nvidia.com/gpu.deploy.*)"
+        )
+        return Finding(
+            where, f"node {_name(node)} has no {ds} pod", cause,
             f"check `kubectl get node {_name(node)} --show-labels` and the gpu-operator pod's log",
             pending=settling,
         )
@@ -443,10 +447,10 @@ def _check_pod(ds: str, pod: Mapping | None, node: Mapping, where: str, now: dat
         return None
     if container is None:
         return Finding(where, f"node {_name(node)}: {ds} pod {_name(pod)} is not Ready yet ({reason})",
-                       "the pod is starting",
-                       "wait (`--wait SECONDS`)", pending=True)
-    cause = _VALIDATION_CAUSES.get(container, f"container {container} fails") if ds == VALIDATOR_DS else \
-        f"container {container} fails"
+                       "the pod is starting", "wait (`--wait SECONDS`)", pending=True)
+    cause = f"container {container} fails"
+    if ds == VALIDATOR_DS:
+        cause = _VALIDATION_CAUSES.get(container, cause)
     return Finding(
         where, f"node {_name(node)}: {ds} pod {_name(pod)} is not Ready: {container} {reason}", cause,
         f"`kubectl logs -n {NAMESPACE} {_name(pod)} -c {container}`",
