@@ -43,6 +43,7 @@ def guard(stack: StackConfig) -> GuardReport | None:
             stack, os.environ, lambda: authorization.get_client_config().subscription_id)
         if report is None:
             return None
+        pulumi.log.info(f"guard ({report.source}): {report.headline}")
         for note in report.notes:
             pulumi.log.info(note)
         for warning in report.warnings:

@@ -11,8 +11,10 @@ from pulumi_azure_native import containerservice
 from gpushare.model import DriverOwner, GpuPool
 from gpushare.node_count import count_to_send
 
-CREATE_ONLY_REPLACED_BY_GPUSHARE = ("gpuProfile", "availabilityZones", "osSKU")
-"""Create-only agent pool inputs (wire names) missing from azure-native's own replace list."""
+CREATE_ONLY_REPLACED_BY_GPUSHARE = ("gpuProfile", "availabilityZones")
+"""Create-only agent pool inputs (wire names) missing from azure-native's own replace list. Not `osSKU`: AKS
+migrates a pool between Ubuntu and AzureLinux in place by reimaging its nodes (`az aks nodepool update --os-sku`),
+so an OS change is an update (the guard notes it), never a delete-and-recreate."""
 
 
 @dataclass(frozen=True)

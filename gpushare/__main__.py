@@ -1,6 +1,7 @@
 """`python -m gpushare <command>`: the offline tools around the Pulumi program.
 
-Exit codes: 0 success, 2 invalid stack file, 3 guard violation, 4 Azure could not be read. A `GpushareError`
+Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 2 invalid stack file or
+deployed-pools file (and argparse's usage errors), 3 guard violation, 4 Azure could not be read. A `GpushareError`
 prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
 """
 
@@ -28,10 +29,22 @@ def _colour(text: str, code: str, stream) -> str:
     return f"\033[{code}m{text}\033[0m"
 
 
+CLOSED_PIPE_EXIT = 0
+"""A reader that stops early (`| head -1`) got what it asked for: not a failure, so `make plan | head` stays quiet
+too (make reports any non-zero exit of its recipe)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # The reader (`| head -1`) has what it wanted. Point stdout at devnull so the interpreter's final flush of
+        # what is still buffered cannot fail again (Python docs, signal module: "Note on SIGPIPE").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE_EXIT
     except GpushareError as exc:
         print(f"{_colour('error:', '1;31', sys.stderr)} {exc}", file=sys.stderr)
         if exc.hint:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
@@ -176,6 +177,17 @@ def current_gpu_sizes() -> list[VmSize]:
 
 def mig_capable_sizes() -> list[VmSize]:
     return [size for size in current_gpu_sizes() if size.mig_capable]
+
+
+NON_GPU_FAMILY_RE = re.compile(r"^Standard_(?P<family>A|B|DC|DS|D|EC|E|FX|F|GS|G|HB|HC|HX|H|L|M)\d", re.IGNORECASE)
+"""Azure VM families without GPUs (general purpose A, B, D; memory E, M; compute F, FX; storage L; HPC H, HB, HC,
+HX; confidential DC, EC). GPU sizes are N-series (NC, ND, NV, NG)."""
+
+
+def non_gpu_family(name: str) -> str | None:
+    """The family letters of a size name from a family without GPUs (`Standard_D4ds_v5` -> `D`), else None."""
+    found = NON_GPU_FAMILY_RE.match(name)
+    return found["family"].upper() if found else None
 
 
 def closest_vm_sizes(name: str, limit: int = 3) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 
 import yaml
 
-from gpushare import catalog
+from gpushare import catalog, regions
 from gpushare.autoscaling import scale_from_zero_problem
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.operator_values import VERIFIED_CHART_VERSIONS
@@ -90,12 +90,23 @@ class _Checker:
     def add(self, path: str, message: str) -> None:
         self.problems.append(ConfigProblem(path, message))
 
-    def mapping(self, value: Any, path: str, allowed: tuple[str, ...]) -> dict[str, Any] | None:
+    def mapping(self, value: Any, path: str, allowed: tuple[str, ...],
+                children: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any] | None:
+        """`children` names the nested mappings (`autoscale`: its keys): one of their keys found at this level was
+        indented one step too little, and is reported as such rather than as a misspelling."""
         if not isinstance(value, dict):
             self.add(path, f"expected a mapping with keys {', '.join(allowed)}, got {_kind(value)} {_show(value)}")
             return None
         for key in value:
-            if key not in allowed:
+            if key in allowed:
+                continue
+            parent = next((name for name, keys in (children or {}).items() if key in keys), None)
+            if parent:
+                example = ", ".join(f"{child}: ..." for child in children[parent][:2])
+                self.add(f"{path}.{key}", f"`{key}` is a key of `{parent}`, not of {path}: check the indentation, "
+                                          f"{key} must be indented under `{parent}:` (or write "
+                                          f"{parent}: {{{example}}})")
+            else:
                 self.add(f"{path}.{key}", f"unknown key{_did_you_mean(str(key), allowed)}; allowed: {', '.join(allowed)}")
         return value
 
@@ -171,7 +182,15 @@ def _parse_location(c: _Checker, raw: dict[str, Any]) -> str:
         c.add(LOCATION_KEY, f"use the region's programmatic name, got {_show(value)}; write {fix!r} "
                             f"(`az account list-locations -o table` lists them)")
         return ""
-    return c.string(value, LOCATION_KEY, LOCATION_RE, "an Azure region name such as westeurope") or ""
+    location = c.string(value, LOCATION_KEY, LOCATION_RE, "an Azure region name such as westeurope")
+    if location and not regions.is_known_region(location):
+        close = regions.closest_regions(location)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        c.add(LOCATION_KEY, f"unknown Azure region {location!r}{hint}; use a name from `az account list-locations "
+                            f"--query \"[].name\" -o tsv` (gpushare knows the public, US Government and China "
+                            f"regions as of {regions.REGIONS_AS_OF}; a newer region goes into gpushare/regions.py)")
+        return ""
+    return location or ""
 
 
 def _parse_cluster(c: _Checker, value: Any) -> Cluster | None:
@@ -259,6 +278,11 @@ def _parse_vm_size(c: _Checker, value: Any, path: str) -> catalog.VmSize | None:
         c.add(path, f"expected a VM size name such as Standard_NC4as_T4_v3, got {_kind(value)} {_show(value)}")
         return None
     size = catalog.find_vm_size(value)
+    if size is None and catalog.non_gpu_family(value):
+        names = ", ".join(s.name for s in catalog.current_gpu_sizes())
+        c.add(path, f"{_show(value)} is not a GPU size: Azure's {catalog.non_gpu_family(value)} family has no GPUs "
+                    f"(GPU sizes are N-series: NC, ND); allowed: {names}")
+        return None
     if size is None:
         close = catalog.closest_vm_sizes(value)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
@@ -270,6 +294,22 @@ def _parse_vm_size(c: _Checker, value: Any, path: str) -> catalog.VmSize | None:
                     f"and can no longer be deployed; use {size.replacement}")
         return None
     return size
+
+
+MIG_SLICE_RE = re.compile(r"^(?:mig[-_ ]?)?(?P<slices>[1-7])g(?:[.-]\d+gb)?$", re.IGNORECASE)
+"""What people write for a MIG profile instead of AKS's name: a slice (`1g.12gb`), `mig-1g.10gb`, `1g`."""
+
+
+def _parse_mig(c: _Checker, value: Any, path: str, vm_size: catalog.VmSize | None) -> catalog.MigProfile | None:
+    written = MIG_SLICE_RE.match(value) if isinstance(value, str) else None
+    profile = next((p for p in catalog.MigProfile if written and p.compute_slices == int(written["slices"])), None)
+    if profile is None or value.lower() == profile.value.lower():
+        return c.choice(value, path, catalog.MigProfile)  # the profile name itself, in any case, or something else
+    builds = (f" (on {vm_size.name} it builds {vm_size.mig_slice(profile)} slices)"
+              if vm_size and vm_size.mig_capable else "")
+    c.add(path, f"unknown value {_show(value)}: `mig` takes the AKS MIG profile name, not a slice name; write "
+                f"{profile.value!r}{builds}; allowed: {', '.join(p.value for p in catalog.MigProfile)}")
+    return None
 
 
 def _parse_sharing(c: _Checker, value: Any, path: str) -> Sharing | None:
@@ -303,7 +343,8 @@ def _parse_autoscale(c: _Checker, value: Any, path: str) -> Autoscale | None:
         if key not in raw:
             c.add(f"{path}.{key}", f"required: the {'fewest' if key == 'min' else 'most'} nodes the autoscaler keeps")
         else:
-            bounds[key] = c.integer(raw[key], f"{path}.{key}", minimum, MAX_POOL_NODES)
+            why = " (an autoscaled pool that may never have a node is a pool with `count: 0`)" if key == "max" else ""
+            bounds[key] = c.integer(raw[key], f"{path}.{key}", minimum, MAX_POOL_NODES, why)
     low, high = bounds.get("min"), bounds.get("max")
     if low is None or high is None:
         return None
@@ -355,13 +396,20 @@ def _parse_zones(c: _Checker, value: Any, path: str) -> tuple[str, ...]:
             c.add(f"{path}[{i}]", f"zone {name} is listed twice")
         else:
             zones.append(name)
-    return tuple(zones)
+    # Sorted: Pulumi compares lists in order, so ["2", "1"] against a pool deployed with ["1", "2"] would plan a
+    # replace (availabilityZones is create-only) for the same zones.
+    return tuple(sorted(zones))
 
 
 def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPool | None:
-    raw = c.mapping(value, path, POOL_KEYS)
+    raw = c.mapping(value, path, POOL_KEYS, children={"autoscale": AUTOSCALE_KEYS, "sharing": SHARING_KEYS})
     if raw is None:
         return None
+    for nested, keys in (("autoscale", AUTOSCALE_KEYS), ("sharing", SHARING_KEYS)):
+        if nested in raw and raw[nested] is None:
+            # `sharing:` with its keys not indented under it: YAML reads it as null and the keys as the pool's.
+            c.add(f"{path}.{nested}", f"is empty (YAML reads `{nested}:` with nothing indented under it as null); "
+                                      f"indent {', '.join(keys[:2])} under it, or remove `{nested}:`")
     name = vm_size = None
     if "name" not in raw:
         c.add(f"{path}.name", "required: the AKS node pool name (lowercase letters and digits, at most 12)")
@@ -376,7 +424,7 @@ def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPo
     else:
         vm_size = _parse_vm_size(c, raw["vmSize"], f"{path}.vmSize")
 
-    mig = _optional(raw, "mig", lambda v: c.choice(v, f"{path}.mig", catalog.MigProfile), None)
+    mig = _optional(raw, "mig", lambda v: _parse_mig(c, v, f"{path}.mig", vm_size), None)
     if mig and vm_size and not vm_size.mig_capable:
         mig_sizes = ", ".join(s.name for s in catalog.mig_capable_sizes())
         c.add(f"{path}.mig", f"{vm_size.name} ({vm_size.gpu.display_name}) does not support MIG; remove `mig` "
@@ -408,6 +456,14 @@ def _parse_pool(c: _Checker, value: Any, path: str, operator: Operator) -> GpuPo
         c.add(path, "set either `count` (fixed size) or `autoscale: {min, max}`, not both")
     zones = _optional(raw, "zones", lambda v: _parse_zones(c, v, f"{path}.zones"), ())
     os_sku = _optional(raw, "osSku", lambda v: c.choice(v, f"{path}.osSku", OsSku), OsSku.UBUNTU)
+    if os_sku is OsSku.AZURE_LINUX and operator.driver is DriverOwner.OPERATOR:
+        # NVIDIA publishes GPU Operator driver containers for Ubuntu, RHEL/RHCOS and Rocky Linux only (GPU Operator
+        # platform support); NVIDIA/gpu-driver-container's azurelinux image is marked experimental, "not recommended
+        # for any workloads other than testing". With `gpuProfile.driver=None` the node would get no driver at all.
+        c.add(f"{path}.osSku", f"AzureLinux GPU nodes cannot get their driver from the GPU Operator "
+                               f"({OPERATOR_KEY}.driver is operator): NVIDIA ships its driver containers for Ubuntu, "
+                               f"RHEL and Rocky Linux only; use osSku: Ubuntu, or driver: aks (AKS installs the driver "
+                               f"on AzureLinux)")
     recreate = _optional(raw, "recreate", lambda v: c.boolean(v, f"{path}.recreate"), False)
     upgrade = _optional(raw, "upgrade", lambda v: _parse_upgrade(c, v, f"{path}.upgrade"), Upgrade())
     if vm_size is None:
@@ -457,6 +513,17 @@ def _parse_pools(c: _Checker, value: Any, operator: Operator) -> tuple[GpuPool, 
     return tuple(pools)
 
 
+def _parse_guard_mode(c: _Checker, value: Any) -> GuardMode | None:
+    if isinstance(value, bool):
+        # YAML 1.1 reads unquoted off/no/false as false and on/yes/true as true.
+        c.add(GUARD_KEY, f"YAML reads an unquoted {'on, yes or true' if value else 'off, no or false'} as the "
+                         f"boolean {str(value).lower()}, got {str(value).lower()}; the guard cannot be switched off: "
+                         f"write `{GUARD_KEY}: strict` or `{GUARD_KEY}: warn` (quote a value that YAML would read "
+                         f"as a boolean)")
+        return None
+    return c.choice(value, GUARD_KEY, GuardMode)
+
+
 def parse_config(raw: dict[str, Any], *, source: str, stack: str,
                  file_problems: tuple[ConfigProblem, ...] = ()) -> StackConfig:
     """Validate decoded config (`{"gpushare:pools": [...], ...}`) and build the stack, or raise `ConfigError`.
@@ -479,7 +546,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     cluster = _parse_cluster(c, raw.get(CLUSTER_KEY))
     operator = _parse_operator(c, raw.get(OPERATOR_KEY))
     pools = _parse_pools(c, raw.get(POOLS_KEY), operator)
-    guard = _optional(raw, GUARD_KEY, lambda v: c.choice(v, GUARD_KEY, GuardMode), GuardMode.STRICT)
+    guard = _optional(raw, GUARD_KEY, lambda v: _parse_guard_mode(c, v), GuardMode.STRICT)
     # A secret section is reported once above; what parsing its ciphertext found would point at the wrong fix.
     c.problems[reported:] = [p for p in c.problems[reported:]
                              if not any(p.path == key or p.path.startswith(f"{key}.") for key in secret_keys)]

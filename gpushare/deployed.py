@@ -87,6 +87,11 @@ class DeployedPool:
     enable_auto_scaling: bool = False
     mode: str | None = None
     """`System` or `User`."""
+    id: str | None = None
+    """ARM resource id (`/subscriptions/../resourceGroups/RG/../managedClusters/NAME/agentPools/POOL`); both sources
+    carry it, a hand-written file may not."""
+    resource_group: str | None = None
+    """`resourceGroup`, which `az aks nodepool list` adds; ARM's own body has only the id."""
 
 
 class _Malformed(Exception):
@@ -242,6 +247,8 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         max_count=fields.get("maxCount", int),
         enable_auto_scaling=bool(fields.get("enableAutoScaling", bool)),
         mode=fields.get("mode", str),
+        id=_Fields(where, document).get("id", str),
+        resource_group=_Fields(where, document).get("resourceGroup", str),
     )
 
 

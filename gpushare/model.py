@@ -28,6 +28,9 @@ SHARING_LABEL = "gpushare.io/sharing"
 MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
 """On MIG pools: the `operator.migStrategy` they were deployed with (`single` or `mixed`)."""
 NO_SHARING = "none"
+MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
+"""On MIG pools: the `operator.migStrategy` (`single`/`mixed`) they were deployed with, so the guard sees a strategy
+change (it renames the resource the pool advertises) in what Azure reports."""
 
 
 class DriverOwner(str, Enum):

@@ -9,7 +9,7 @@ import heapq
 from typing import Any
 
 from gpushare.capacity import pool_capacity
-from gpushare.guard import GuardReport
+from gpushare.guard import GuardReport, offline_warnings
 from gpushare.model import GpuPool, StackConfig
 from gpushare.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.upgrades import upgrade_summary
@@ -95,7 +95,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack) for pool in stack.pools],
         "resources": in_dependency_order(resources),
-        "warnings": [*warnings, *(guard.warnings if guard else ())],
+        "warnings": [*warnings, *(guard.warnings if guard else offline_warnings(stack))],
         "guard": guard.to_json() if guard else None,
     }
 
@@ -153,8 +153,7 @@ def _guard_lines(guard: dict[str, Any] | None) -> list[str]:
     if guard is None:
         return ["Guard: not checked (offline). Pass --deployed FILE (az aks nodepool list ... -o json) to compare "
                 "with the deployed pools; pulumi preview/up checks Azure itself."]
-    verdict = f"{len(guard['violations'])} violation(s)" if guard["violations"] else "no change deletes a GPU pool"
-    lines = [f"Guard (deployed pools from {guard['source']}): {verdict}"]
+    lines = [f"Guard (deployed pools from {guard['source']}): {guard['headline']}"]
     lines += [f"  x {v['pool']}: {v['field']} {v['deployed']} -> {v['wanted']}" for v in guard["violations"]]
     lines += [f"  note: {note}" for note in guard["notes"]]
     return lines

@@ -4,6 +4,7 @@ engine, and with `--deployed` run the guard against saved `az aks nodepool list`
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 from pathlib import Path
 
@@ -35,7 +36,11 @@ def run(args: argparse.Namespace) -> int:
         stack_file = read_stack_file(path)
     except ConfigError as error:
         if not path.exists():
-            error.hint = f"stacks in {STACKS_DIR}: {', '.join(available_stacks()) or 'none'}; or pass a file's path"
+            stacks = available_stacks()
+            given_a_name = path != Path(args.stack)  # `dve`, not a path to a file
+            close = difflib.get_close_matches(args.stack, stacks, n=1, cutoff=0.6) if given_a_name else []
+            guess = f"did you mean {close[0]}? " if close else ""
+            error.hint = f"{guess}stacks in {STACKS_DIR}: {', '.join(stacks) or 'none'}; or pass a file's path"
         raise
     stack = parse_stack_file(stack_file)
     raw = stack_file.config

@@ -73,6 +73,11 @@ BAD = [
         ("gpushare:pools[0].sharing.replicas: expected a whole number 2 or more, got a string 'four'",), 1),
     Bad("rejects_unknown_key", MINIMAL_STACK_YAML + "      vmsize: x\n",
         ("gpushare:pools[0].vmsize: unknown key (did you mean 'vmSize'?)",), 1),
+    Bad("rejects_guard_off_unquoted", MINIMAL_STACK_YAML + "  gpushare:guard: off\n",
+        ("gpushare:guard: YAML reads an unquoted off, no or false as the boolean false, got false",), 1),
+    Bad("rejects_misindented_autoscale", MINIMAL_STACK_YAML + "      autoscale:\n      min: 1\n      max: 2\n",
+        ("gpushare:pools[0].autoscale: is empty", "gpushare:pools[0].min: `min` is a key of `autoscale`",
+         "check the indentation"), 3),
     Bad("rejects_retired_size", MINIMAL_STACK_YAML.replace(T4, "Standard_NC6s_v3"),
         ("gpushare:pools[0].vmSize: Standard_NC6s_v3", "was retired on 2025-09-30", f"use {T4}"), 1),
     Bad("rejects_several_problems", SEVERAL_PROBLEMS, (
@@ -158,6 +163,18 @@ def test_plan_unknown_stack_name_lists_the_available_stacks(capsys):
     assert stacks and all(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", err) for name in stacks), err
 
 
+@pytest.mark.parametrize("typed, meant", [("dve", "dev"), ("prdo", "prod"), ("contoso-prd", "contoso-prod")])
+def test_plan_misspelt_stack_name_gets_did_you_mean(capsys, typed, meant):
+    assert main(["plan", typed]) == 2
+    hint = [line for line in capsys.readouterr().err.splitlines() if line.startswith("hint: ")]
+    assert hint and hint[0].startswith(f"hint: did you mean {meant}? stacks in "), hint
+
+
+def test_plan_unrelated_stack_name_gets_no_guess(capsys):
+    assert main(["plan", "zzzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
 def test_plan_missing_path_hint_does_not_place_the_stacks_in_that_directory(tmp_path, capsys):
     code = main(["plan", str(tmp_path / "Pulumi.gone.yaml")])
     err = capsys.readouterr().err
@@ -202,3 +219,13 @@ def test_plan_as_a_subprocess_exits_2_without_traceback(tmp_path):
     assert result.stdout == ""
     assert result.stderr.startswith(f"error: {path}: 9 configuration errors\n"), result.stderr
     assert "gpushare:pools[1].vmSize: Standard_NC6s_v3" in result.stderr
+
+
+@pytest.mark.parametrize("argv", [[], ["plan"], ["plan", "dev", "--jsn"], ["planx", "dev"]],
+                         ids=["no-command", "no-stack", "unknown-option", "unknown-command"])
+def test_usage_errors_exit_2_as_readme_documents(capsys, argv):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2
+    assert out == "" and err.startswith("usage: python -m gpushare")

@@ -192,7 +192,8 @@ def test_explicit_values_override_defaults():
     stack = parse(raw_with(
         cluster(resourceGroup="rg-gpu", kubernetesVersion="1.33.2",
                 systemPool={"vmSize": "Standard_D8ds_v5", "count": 3}),
-        operator(chartVersion="v26.7.0", driver="operator", migStrategy="single"),
+        # driver: operator is covered with Ubuntu elsewhere; it is refused on AzureLinux (no NVIDIA driver container).
+        operator(chartVersion="v26.7.0", driver="aks", migStrategy="single"),
         pool(count=4, zones=["2"], osSku="AzureLinux", recreate=True,
              sharing={"strategy": "mps", "replicas": 3, "renameByDefault": False, "failRequestsGreaterThanOne": False}),
         top("gpushare:guard", "warn"),
@@ -201,7 +202,7 @@ def test_explicit_values_override_defaults():
     assert stack.cluster.kubernetes_version == "1.33.2"
     assert stack.cluster.system_pool == SystemPool("Standard_D8ds_v5", 3)
     assert (stack.operator.chart_version, stack.operator.driver, stack.operator.mig_strategy) == (
-        "v26.7.0", DriverOwner.OPERATOR, MigStrategy.SINGLE)
+        "v26.7.0", DriverOwner.AKS, MigStrategy.SINGLE)
     (t4,) = stack.pools
     assert (t4.count, t4.zones, t4.os_sku, t4.recreate) == (4, ("2",), OsSku.AZURE_LINUX, True)
     assert t4.sharing == Sharing(SharingStrategy.MPS, 3, rename_by_default=False, fail_requests_greater_than_one=False)
@@ -227,6 +228,13 @@ def test_vm_size_lookup_is_case_insensitive_and_returns_canonical_name(written, 
 )
 def test_zones_given_as_numbers_are_accepted_as_strings(zones, expected):
     assert parse(raw_with(pool(zones=zones))).pools[0].zones == expected
+
+
+@pytest.mark.parametrize("zones", [["2", "1"], ["3", "1", "2"], [3, "2"]], ids=["two", "three", "mixed-types"])
+def test_zones_are_sorted_so_another_order_is_the_same_pool(zones):
+    # Pulumi compares the list in order and availabilityZones replaces the pool: ["2", "1"] must not differ from a
+    # pool deployed with ["1", "2"].
+    assert parse(raw_with(pool(zones=zones))).pools[0].zones == tuple(sorted(str(z) for z in zones))
 
 
 def test_zones_written_unquoted_in_yaml_are_accepted(tmp_path):
@@ -268,6 +276,10 @@ ACCEPTED = [
              lambda s: s.operator.chart_version == "v26.7.0"),
     Accepted("accepts_mixed_without_mps", combine(operator(migStrategy="mixed"), h100_pool(mig="MIG1g")),
              lambda s: s.operator.mig_strategy is MigStrategy.MIXED),
+    Accepted("accepts_us_government_region", top("azure-native:location", "usgovvirginia"),
+             lambda s: s.location == "usgovvirginia"),
+    Accepted("accepts_china_region", top("azure-native:location", "chinanorth3"),
+             lambda s: s.location == "chinanorth3"),
     Accepted("accepts_other_provider_namespaces", top("azure-native:subscriptionId", "00000000-0000"),
              lambda s: s.location == "westeurope"),
 ]
@@ -392,6 +404,11 @@ REJECTED = [
         ("azure-native:location", ("programmatic name", "got 'West Europe'", "write 'westeurope'"))]),
     Rejected("rejects_location_not_a_string", top("azure-native:location", 5), [
         ("azure-native:location", ("expected a string", "got a number 5"))]),
+    Rejected("rejects_abbreviated_region", top("azure-native:location", "westeu"), [
+        ("azure-native:location", ("unknown Azure region 'westeu' (did you mean westeurope?)",
+                                   "az account list-locations"))]),
+    Rejected("rejects_region_that_does_not_exist", top("azure-native:location", "eastus3"), [
+        ("azure-native:location", ("unknown Azure region 'eastus3' (did you mean eastus or westus3?)",))]),
 
     # gpushare:cluster.
     Rejected("rejects_missing_cluster", drop("gpushare:cluster"), [
@@ -460,13 +477,25 @@ REJECTED = [
         (f"{POOL0}.vmSize", ("'Standard_NC4as_T4_v4' is not a GPU size gpushare knows", f"did you mean {T4}",
                              f"allowed: {CURRENT_SIZES}"))]),
     Rejected("rejects_non_gpu_vm_size", pool(vmSize="Standard_D4ds_v5"), [
-        (f"{POOL0}.vmSize", ("'Standard_D4ds_v5' is not a GPU size", f"allowed: {CURRENT_SIZES}"))]),
+        (f"{POOL0}.vmSize", ("'Standard_D4ds_v5' is not a GPU size: Azure's D family has no GPUs",
+                             f"allowed: {CURRENT_SIZES}"))]),
+    Rejected("rejects_memory_optimised_size_as_not_a_gpu_size", pool(vmSize="Standard_E8s_v5"), [
+        (f"{POOL0}.vmSize", ("'Standard_E8s_v5' is not a GPU size: Azure's E family has no GPUs",))]),
     Rejected("rejects_vm_size_not_a_string", pool(vmSize=4), [
         (f"{POOL0}.vmSize", ("expected a VM size name such as Standard_NC4as_T4_v3", "got a number 4"))]),
     Rejected("rejects_mig_profile_wrong_case", h100_pool(mig="mig1g"), [
         (f"{POOL0}.mig", ("unknown value 'mig1g'", "case-sensitive", "write 'MIG1g'"))]),
     Rejected("rejects_unknown_mig_profile", h100_pool(mig="1g.10gb"), [
         (f"{POOL0}.mig", ("unknown value '1g.10gb'", "allowed: MIG1g, MIG2g, MIG3g, MIG4g, MIG7g"))]),
+    Rejected("rejects_mig_profile_in_upper_case_suggesting_the_profile", h100_pool(mig="MIG1G"), [
+        (f"{POOL0}.mig", ("unknown value 'MIG1G'", "write 'MIG1g'"))]),
+    Rejected("rejects_mig_slice_name_suggesting_the_profile", h100_pool(mig="1g.12gb"), [
+        (f"{POOL0}.mig", ("unknown value '1g.12gb': `mig` takes the AKS MIG profile name, not a slice name",
+                          "write 'MIG1g' (on Standard_NC40ads_H100_v5 it builds 1g.12gb slices)"))]),
+    Rejected("rejects_mixed_resource_name_suggesting_the_profile", h100_pool(mig="mig-3g.47gb"), [
+        (f"{POOL0}.mig", ("not a slice name", "write 'MIG3g'"))]),
+    Rejected("rejects_unknown_slice_count", h100_pool(mig="5g.60gb"), [
+        (f"{POOL0}.mig", ("unknown value '5g.60gb'", "allowed: MIG1g"))]),
     Rejected("rejects_sharing_not_a_mapping", pool(sharing="mps"), [
         (f"{POOL0}.sharing", ("expected a mapping with keys strategy, replicas",))]),
     Rejected("rejects_missing_sharing_strategy", pool(sharing={"replicas": 4}), [
@@ -497,7 +526,20 @@ REJECTED = [
     Rejected("rejects_autoscale_without_min", pool(autoscale={"max": 2}), [
         (f"{POOL0}.autoscale.min", ("required: the fewest nodes",))]),
     Rejected("rejects_autoscale_max_zero", pool(autoscale={"min": 0, "max": 0}), [
-        (f"{POOL0}.autoscale.max", ("must be from 1 to 1000", "got 0"))]),
+        (f"{POOL0}.autoscale.max", ("must be from 1 to 1000", "is a pool with `count: 0`", "got 0"))]),
+    Rejected("rejects_autoscale_keys_at_the_pool_level",
+             combine(pool(autoscale=None, min=1, max=2)), [
+        (f"{POOL0}.autoscale", ("is empty (YAML reads `autoscale:` with nothing indented under it as null)",
+                                "indent min, max under it")),
+        (f"{POOL0}.min", ("`min` is a key of `autoscale`, not of gpushare:pools[0]", "check the indentation",
+                          "autoscale: {min: ..., max: ...}")),
+        (f"{POOL0}.max", ("`max` is a key of `autoscale`", "check the indentation"))]),
+    Rejected("rejects_sharing_keys_at_the_pool_level", pool(sharing=None, strategy="mps", replicas=2), [
+        (f"{POOL0}.sharing", ("is empty", "indent strategy, replicas under it")),
+        (f"{POOL0}.strategy", ("`strategy` is a key of `sharing`", "check the indentation")),
+        (f"{POOL0}.replicas", ("`replicas` is a key of `sharing`", "check the indentation"))]),
+    Rejected("rejects_empty_sharing", pool(sharing=None), [
+        (f"{POOL0}.sharing", ("is empty", "or remove `sharing:`"))]),
     Rejected("rejects_autoscale_negative_min", pool(autoscale={"min": -1, "max": 2}), [
         (f"{POOL0}.autoscale.min", ("must be from 0 to 1000", "got -1"))]),
     Rejected("rejects_zones_not_a_list", pool(zones="1"), [
@@ -523,6 +565,9 @@ REJECTED = [
         ("gpushare:guard", ("unknown value 'Warn'", "case-sensitive", "write 'warn'"))]),
     Rejected("rejects_unknown_guard", top("gpushare:guard", "off"), [
         ("gpushare:guard", ("unknown value 'off'", "allowed: strict, warn"))]),
+    Rejected("rejects_guard_off_read_by_yaml_as_false", top("gpushare:guard", False), [
+        ("gpushare:guard", ("YAML reads an unquoted off, no or false as the boolean false", "cannot be switched off",
+                            "gpushare:guard: warn"))]),
     Rejected("rejects_secret_gpushare_value", top("gpushare:cluster", {"secure": "AAABAJ..."}), [
         ("gpushare:cluster", ("must not be a secret", "shown in plans and previews"))], exact=False),
 

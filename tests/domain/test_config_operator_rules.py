@@ -55,6 +55,15 @@ def test_operator_rules_are_reported_with_the_other_errors():
         "gpushare:cluster.name", "gpushare:operator.chartVersion", "gpushare:pools[0].mig"]
 
 
-def test_all_azure_linux_with_an_operator_driver_is_fine():
-    stack = parse_config(raw({**T4, "osSku": "AzureLinux"}, driver="operator"), source="s", stack="t")
-    assert stack.pools[0].os_sku.value == "AzureLinux"
+def test_rejects_azure_linux_when_the_operator_owns_the_driver():
+    # NVIDIA ships GPU Operator driver containers for Ubuntu, RHEL and Rocky Linux only.
+    assert problems(raw({**T4, "osSku": "AzureLinux"}, driver="operator")) == [
+        "gpushare:pools[0].osSku: AzureLinux GPU nodes cannot get their driver from the GPU Operator "
+        "(gpushare:operator.driver is operator): NVIDIA ships its driver containers for Ubuntu, RHEL and Rocky Linux "
+        "only; use osSku: Ubuntu, or driver: aks (AKS installs the driver on AzureLinux)"]
+
+
+@pytest.mark.parametrize("os_sku, driver", [("AzureLinux", "aks"), ("Ubuntu", "operator")])
+def test_accepts_azure_linux_with_the_aks_driver_and_ubuntu_with_the_operator_driver(os_sku, driver):
+    stack = parse_config(raw({**T4, "osSku": os_sku}, driver=driver), source="s", stack="t")
+    assert (stack.pools[0].os_sku.value, stack.operator.driver.value) == (os_sku, driver)

@@ -63,9 +63,28 @@ EXPECTED = [
 ]
 
 
-@pytest.mark.parametrize("path", [CLI_OUTPUT, ARM_BODY], ids=["az-cli-output", "arm-body"])
-def test_reads_every_pool(path):
-    assert read_file(path) == EXPECTED
+def origin(pools: list[DeployedPool], resource_groups: str, with_resource_group: bool) -> list[DeployedPool]:
+    """EXPECTED with each pool's `id` (spelt `resourcegroups` by the CLI, `resourceGroups` by ARM) and, from the
+    CLI only, `resourceGroup`."""
+    return [
+        dataclasses.replace(
+            p,
+            id=f"/subscriptions/3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3/{resource_groups}/rg-gpushare-dev/providers/"
+               f"Microsoft.ContainerService/managedClusters/gpushare-dev/agentPools/{p.name}",
+            resource_group="rg-gpushare-dev" if with_resource_group else None,
+        )
+        for p in pools
+    ]
+
+
+CLI_EXPECTED = origin(EXPECTED, "resourcegroups", with_resource_group=True)
+ARM_EXPECTED = origin(EXPECTED, "resourceGroups", with_resource_group=False)
+
+
+@pytest.mark.parametrize("path, expected", [(CLI_OUTPUT, CLI_EXPECTED), (ARM_BODY, ARM_EXPECTED)],
+                         ids=["az-cli-output", "arm-body"])
+def test_reads_every_pool(path, expected):
+    assert read_file(path) == expected
 
 
 def test_reads_utf16_file_written_by_windows_powershell(tmp_path):
@@ -73,7 +92,7 @@ def test_reads_utf16_file_written_by_windows_powershell(tmp_path):
     saved = tmp_path / "pools.json"
     saved.write_bytes(CLI_OUTPUT.read_text().encode("utf-16"))
 
-    assert read_file(saved) == EXPECTED
+    assert read_file(saved) == CLI_EXPECTED
 
 
 def test_check_file_passes_the_stack_as_deployed():
@@ -159,3 +178,66 @@ def test_rejects_binary_file(tmp_path):
         read_file(saved)
 
     assert str(caught.value).startswith(f"{saved}: not a text file (invalid start byte)")
+
+
+def saved_from(tmp_path, document) -> Path:
+    saved = tmp_path / "pools.json"
+    saved.write_text(json.dumps(document))
+    return saved
+
+
+def test_check_file_refuses_pools_of_another_cluster(tmp_path):
+    pools = json.loads(CLI_OUTPUT.read_text())
+    for pool in pools:
+        pool["id"] = pool["id"].replace("managedClusters/gpushare-dev", "managedClusters/gpushare-prod")
+
+    with pytest.raises(DeployedFileError) as caught:
+        check_file(gpu_stack(MIG_POOL, T4_POOL), saved_from(tmp_path, pools))
+
+    assert caught.value.exit_code == 2
+    assert str(caught.value) == (
+        f"{tmp_path / 'pools.json'}: node pool a100mig is from AKS cluster gpushare-prod in resource group "
+        "rg-gpushare-dev (its `id`), but stack dev deploys cluster gpushare-dev in resource group rg-gpushare-dev; "
+        "the guard would compare the stack with the wrong cluster. Save this stack's pools: az aks nodepool list "
+        "--resource-group rg-gpushare-dev --cluster-name gpushare-dev -o json > FILE"
+    )
+
+
+def test_check_file_refuses_an_arm_body_from_another_resource_group(tmp_path):
+    body = json.loads(ARM_BODY.read_text())
+    for pool in body["value"]:
+        pool["id"] = pool["id"].replace("resourceGroups/rg-gpushare-dev", "resourceGroups/rg-other")
+
+    with pytest.raises(DeployedFileError) as caught:
+        check_file(gpu_stack(MIG_POOL, T4_POOL), saved_from(tmp_path, body))
+
+    assert "is from AKS cluster gpushare-dev in resource group rg-other (its `id`)" in str(caught.value)
+
+
+def test_check_file_refuses_a_resource_group_without_an_id(tmp_path):
+    pools = json.loads(CLI_OUTPUT.read_text())
+    for pool in pools:
+        del pool["id"]
+        pool["resourceGroup"] = "rg-elsewhere"
+
+    with pytest.raises(DeployedFileError) as caught:
+        check_file(gpu_stack(MIG_POOL, T4_POOL), saved_from(tmp_path, pools))
+
+    assert "is from an AKS cluster in resource group rg-elsewhere (its `resourceGroup`)" in str(caught.value)
+
+
+def test_check_file_matches_cluster_and_group_case_insensitively(tmp_path):
+    pools = json.loads(CLI_OUTPUT.read_text())
+    for pool in pools:
+        pool["id"] = pool["id"].replace("rg-gpushare-dev", "RG-GPUSHARE-DEV").replace("gpushare-dev/", "GpuShare-Dev/")
+        pool["resourceGroup"] = "RG-GPUSHARE-DEV"
+
+    assert check_file(gpu_stack(MIG_POOL, T4_POOL), saved_from(tmp_path, pools)).violations == ()
+
+
+def test_check_file_accepts_a_hand_written_file_without_origin(tmp_path):
+    pools = json.loads(CLI_OUTPUT.read_text())
+    for pool in pools:
+        del pool["id"], pool["resourceGroup"]
+
+    assert check_file(gpu_stack(MIG_POOL, T4_POOL), saved_from(tmp_path, pools)).violations == ()

@@ -94,6 +94,8 @@ def test_reads_every_pool_in_one_call(arm):
                      "gpushare.io/sharing": "time-slicing-4"},
         node_taints=("nvidia.com/gpu=present:NoSchedule",), count=1, min_count=0, max_count=3,
         enable_auto_scaling=True, mode="User",
+        id=f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.ContainerService/managedClusters/{CLUSTER}"
+           "/agentPools/t4ts",
     )
     (request,) = arm.requests
     assert (request.method, request.path) == ("GET", POOLS)
@@ -194,6 +196,8 @@ def test_warn_carries_on_after_server_error(arm):
     report = check_live(config, SUB, **settings(arm))
 
     assert (report.source, report.violations, report.notes) == (SOURCE, (), ())
+    # Nothing was compared: the headline must not claim that no GPU pool is deleted.
+    assert report.headline == "not compared: the deployed pools could not be read; only pool protection stops a replace"
     assert report.warnings == (
         f"{WHAT}: Azure returned an error (HTTP 500 InternalServerError: An unexpected error occurred.); "
         "throttling and server errors were already retried, so retry later. Continuing because gpushare:guard is "

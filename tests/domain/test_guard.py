@@ -8,14 +8,16 @@ import pytest
 
 from gpushare.catalog import MigProfile, find_vm_size
 from gpushare.errors import GuardViolationError
-from gpushare.guard import GuardReport, Violation, evaluate, raise_for_violations
+from gpushare.guard import GuardReport, Violation, evaluate, offline_warnings, raise_for_violations
 from gpushare.model import (
     DEVICE_PLUGIN_CONFIG_LABEL,
+    MIG_STRATEGY_LABEL,
     NO_SHARING,
     POOL_LABEL,
     SHARING_LABEL,
     Autoscale,
     DriverOwner,
+    MigStrategy,
     OsSku,
     sharing_label,
 )
@@ -54,9 +56,6 @@ CREATE_ONLY_CHANGES = {
                     "availabilityZones", '["1"]', '["1", "2"]'),
     "zones-from-none": (MIG_POOL, DriverOwner.AKS, {"availability_zones": ()},
                         "availabilityZones", "[]", '["1", "2"]'),
-    "os-sku": (T4_POOL, DriverOwner.AKS, {"os_sku": "AzureLinux"}, "osSKU", "AzureLinux", "Ubuntu"),
-    "os-sku-unset-is-ubuntu": (dataclasses.replace(T4_POOL, os_sku=OsSku.AZURE_LINUX), DriverOwner.AKS,
-                               {"os_sku": None}, "osSKU", "Ubuntu", "AzureLinux"),
 }
 
 
@@ -100,7 +99,29 @@ def test_rejects_every_changed_field_of_a_pool():
 
     report = run(config, [SYSTEM_POOL, deployed])
 
-    assert [v.field for v in report.violations] == ["vmSize", "gpuProfile.driver", "availabilityZones", "osSKU"]
+    assert [v.field for v in report.violations] == ["vmSize", "gpuProfile.driver", "availabilityZones"]
+    assert [note.split(".")[0] for note in report.notes] == ["pool t4ts: osSKU AzureLinux -> Ubuntu"]
+
+
+OS_SKU_CHANGES = {
+    "ubuntu-to-azure-linux": (dataclasses.replace(T4_POOL, os_sku=OsSku.AZURE_LINUX), "Ubuntu", "Ubuntu -> AzureLinux"),
+    "azure-linux-to-ubuntu": (T4_POOL, "AzureLinux", "AzureLinux -> Ubuntu"),
+    "unset-is-ubuntu": (dataclasses.replace(T4_POOL, os_sku=OsSku.AZURE_LINUX), None, "Ubuntu -> AzureLinux"),
+}
+
+
+@pytest.mark.parametrize("gpu_pool, deployed_os, change", OS_SKU_CHANGES.values(), ids=OS_SKU_CHANGES.keys())
+def test_notes_os_sku_change_as_an_in_place_reimage(gpu_pool, deployed_os, change):
+    # AKS migrates a pool between Ubuntu and AzureLinux in place (`az aks nodepool update --os-sku`).
+    report = run(gpu_stack(gpu_pool), [SYSTEM_POOL, deployed_like(gpu_pool, os_sku=deployed_os)])
+
+    assert report.violations == ()
+    assert report.notes == (
+        f"pool t4ts: osSKU {change}. AKS migrates the OS in place (as `az aks nodepool update --os-sku` does): it "
+        "reimages every node of the pool, one after another, so each node is drained and its pods restart; the pool "
+        "and its name stay. Every GPU pool changes OS together (the GPU Operator supports one OS per cluster).",
+    )
+    assert report.headline == "no change deletes a GPU pool"
 
 
 SAME_AFTER_NORMALISING = {
@@ -206,11 +227,32 @@ def test_rejects_removing_managed_pool_that_has_nodes():
     )
 
 
-def test_accepts_removing_managed_pool_without_nodes():
+def test_removing_managed_pool_without_nodes_warns_that_protection_still_decides():
     report = run(gpu_stack(MIG_POOL), [SYSTEM_POOL, deployed_like(MIG_POOL), deployed_like(T4_POOL, count=0)])
 
     assert report.violations == ()
-    assert report.notes == ("pool t4ts has no nodes and is no longer in the stack: it will be deleted",)
+    assert report.notes == ()
+    assert report.warnings == (
+        "stack dev, cluster gpushare-dev, pool t4ts: the pool has no nodes and the stack no longer lists it. Pulumi "
+        "deletes it only if an earlier run applied `recreate: true` on it (which lifted its protection in the "
+        "state); otherwise this run stops with Pulumi's 'marked for protection' error and nothing is deleted: put "
+        "the pool back in stacks/Pulumi.dev.yaml with `count: 0` and `recreate: true`, apply, then remove it and "
+        "apply again.",
+    )
+    assert report.removed == ("t4ts",)
+    assert report.headline == (
+        "deletes empty pool t4ts only if an earlier run applied `recreate: true` on it, otherwise Pulumi stops on "
+        "its protection"
+    )
+
+
+def test_removing_managed_pool_whose_node_count_is_unknown_is_refused():
+    # `count: null` (Azure or a hand-written file did not say) may hide running nodes: never taken as empty.
+    report = run(gpu_stack(MIG_POOL), [SYSTEM_POOL, deployed_like(MIG_POOL), deployed_like(T4_POOL, count=None)])
+
+    assert [(v.pool, v.field, v.deployed) for v in report.violations] == [("t4ts", "pool", "deployed, node count unknown")]
+    assert report.removed == ()
+    assert report.headline == "1 change would delete running GPU pools"
 
 
 def test_ignores_pools_gpushare_does_not_manage():
@@ -268,6 +310,52 @@ def test_recreate_turns_violations_into_a_warning():
     )
 
 
+def test_recreate_headline_says_the_pool_is_deleted_and_recreated():
+    wanted = dataclasses.replace(MIG_POOL, mig=MigProfile.MIG3G, recreate=True)
+
+    report = run(gpu_stack(wanted, T4_POOL), [SYSTEM_POOL, deployed_like(MIG_POOL), deployed_like(T4_POOL)])
+
+    assert report.recreated == ("a100mig",)
+    assert report.headline == "deletes and recreates pool a100mig (`recreate: true`)"
+    assert "no change deletes" not in report.headline
+
+
+def test_headline_lists_violations_and_recreates_together():
+    config = gpu_stack(dataclasses.replace(MIG_POOL, mig=MigProfile.MIG2G, recreate=True), T4_POOL)
+    deployed = [SYSTEM_POOL, deployed_like(MIG_POOL), deployed_like(T4_POOL, vm_size="Standard_NC8as_T4_v3")]
+
+    assert run(config, deployed).headline == (
+        "1 change would delete running GPU pools; deletes and recreates pool a100mig (`recreate: true`)"
+    )
+
+
+def test_recreate_without_change_headline_says_protection_is_lifted():
+    report = run(gpu_stack(dataclasses.replace(MIG_POOL, recreate=True)), [SYSTEM_POOL, deployed_like(MIG_POOL)])
+
+    assert report.headline == "no change deletes a GPU pool; protection lifted on pool a100mig (`recreate: true`)"
+
+
+def test_warns_about_recreate_on_a_pool_not_deployed_yet():
+    report = run(gpu_stack(MIG_POOL, dataclasses.replace(T4_POOL, recreate=True)), [SYSTEM_POOL, deployed_like(MIG_POOL)])
+
+    assert report.warnings == (
+        "stack dev, cluster gpushare-dev, pool t4ts: `recreate: true` is set on a pool that is not deployed yet: it "
+        "is created without protection, so a later edit or removal could delete it; remove the flag.",
+    )
+    assert report.recreated == ()
+
+
+def test_offline_warnings_cover_every_recreate_flag():
+    config = gpu_stack(dataclasses.replace(MIG_POOL, recreate=True), dataclasses.replace(T4_POOL, recreate=True))
+
+    warnings = offline_warnings(config)
+
+    assert [w.split(":")[0] for w in warnings] == [
+        "stack dev, cluster gpushare-dev, pool a100mig", "stack dev, cluster gpushare-dev, pool t4ts"]
+    assert all("`recreate: true` lifts the pool's protection for the next run" in w for w in warnings)
+    assert offline_warnings(gpu_stack(MIG_POOL, T4_POOL)) == []
+
+
 def test_warns_about_recreate_flag_without_create_only_change():
     report = run(gpu_stack(dataclasses.replace(MIG_POOL, recreate=True)), [SYSTEM_POOL, deployed_like(MIG_POOL)])
 
@@ -313,19 +401,68 @@ def test_raise_for_violations_passes_a_clean_report():
 
 def test_report_to_json():
     config = gpu_stack(MIG_POOL)
-    report = run(config, [SYSTEM_POOL, deployed_like(MIG_POOL, os_sku="AzureLinux")])
+    report = run(config, [SYSTEM_POOL, deployed_like(MIG_POOL, vm_size="Standard_ND96isr_H100_v5")])
 
     assert report.to_json() == {
         "source": SOURCE,
+        "headline": "1 change would delete running GPU pools",
         "violations": [
             {
                 "pool": "a100mig",
-                "field": "osSKU",
-                "deployed": "AzureLinux",
-                "wanted": "Ubuntu",
+                "field": "vmSize",
+                "deployed": "Standard_ND96isr_H100_v5",
+                "wanted": "Standard_ND96asr_v4",
                 "message": report.violations[0].message,
             }
         ],
         "notes": [],
         "warnings": [],
     }
+
+
+def deployed_with_strategy(gpu_pool, strategy: str | None):
+    labels = pool_node_labels(gpu_stack(gpu_pool), gpu_pool)
+    labels.pop(MIG_STRATEGY_LABEL, None)
+    if strategy is not None:
+        labels[MIG_STRATEGY_LABEL] = strategy
+    return deployed_like(gpu_pool, node_labels=labels)
+
+
+H100_TS = dataclasses.replace(
+    MIG_POOL, name="h100ts", vm_size=find_vm_size("Standard_NC40ads_H100_v5"), mig=MigProfile.MIG2G,
+    sharing=time_slicing(3), zones=(),
+)
+
+
+def test_warns_that_a_mig_strategy_change_renames_every_mig_pools_resource():
+    config = dataclasses.replace(
+        gpu_stack(MIG_POOL, T4_POOL, H100_TS),
+        operator=dataclasses.replace(gpu_stack().operator, mig_strategy=MigStrategy.MIXED),
+    )
+    deployed = [SYSTEM_POOL, deployed_with_strategy(MIG_POOL, "single"), deployed_like(T4_POOL),
+                deployed_with_strategy(H100_TS, "single")]
+
+    report = run(config, deployed)
+
+    assert report.violations == ()
+    assert report.warnings == (
+        "stack dev, cluster gpushare-dev: gpushare:operator.migStrategy is mixed, which renames the resource these "
+        "MIG pools advertise: a100mig nvidia.com/gpu -> nvidia.com/mig-1g.5gb (deployed with single); h100ts "
+        "nvidia.com/gpu.shared -> nvidia.com/mig-2g.24gb.shared (deployed with single). The device plugin switches "
+        "in place and running pods keep their devices, but every pod created or restarted with the old resource "
+        "name stays Pending: change the workloads' resource requests to the new names together with this change.",
+    )
+
+
+def test_mig_strategy_back_to_single_names_the_old_mixed_resource():
+    report = run(gpu_stack(MIG_POOL), [SYSTEM_POOL, deployed_with_strategy(MIG_POOL, "mixed")])
+
+    (warning,) = report.warnings
+    assert "a100mig nvidia.com/mig-1g.5gb -> nvidia.com/gpu (deployed with mixed)" in warning
+
+
+@pytest.mark.parametrize("label", [None, "single", "bogus"], ids=["no-label", "unchanged", "unknown-value"])
+def test_says_nothing_when_the_mig_strategy_cannot_be_compared_or_is_unchanged(label):
+    report = run(gpu_stack(MIG_POOL), [SYSTEM_POOL, deployed_with_strategy(MIG_POOL, label)])
+
+    assert report == GuardReport(SOURCE)

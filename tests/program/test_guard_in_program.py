@@ -3,6 +3,7 @@
 import json
 
 import pulumi
+import yaml
 import pytest
 
 from gpushare.__main__ import main
@@ -135,3 +136,78 @@ def test_live_mode_strict_fails_when_azure_cannot_be_read(monkeypatch):
     assert isinstance(recording.error, pulumi.RunError)
     assert "gpushare:guard: warn" in str(recording.error)
     assert recording.by_type(AGENT_POOL) == []
+
+
+def test_labelled_pool_with_unknown_node_count_is_never_taken_as_empty(deployed, capsys):
+    """`count: null` may hide running nodes: removing the pool from the stack is refused, in `plan` and in the
+    program alike, never deleted as an empty pool."""
+    extra = {**nodepool_list()[1], "name": "oldmig", "nodeLabels": {"gpushare.io/pool": "oldmig"}, "count": None}
+    saved = deployed([*nodepool_list(), extra])
+
+    assert main(["plan", STACK, "--json", "--deployed", str(saved)]) == 3
+    guard = json.loads(capsys.readouterr().out)["guard"]
+    assert [(v["pool"], v["deployed"]) for v in guard["violations"]] == [("oldmig", "deployed, node count unknown")]
+    assert guard["headline"] == "1 change would delete running GPU pools"
+    recording = program(saved)
+    assert isinstance(recording.error, pulumi.RunError) and "oldmig" in str(recording.error)
+
+
+def test_plan_refuses_a_deployed_file_from_another_cluster(deployed, capsys):
+    pools = nodepool_list()
+    for pool in pools:
+        pool["resourceGroup"] = "contoso-staging-rg"
+        pool["id"] = ("/subscriptions/0/resourcegroups/contoso-staging-rg/providers/Microsoft.ContainerService/"
+                      f"managedClusters/contoso-staging/agentPools/{pool['name']}")
+
+    assert main(["plan", STACK, "--deployed", str(deployed(pools))]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "is from AKS cluster contoso-staging in resource group contoso-staging-rg" in err
+    assert "stack contoso-prod deploys cluster contoso-prod in resource group contoso-prod-rg" in err
+    assert "Traceback" not in err
+
+
+def test_plan_text_headline_says_recreate_deletes_the_pool(deployed, tmp_path, capsys):
+    raw = read_stack_file(resolve_stack_file(STACK)).config
+    raw["gpushare:pools"][0]["recreate"] = True
+    stack_file = tmp_path / "Pulumi.contoso-prod.yaml"
+    stack_file.write_text(yaml.safe_dump({"config": raw}))
+
+    assert main(["plan", str(stack_file), "--deployed", str(deployed(nodepool_list(gpuInstanceProfile="MIG2g")))]) == 0
+    out = capsys.readouterr().out
+    (headline,) = [line for line in out.splitlines() if line.startswith("Guard (")]
+    assert headline.endswith(": deletes and recreates pool a100mig (`recreate: true`)"), headline
+    assert "no change deletes a GPU pool" not in out
+    assert "  ! will delete and recreate pool a100mig" in out
+
+
+def test_plan_notes_an_os_change_without_refusing_it(deployed, capsys):
+    assert main(["plan", STACK, "--json", "--deployed", str(deployed(nodepool_list(osSku="AzureLinux")))]) == 0
+    guard = json.loads(capsys.readouterr().out)["guard"]
+    assert guard["violations"] == []
+    assert [note.split(".")[0] for note in guard["notes"]] == ["pool a100mig: osSKU AzureLinux -> Ubuntu"]
+
+
+def test_plan_warns_when_mig_strategy_changes_under_a_deployed_mig_pool(deployed, capsys):
+    pools = nodepool_list()
+    pools[1]["nodeLabels"] = {**pools[1]["nodeLabels"], "gpushare.io/mig-strategy": "mixed"}
+
+    assert main(["plan", STACK, "--json", "--deployed", str(deployed(pools))]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any("a100mig nvidia.com/mig-1g.5gb -> nvidia.com/gpu (deployed with mixed)" in w for w in warnings), warnings
+
+
+def test_program_logs_the_guard_headline_under_preview(deployed, caplog):
+    import logging
+
+    engine_log = logging.getLogger("gpushare.mock")  # the mock engine's log, which does not propagate
+    caplog.set_level(logging.INFO, logger=engine_log.name)
+    engine_log.addHandler(caplog.handler)
+    saved = deployed(nodepool_list())
+    try:
+        recording = program(saved)
+    finally:
+        engine_log.removeHandler(caplog.handler)
+
+    assert recording.error is None
+    assert f"guard ({saved}): no change deletes a GPU pool" in caplog.messages

@@ -1,0 +1,157 @@
+"""What the real `__main__.py` wires together, read from its registrations, exports and warnings: the component
+tests build their own wiring, so only running the program catches a value `__main__.py` passes wrongly."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpushare.__main__ import main
+from gpushare.config import encode_engine_config, read_stack_file
+from gpushare.model import DEVICE_PLUGIN_CONFIG_LABEL
+from render.mock_engine import Recording, run_program
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "device_plugin" / "by-pool-fleet.yaml"
+UPDATE_GOLDEN = os.environ.get("GPUSHARE_UPDATE_GOLDEN") == "1"
+
+# No MIG: `driver: operator` refuses MIG pools. Four pools, four shapes, and a recreate flag.
+OPERATOR_FLEET = """\
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: fleet}
+  gpushare:operator: {driver: operator}
+  gpushare:pools:
+    - {name: t4ts, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 4}, count: 2}
+    - {name: t4mps, vmSize: Standard_NC8as_T4_v3, sharing: {strategy: mps, replicas: 4}, count: 1}
+    - {name: a100, vmSize: Standard_NC24ads_A100_v4, autoscale: {min: 1, max: 3}, zones: ["3", "1"]}
+    - {name: h100, vmSize: Standard_NC40ads_H100_v5, count: 1, recreate: true}
+"""
+
+# Every config shape at once, MIG included (AKS's driver): which config each pool's nodes load.
+GOLDEN_FLEET = """\
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: fleet}
+  gpushare:pools:
+    - {name: a100mig, vmSize: Standard_ND96asr_v4, mig: MIG1g, sharing: {strategy: time-slicing, replicas: 2}}
+    - {name: t4ts, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 4, renameByDefault: false}}
+    - {name: t4mps, vmSize: Standard_NC64as_T4_v3, sharing: {strategy: mps, replicas: 8, failRequestsGreaterThanOne: false}}
+    - {name: h100, vmSize: Standard_NC40ads_H100_v5}
+    - {name: h100mig, vmSize: Standard_NC80adis_H100_v5, mig: MIG3g}
+"""
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Each config as a block, as `kubectl get configmap -o yaml` shows it."""
+
+
+_BlockDumper.add_representer(
+    str, lambda dumper, s: dumper.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None))
+
+
+def write(tmp_path: Path, text: str, name: str = "Pulumi.fleet.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def program(path: Path) -> Recording:
+    return run_program("fleet", encode_engine_config(read_stack_file(path).config), stack_file=path)
+
+
+def agent_pools(recording: Recording) -> dict[str, dict]:
+    return {r.inputs["agentPoolName"]: r.inputs for r in recording.by_type(AGENT_POOL)}
+
+
+def test_operator_driver_reaches_every_pool_as_gpu_profile_none(tmp_path):
+    pools = agent_pools(program(write(tmp_path, OPERATOR_FLEET)))
+
+    assert {name: inputs.get("gpuProfile") for name, inputs in pools.items()} == {
+        name: {"driver": "None"} for name in ("t4ts", "t4mps", "a100", "h100")}
+
+
+def test_aks_driver_leaves_gpu_profile_unset_on_every_pool(tmp_path):
+    pools = agent_pools(program(write(tmp_path, OPERATOR_FLEET.replace("{driver: operator}", "{driver: aks}"))))
+
+    assert {name: "gpuProfile" in inputs for name, inputs in pools.items()} == dict.fromkeys(pools, False)
+
+
+def test_zones_reach_azure_sorted(tmp_path):
+    # Written ["3", "1"]: sent as ["1", "3"], so a pool deployed with ["1", "3"] shows no diff (and no replace).
+    assert agent_pools(program(write(tmp_path, OPERATOR_FLEET)))["a100"]["availabilityZones"] == ["1", "3"]
+
+
+def test_program_exports_each_pools_capacity(tmp_path):
+    exported = program(write(tmp_path, OPERATOR_FLEET)).exports["pools"]
+
+    wanted = {
+        "t4ts": {"resource": "nvidia.com/gpu.shared", "perNode": 4, "minNodes": 2, "maxNodes": 2},
+        "t4mps": {"resource": "nvidia.com/gpu.shared", "perNode": 4, "minNodes": 1, "maxNodes": 1},
+        "a100": {"resource": "nvidia.com/gpu", "perNode": 1, "minNodes": 1, "maxNodes": 3},
+        "h100": {"resource": "nvidia.com/gpu", "perNode": 1, "minNodes": 1, "maxNodes": 1},
+    }
+    assert set(exported) == set(wanted)
+    for name, values in wanted.items():
+        assert {key: exported[name][key] for key in values} == values, name
+
+
+def test_plan_json_marks_only_the_recreate_pool_unprotected(tmp_path, capsys):
+    assert main(["plan", str(write(tmp_path, OPERATOR_FLEET)), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+
+    assert {p["name"]: p["protected"] for p in document["pools"]} == {
+        "t4ts": True, "t4mps": True, "a100": True, "h100": False}
+    protect = {r["inputs"]["agentPoolName"]: r["protect"] for r in document["resources"] if r["type"] == AGENT_POOL}
+    assert protect == {p["name"]: p["protected"] for p in document["pools"]}
+
+
+# The warnings README promises, as the program logs them (`pulumi preview` shows these same lines).
+PROMISED_WARNINGS = {
+    "time-slicing-isolation": "pool t4ts: time-slicing gives 4 pods per GPU with no memory or fault isolation "
+                              "between them; use MIG for multi-tenant work",
+    "nc-a100-v4-capacity": "pool a100: Azure deploys no new NC_A100_v4 capacity; prefer NCads_H100_v5 for new pools",
+    "one-resource-two-devices": "pools t4ts, t4mps all advertise nvidia.com/gpu.shared but for different devices "
+                                "(T4 16GB mps x4; T4 16GB time-slicing x4)",
+}
+
+
+@pytest.mark.parametrize("warning", PROMISED_WARNINGS.values(), ids=PROMISED_WARNINGS.keys())
+def test_program_logs_the_warnings_readme_promises(tmp_path, warning):
+    warnings = program(write(tmp_path, OPERATOR_FLEET)).warnings
+
+    assert any(w.startswith(warning) for w in warnings), "\n".join(warnings)
+
+
+def test_plan_text_lists_every_warning_in_its_warnings_section(tmp_path, capsys):
+    assert main(["plan", str(write(tmp_path, OPERATOR_FLEET))]) == 0
+    out = capsys.readouterr().out
+
+    section = out.split("\nWarnings:\n", 1)[1].splitlines()
+    assert all(line.startswith("  ! ") for line in section), section
+    for warning in PROMISED_WARNINGS.values():
+        assert any(line.startswith(f"  ! {warning}") for line in section), (warning, section)
+    # The offline plan cannot see what `recreate: true` recreates, so it warns about the flag itself.
+    assert any(line.startswith("  ! stack fleet, cluster fleet, pool h100: `recreate: true` lifts the pool's "
+                               "protection") for line in section), section
+
+
+def test_each_pool_label_selects_its_own_config(tmp_path):
+    """Multi-pool golden, through the program: each pool's `nvidia.com/device-plugin.config` label names a
+    ConfigMap key, and that key holds this pool's config. Keyed by pool in the golden, so it holds whatever the
+    keys are called (`GPUSHARE_UPDATE_GOLDEN=1` rewrites it; review the diff)."""
+    recording = program(write(tmp_path, GOLDEN_FLEET))
+    (config_map,) = recording.by_type(CONFIG_MAP)
+    data = config_map.inputs["data"]
+
+    by_pool = {name: data[inputs["nodeLabels"][DEVICE_PLUGIN_CONFIG_LABEL]]
+               for name, inputs in agent_pools(recording).items()}
+    if UPDATE_GOLDEN:
+        GOLDEN.write_text(yaml.dump(by_pool, Dumper=_BlockDumper, sort_keys=False))
+    assert by_pool == yaml.safe_load(GOLDEN.read_text())
+    assert len(set(data)) == len(by_pool) + 1, "one key per pool plus the whole-GPU default"
