@@ -4,7 +4,9 @@ Validation runs before any resource registers; a bad stack file stops `pulumi pr
 every problem, never a traceback.
 """
 
+import functools
 import os
+from collections.abc import Callable
 
 import pulumi
 from pulumi.runtime import config as runtime_config
@@ -13,13 +15,15 @@ from pulumi_azure_native import authorization
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare import preflight as preflight_checks
 from gpushare.autoscaling import overscale_warning
+from gpushare.azure_arm import AzureReads, SharedCredential, arm_target
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
 from gpushare.guard import GuardReport, check_for_program, raise_for_violations
 from gpushare.kubernetes_version import kubernetes_version_warnings
-from gpushare.model import StackConfig
+from gpushare.model import PreflightMode, StackConfig
 from gpushare.node_labels import pool_node_labels
 from gpushare.stack_files import STACK_FILE_ENV
 
@@ -35,28 +39,53 @@ def load_stack() -> StackConfig:
         raise pulumi.RunError(str(exc)) from None
 
 
-def guard(stack: StackConfig) -> GuardReport | None:
+def guard(stack: StackConfig, azure: Callable[[], AzureReads]) -> GuardReport | None:
     """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool. Returns the
     report, whose deployed pools (the run's one agent-pool read) give each pool's live node count."""
-    try:
-        report = check_for_program(
-            stack, os.environ, lambda: authorization.get_client_config().subscription_id)
-        if report is None:
-            return None
-        pulumi.log.info(f"guard ({report.source}): {report.headline}")
-        for note in report.notes:
-            pulumi.log.info(note)
-        for warning in report.warnings:
-            pulumi.log.warn(warning)
-        raise_for_violations(report)
-        return report
-    except GpushareError as exc:
-        raise pulumi.RunError(str(exc)) from None
+    report = check_for_program(stack, os.environ, azure)
+    if report is None:
+        return None
+    pulumi.log.info(f"guard ({report.source}): {report.headline}")
+    for note in report.notes:
+        pulumi.log.info(note)
+    for warning in report.warnings:
+        pulumi.log.warn(warning)
+    raise_for_violations(report)
+    return report
+
+
+def preflight(stack: StackConfig, azure: Callable[[], AzureReads], guard_report: GuardReport | None) -> None:
+    """Stop here too (`gpushare:preflight: strict`) if a size, zone, quota or version would fail at apply."""
+    report = preflight_checks.check_for_program(stack, os.environ, azure, guard_report)
+    if report is None:
+        return
+    for warning in report.warnings:
+        pulumi.log.warn(warning)
+    for caveat in preflight_checks.findings(report, preflight_checks.Verdict.WARN):
+        pulumi.log.warn(f"preflight: {caveat}")
+    if stack.preflight is PreflightMode.STRICT:
+        preflight_checks.raise_for_failures(report)
+    for finding in preflight_checks.findings(report):
+        pulumi.log.warn(f"preflight (gpushare:preflight is warn): {finding}")
+
+
+def check_azure(stack: StackConfig) -> GuardReport | None:
+    """The guard, then preflight on the same agent-pool read; both in the provider's subscription, with one
+    credential. Nothing is read from Azure when `plan` renders offline. Returns the guard's report."""
+    with SharedCredential(stack.azure.environment, os.environ) as credential:
+        azure = functools.cache(lambda: AzureReads(
+            arm_target(stack, os.environ, authorization.get_client_config().subscription_id), credential))
+        try:
+            report = guard(stack, azure)
+            preflight(stack, azure, report)
+            return report
+        except GpushareError as exc:
+            raise pulumi.RunError(str(exc)) from None
 
 
 def main() -> None:
     stack = load_stack()
-    report = guard(stack)
+    report = check_azure(stack)
     for warning in kubernetes_version_warnings(stack):
         pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))

@@ -1,8 +1,9 @@
-"""`python -m gpushare <command>`: the offline tools around the Pulumi program.
+"""`python -m gpushare <command>`: the tools around the Pulumi program (offline, except `preflight` and `verify`).
 
-Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 2 invalid stack file or
-deployed-pools file (and argparse's usage errors), 3 guard violation, 4 Azure could not be read. A `GpushareError`
-prints one `error:` block (plus `hint:`); anything else is a bug and keeps its traceback.
+Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 1 a preflight check
+failed or `verify` found a mismatch, 2 invalid stack file or deployed-pools file (and argparse's usage errors) or no
+subscription to read, 3 guard violation, 4 Azure or the cluster could not be read. A `GpushareError` prints one `error:` block (plus `hint:`); anything
+else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import os
 import sys
 
-from gpushare.commands import plan, verify
+from gpushare.commands import plan, preflight, verify
 from gpushare.errors import GpushareError
 
 
@@ -19,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gpushare", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan.add_parser(commands)
+    preflight.add_parser(commands)
     verify.add_parser(commands)
     return parser
 

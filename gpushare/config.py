@@ -27,11 +27,14 @@ from gpushare.model import (
     Autoscale,
     Cluster,
     DriverOwner,
+    AzureEnvironment,
+    AzureSettings,
     GpuPool,
     GuardMode,
     MigStrategy,
     Operator,
     OsSku,
+    PreflightMode,
     Sharing,
     SharingStrategy,
     StackConfig,
@@ -45,7 +48,11 @@ CLUSTER_KEY = f"{NS}:cluster"
 OPERATOR_KEY = f"{NS}:operator"
 POOLS_KEY = f"{NS}:pools"
 GUARD_KEY = f"{NS}:guard"
-PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY)
+PREFLIGHT_KEY = f"{NS}:preflight"
+PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY, PREFLIGHT_KEY)
+# azure-native's own settings that gpushare's Azure reads (guard, preflight) follow too.
+SUBSCRIPTION_KEY = "azure-native:subscriptionId"
+ENVIRONMENT_KEY = "azure-native:environment"
 
 # Keys a Pulumi stack file may hold besides `config` (written by the CLI).
 STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
@@ -64,6 +71,7 @@ POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 KUBERNETES_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 CHART_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
 LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
+SUBSCRIPTION_ID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 VM_SIZE_RE = re.compile(r"^Standard_[A-Za-z0-9_]+$")
 ZONES = ("1", "2", "3")
 MAX_POOL_NODES = 1000
@@ -191,6 +199,19 @@ def _parse_location(c: _Checker, raw: dict[str, Any]) -> str:
                             f"regions as of {regions.REGIONS_AS_OF}; a newer region goes into gpushare/regions.py)")
         return ""
     return location or ""
+
+
+def _parse_azure(c: _Checker, raw: dict[str, Any]) -> AzureSettings:
+    subscription = _optional(
+        raw, SUBSCRIPTION_KEY,
+        lambda v: c.string(v, SUBSCRIPTION_KEY, SUBSCRIPTION_ID_RE,
+                           "must be a subscription id (a GUID such as 00000000-0000-0000-0000-000000000000; "
+                           "`az account show --query id -o tsv` prints yours)"),
+        None,
+    )
+    environment = _optional(raw, ENVIRONMENT_KEY, lambda v: c.choice(v, ENVIRONMENT_KEY, AzureEnvironment),
+                            AzureEnvironment.PUBLIC)
+    return AzureSettings(subscription_id=subscription, environment=environment)
 
 
 def _parse_cluster(c: _Checker, value: Any) -> Cluster | None:
@@ -524,6 +545,32 @@ def _parse_guard_mode(c: _Checker, value: Any) -> GuardMode | None:
     return c.choice(value, GUARD_KEY, GuardMode)
 
 
+def _check_region_cloud(c: _Checker, location: str, environment: AzureEnvironment, explicit: bool) -> None:
+    """A region exists in one cloud only: the provider, the guard and preflight all talk to the cloud that
+    `azure-native:environment` names, where any other cloud's region is unknown."""
+    if not location:
+        return
+    cloud = next((name for name, names in regions.SOVEREIGN_REGIONS.items() if location in names),
+                 AzureEnvironment.PUBLIC.value)
+    if cloud == environment.value:
+        return
+    setting = f"{ENVIRONMENT_KEY} is {environment.value}" if explicit else f"{ENVIRONMENT_KEY} is not set (public)"
+    c.add(LOCATION_KEY, f"{location} is a region of the {cloud} cloud, but {setting}; set `{ENVIRONMENT_KEY}: "
+                        f"{cloud}`, or use a region of the {environment.value} cloud")
+
+
+def _parse_preflight_mode(c: _Checker, value: Any) -> PreflightMode | None:
+    # YAML 1.1 (PyYAML, so `plan` and `preflight`) reads an unquoted `off` as false; the Pulumi CLI's YAML 1.2 keeps
+    # the string. Both mean off; an unquoted on/yes/true names no mode.
+    if value is False:
+        return PreflightMode.OFF
+    if value is True:
+        c.add(PREFLIGHT_KEY, "YAML reads an unquoted on, yes or true as the boolean true, which names no mode; "
+                             f"write `{PREFLIGHT_KEY}: strict` or `{PREFLIGHT_KEY}: warn`")
+        return None
+    return c.choice(value, PREFLIGHT_KEY, PreflightMode)
+
+
 def parse_config(raw: dict[str, Any], *, source: str, stack: str,
                  file_problems: tuple[ConfigProblem, ...] = ()) -> StackConfig:
     """Validate decoded config (`{"gpushare:pools": [...], ...}`) and build the stack, or raise `ConfigError`.
@@ -547,6 +594,9 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     operator = _parse_operator(c, raw.get(OPERATOR_KEY))
     pools = _parse_pools(c, raw.get(POOLS_KEY), operator)
     guard = _optional(raw, GUARD_KEY, lambda v: _parse_guard_mode(c, v), GuardMode.STRICT)
+    preflight = _optional(raw, PREFLIGHT_KEY, lambda v: _parse_preflight_mode(c, v), PreflightMode.STRICT)
+    azure = _parse_azure(c, raw)
+    _check_region_cloud(c, location, azure.environment, ENVIRONMENT_KEY in raw)
     # A secret section is reported once above; what parsing its ciphertext found would point at the wrong fix.
     c.problems[reported:] = [p for p in c.problems[reported:]
                              if not any(p.path == key or p.path.startswith(f"{key}.") for key in secret_keys)]
@@ -554,7 +604,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
         raise ConfigError(source, c.problems)
     assert cluster is not None  # any path that leaves it None recorded a problem
     return StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
-                       pools=pools, guard=guard)
+                       pools=pools, guard=guard, preflight=preflight, azure=azure)
 
 
 def decode_engine_config(values: dict[str, str]) -> dict[str, Any]:

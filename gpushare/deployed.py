@@ -19,34 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from azure.core.credentials import TokenCredential
-from azure.core.exceptions import (
-    AzureError,
-    ClientAuthenticationError,
-    DecodeError,
-    HttpResponseError,
-    ResourceNotFoundError,
-    ServiceRequestError,
-    ServiceResponseError,
-)
+from azure.core.exceptions import AzureError, ResourceNotFoundError
 from azure.identity import DefaultAzureCredential
 from azure.mgmt.containerservice import ContainerServiceClient
 
+from gpushare.azure_arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
 from gpushare.errors import AzureReadError, GpushareError
-
-CLIENT_DEFAULTS: Mapping[str, float] = {
-    "retry_total": 3,
-    "retry_backoff_factor": 1.0,
-    "retry_backoff_max": 10,
-    "timeout": 90,
-    "connection_timeout": 10,
-    "read_timeout": 60,
-}
-"""Azure SDK settings for the live read, overridable per call.
-
-azure-core retries 408, 429, 500, 502, 503 and 504 and connection errors, honouring Retry-After. Its defaults
-(10 retries, 300 s socket timeouts, a week's overall timeout) could stall a `pulumi preview` for many minutes;
-here: at most 3 retries, waits of 0, 2 and 4 s between them unless Retry-After asks otherwise (each capped at
-10 s), 10 s to connect, 60 s to read, and 90 s for the whole call including retries."""
 
 READ_ROLE_HINT = (
     "listing node pools needs 'Microsoft.ContainerService/managedClusters/agentPools/read', which the built-in "
@@ -54,11 +32,6 @@ READ_ROLE_HINT = (
     "managedClusters/read and listClusterUserCredential). Grant Reader on the cluster or its resource group: "
     "az role assignment create --assignee <identity> --role Reader --scope <cluster resource id>"
 )
-CREDENTIAL_HINT = (
-    "log in with `az login` (and `az account set --subscription <id>`), or in CI set AZURE_CLIENT_ID, "
-    "AZURE_TENANT_ID and AZURE_CLIENT_SECRET / AZURE_FEDERATED_TOKEN_FILE, or run azure/login before gpushare"
-)
-DEFAULT_ARM_URL = "https://management.azure.com"
 SAVE_HINT = "save it with: az aks nodepool list --resource-group RG --cluster-name NAME -o json > FILE"
 
 
@@ -87,6 +60,9 @@ class DeployedPool:
     enable_auto_scaling: bool = False
     mode: str | None = None
     """`System` or `User`."""
+    orchestrator_version: str | None = None
+    """The Kubernetes version the pool's nodes run: `currentOrchestratorVersion` (`1.33.2`), else
+    `orchestratorVersion` (as requested: `1.33` or `1.33.2`)."""
     id: str | None = None
     """ARM resource id (`/subscriptions/../resourceGroups/RG/../managedClusters/NAME/agentPools/POOL`); both sources
     carry it, a hand-written file may not."""
@@ -133,21 +109,17 @@ def read_live(
         with ContainerServiceClient(token_source, subscription_id, base_url=base_url, **settings) as client:
             documents = [pool.as_dict() for pool in client.agent_pools.list(resource_group, cluster)]
     except ResourceNotFoundError as err:
-        if _arm_code(err) != "SubscriptionNotFound":
+        if arm_code(err) != "SubscriptionNotFound":
             return None  # no cluster or no resource group yet: a first deployment, nothing to guard
         raise AzureReadError(
-            f"{what}: Azure does not know the subscription ({_describe(err)}); check the subscription id, "
+            f"{what}: Azure does not know the subscription ({describe(err)}); check the subscription id, "
             "and that the credentials belong to its tenant"
         ) from None
     except AzureError as err:
-        raise _read_error(what, err, base_url or DEFAULT_ARM_URL) from None
+        raise read_error(what, err, base_url or DEFAULT_ARM_URL, READ_ROLE_HINT) from None
     except (AttributeError, TypeError, ValueError) as err:
-        # The SDK deserialises the body lazily while the pager is iterated, and raises these (DeserializationError
-        # is a ValueError) when it is not `{"value": [objects]}`. Only SDK code runs inside this `try`.
-        detail = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-        raise AzureReadError(
-            f"{what}: Azure answered with an unexpected body ({detail}); retry, and report it if it persists"
-        ) from None
+        # Only SDK code runs inside this `try`: the body is not `{"value": [objects]}`.
+        raise unexpected_body(what, err) from None
     finally:
         if owned:
             token_source.close()
@@ -155,33 +127,6 @@ def read_live(
         return _parse_pools(documents)
     except _Malformed as err:
         raise AzureReadError(f"{what}: Azure answered with an unexpected node pool list: {err}") from None
-
-
-def _read_error(what: str, err: AzureError, arm_url: str) -> AzureReadError:
-    """What failed and the fix, for each way the SDK can fail after its retries."""
-    if isinstance(err, ClientAuthenticationError) and err.response is None:
-        # No token at all: no credential in the chain worked. Its message lists what each one tried.
-        return AzureReadError(f"{what}: no usable Azure credentials ({_one_line(err)}); {CREDENTIAL_HINT}")
-    if isinstance(err, ClientAuthenticationError):
-        return AzureReadError(f"{what}: Azure rejected the credentials ({_describe(err)}); {CREDENTIAL_HINT}")
-    if isinstance(err, DecodeError):
-        return AzureReadError(
-            f"{what}: Azure answered with a body that is not JSON ({_one_line(err)}); "
-            "retry, and report it if it persists"
-        )
-    if isinstance(err, HttpResponseError) and err.status_code == 403:
-        return AzureReadError(f"{what}: permission denied ({_describe(err)}); {READ_ROLE_HINT}")
-    if isinstance(err, HttpResponseError):
-        return AzureReadError(
-            f"{what}: Azure returned an error ({_describe(err)}); throttling and server errors were already "
-            "retried, so retry later"
-        )
-    if isinstance(err, (ServiceRequestError, ServiceResponseError)):
-        return AzureReadError(
-            f"{what}: cannot reach Azure Resource Manager at {arm_url} ({_one_line(err)}); "
-            "check the network, the proxy (HTTPS_PROXY) and DNS"
-        )
-    return AzureReadError(f"{what}: {type(err).__name__}: {_one_line(err)}")
 
 
 def read_file(path: str | Path) -> list[DeployedPool]:
@@ -247,6 +192,7 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         max_count=fields.get("maxCount", int),
         enable_auto_scaling=bool(fields.get("enableAutoScaling", bool)),
         mode=fields.get("mode", str),
+        orchestrator_version=fields.get("currentOrchestratorVersion", str) or fields.get("orchestratorVersion", str),
         id=_Fields(where, document).get("id", str),
         resource_group=_Fields(where, document).get("resourceGroup", str),
     )
@@ -298,20 +244,3 @@ def _json_type(value: object) -> str:
     return {str: "a string", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
         type(value), type(value).__name__
     )
-
-
-def _arm_code(err: HttpResponseError) -> str | None:
-    return err.error.code if err.error else None
-
-
-def _describe(err: HttpResponseError) -> str:
-    """`HTTP 403 AuthorizationFailed: <ARM's message>` from an SDK error."""
-    if err.error and err.error.code:
-        return f"HTTP {err.status_code} {err.error.code}: {err.error.message}"
-    return f"HTTP {err.status_code} {err.reason or ''}".rstrip()
-
-
-def _one_line(err: Exception) -> str:
-    """The error's text on one line: SDK and credential messages span several."""
-    text = getattr(err, "message", None) or str(err)
-    return " ".join(line.strip() for line in text.splitlines() if line.strip()) or type(err).__name__

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gpushare.azure_arm import AzureReads
 from gpushare.capacity import pool_capacity
 from gpushare.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
 from gpushare.errors import AzureReadError, GuardViolationError
@@ -146,7 +147,7 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
         return GuardReport(
             source, notes=(f"cluster {stack.cluster.name} does not exist yet: first deployment, nothing to guard",)
         )
-    deployed = list(deployed)
+    deployed = tuple(deployed)
     by_name = {pool.name: pool for pool in deployed}
     violations: list[Violation] = []
     notes: list[str] = []
@@ -267,14 +268,16 @@ def _check_origin(stack: StackConfig, deployed: list[DeployedPool], path: str | 
 
 
 def check_for_program(stack: StackConfig, environ: Mapping[str, str],
-                      subscription_id: Callable[[], str]) -> GuardReport | None:
+                      azure: Callable[[], AzureReads]) -> GuardReport | None:
     """The guard as the Pulumi program runs it: live from Azure under `pulumi preview`/`up`, against a file or
-    not at all when `plan` renders offline (see DEPLOYED_FILE_ENV, OFFLINE_ENV)."""
+    not at all when `plan` renders offline (see DEPLOYED_FILE_ENV, OFFLINE_ENV). `azure` is called only for a
+    live read."""
     if environ.get(DEPLOYED_FILE_ENV):
         return check_file(stack, environ[DEPLOYED_FILE_ENV])
     if environ.get(OFFLINE_ENV):
         return None
-    return check_live(stack, subscription_id())
+    reads = azure()
+    return check_live(stack, reads.target.subscription_id, **reads.read_kwargs())
 
 
 def raise_for_violations(report: GuardReport) -> None:

@@ -64,6 +64,32 @@ class GuardMode(str, Enum):
     WARN = "warn"
 
 
+class PreflightMode(str, Enum):
+    """What a failed preflight check does under `pulumi preview`/`up`: stop the run, warn, or skip the checks."""
+
+    STRICT = "strict"
+    WARN = "warn"
+    OFF = "off"
+
+
+class AzureEnvironment(str, Enum):
+    """The Azure cloud, as azure-native's `environment` setting names it."""
+
+    PUBLIC = "public"
+    USGOVERNMENT = "usgovernment"
+    CHINA = "china"
+
+
+@dataclass(frozen=True)
+class AzureSettings:
+    """Where Azure lives for the stack's reads (guard, preflight): the provider's own settings in the stack file."""
+
+    subscription_id: str | None = None
+    """`azure-native:subscriptionId`; the CLI falls back to AZURE_SUBSCRIPTION_ID, the program asks the provider."""
+    environment: AzureEnvironment = AzureEnvironment.PUBLIC
+    """`azure-native:environment`."""
+
+
 @dataclass(frozen=True)
 class SystemPool:
     vm_size: str = DEFAULT_SYSTEM_POOL_VM_SIZE
@@ -166,3 +192,5 @@ class StackConfig:
     operator: Operator
     pools: tuple[GpuPool, ...]
     guard: GuardMode = GuardMode.STRICT
+    preflight: PreflightMode = PreflightMode.STRICT
+    azure: AzureSettings = AzureSettings()

@@ -155,3 +155,83 @@ def arm_agent_pool(subscription_id: str, resource_group: str, cluster: str, name
 def arm_error(code: str, message: str) -> dict:
     """ARM's error body."""
     return {"error": {"code": code, "message": message}}
+
+
+# --- preflight's region reads ------------------------------------------------------------------------------------
+
+def resource_skus_path(subscription_id: str) -> str:
+    """The URL path of azure-mgmt-compute's `resource_skus.list` (the location is a `$filter` query)."""
+    return f"/subscriptions/{subscription_id}/providers/Microsoft.Compute/skus"
+
+
+def usages_path(subscription_id: str, location: str) -> str:
+    """The URL path of azure-mgmt-compute's `usage.list(location)`."""
+    return f"/subscriptions/{subscription_id}/providers/Microsoft.Compute/locations/{location}/usages"
+
+
+def kubernetes_versions_path(subscription_id: str, location: str) -> str:
+    """The URL path of azure-mgmt-containerservice's `managed_clusters.list_kubernetes_versions(location)`."""
+    return (f"/subscriptions/{subscription_id}/providers/Microsoft.ContainerService/locations/{location}"
+            "/kubernetesVersions")
+
+
+def arm_vm_sku(name: str, family: str, vcpus: int, location: str, zones: tuple[str, ...] = ("1", "2", "3"),
+               restrictions: list[dict] | None = None, gpus: int = 0) -> dict:
+    """One VM size as the Resource SKUs list returns it for a location filter (`az vm list-skus` prints the same)."""
+    capabilities = [
+        {"name": "MaxResourceVolumeMB", "value": "180224"},
+        {"name": "vCPUs", "value": str(vcpus)},
+        {"name": "HyperVGenerations", "value": "V1,V2"},
+        {"name": "MemoryGB", "value": str(vcpus * 7)},
+        {"name": "vCPUsAvailable", "value": str(vcpus)},
+        {"name": "GPUs", "value": str(gpus)},
+        {"name": "PremiumIO", "value": "True"},
+    ]
+    return {
+        "resourceType": "virtualMachines",
+        "name": name,
+        "tier": "Standard",
+        "size": name.removeprefix("Standard_"),
+        "family": family,
+        "locations": [location],
+        "locationInfo": [{"location": location, "zones": list(zones), "zoneDetails": []}],
+        "capabilities": capabilities,
+        "restrictions": restrictions or [],
+    }
+
+
+def arm_disk_sku(location: str) -> dict:
+    """A non-VM entry: the location-filtered list holds every resource type."""
+    return {
+        "resourceType": "disks", "name": "Premium_LRS", "tier": "Premium", "size": "P1", "family": None,
+        "locations": [location], "locationInfo": [{"location": location, "zones": ["1", "2", "3"]}],
+        "capabilities": [{"name": "MaxSizeGiB", "value": "4"}], "restrictions": [],
+    }
+
+
+def location_restriction(location: str, reason: str = "NotAvailableForSubscription") -> dict:
+    return {"type": "Location", "values": [location], "restrictionInfo": {"locations": [location]},
+            "reasonCode": reason}
+
+
+def zone_restriction(location: str, zones: tuple[str, ...], reason: str = "NotAvailableForSubscription") -> dict:
+    return {"type": "Zone", "values": [location], "restrictionInfo": {"locations": [location], "zones": list(zones)},
+            "reasonCode": reason}
+
+
+def arm_usage(name: str, localized: str, current: int, limit: int) -> dict:
+    """One entry of the Compute usage list (vCPUs)."""
+    return {"unit": "Count", "currentValue": current, "limit": limit,
+            "name": {"value": name, "localizedValue": localized}}
+
+
+def arm_kubernetes_version(version: str, patches: tuple[str, ...], *, default: bool = False, preview: bool = False,
+                           plans: tuple[str, ...] = ("KubernetesOfficial",)) -> dict:
+    """One entry of `values` in AKS's Kubernetes versions list for a location."""
+    document: dict = {"version": version, "capabilities": {"supportPlan": list(plans)},
+                      "patchVersions": {patch: {"upgrades": []} for patch in patches}}
+    if default:
+        document["isDefault"] = True
+    if preview:
+        document["isPreview"] = True
+    return document

@@ -25,11 +25,14 @@ from gpushare.config import (
 )
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.model import (
+    AzureEnvironment,
+    AzureSettings,
     Autoscale,
     DriverOwner,
     GuardMode,
     MigStrategy,
     OsSku,
+    PreflightMode,
     Sharing,
     SharingStrategy,
     StackConfig,
@@ -44,6 +47,7 @@ STACK = "test"
 H100 = "Standard_NC40ads_H100_v5"
 POOLS = "gpushare:pools"
 POOL0 = "gpushare:pools[0]"
+SUBSCRIPTION = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 
 
 # --- builders ----------------------------------------------------------------------------------------------------
@@ -175,6 +179,8 @@ def test_defaults_are_applied():
     assert (t4.count, t4.autoscale, t4.mig, t4.sharing) == (1, None, None, None)
     assert (t4.zones, t4.os_sku, t4.recreate) == ((), OsSku.UBUNTU, False)
     assert stack.guard is GuardMode.STRICT
+    assert stack.preflight is PreflightMode.STRICT
+    assert stack.azure == AzureSettings(subscription_id=None, environment=AzureEnvironment.PUBLIC)
 
 
 def test_sharing_defaults_are_applied():
@@ -197,7 +203,9 @@ def test_explicit_values_override_defaults():
         pool(count=4, zones=["2"], osSku="AzureLinux", recreate=True,
              sharing={"strategy": "mps", "replicas": 3, "renameByDefault": False, "failRequestsGreaterThanOne": False}),
         top("gpushare:guard", "warn"),
+        top("gpushare:preflight", "off"),
     ))
+    assert stack.preflight is PreflightMode.OFF
     assert stack.cluster.resource_group == "rg-gpu"
     assert stack.cluster.kubernetes_version == "1.33.2"
     assert stack.cluster.system_pool == SystemPool("Standard_D8ds_v5", 3)
@@ -276,12 +284,20 @@ ACCEPTED = [
              lambda s: s.operator.chart_version == "v26.7.0"),
     Accepted("accepts_mixed_without_mps", combine(operator(migStrategy="mixed"), h100_pool(mig="MIG1g")),
              lambda s: s.operator.mig_strategy is MigStrategy.MIXED),
-    Accepted("accepts_us_government_region", top("azure-native:location", "usgovvirginia"),
+    Accepted("accepts_us_government_region", combine(top("azure-native:location", "usgovvirginia"),
+                                                     top("azure-native:environment", "usgovernment")),
              lambda s: s.location == "usgovvirginia"),
-    Accepted("accepts_china_region", top("azure-native:location", "chinanorth3"),
+    Accepted("accepts_china_region", combine(top("azure-native:location", "chinanorth3"),
+                                             top("azure-native:environment", "china")),
              lambda s: s.location == "chinanorth3"),
-    Accepted("accepts_other_provider_namespaces", top("azure-native:subscriptionId", "00000000-0000"),
+    Accepted("accepts_other_provider_namespaces", top("azure-native:tenantId", "00000000-0000"),
              lambda s: s.location == "westeurope"),
+    Accepted("accepts_preflight_off_read_by_yaml_as_false", top("gpushare:preflight", False),
+             lambda s: s.preflight is PreflightMode.OFF),
+    Accepted("accepts_azure_settings", combine(top("azure-native:subscriptionId", SUBSCRIPTION),
+                                               top("azure-native:environment", "usgovernment"),
+                                               top("azure-native:location", "usgovtexas")),
+             lambda s: s.azure == AzureSettings(SUBSCRIPTION, AzureEnvironment.USGOVERNMENT)),
 ]
 
 
@@ -364,7 +380,8 @@ REJECTED = [
     # Unknown keys, at every level, with the closest valid key.
     Rejected("rejects_unknown_gpushare_key", top("gpushare:pool", []), [
         ("gpushare:pool", ("unknown key (did you mean 'gpushare:pools'?)",
-                           "allowed: gpushare:cluster, gpushare:operator, gpushare:pools, gpushare:guard"))]),
+                           "allowed: gpushare:cluster, gpushare:operator, gpushare:pools, gpushare:guard, "
+                           "gpushare:preflight"))]),
     Rejected("rejects_unknown_gpushare_key_operators", top("gpushare:operators", {}), [
         ("gpushare:operators", ("did you mean 'gpushare:operator'?",))]),
     Rejected("rejects_key_without_namespace", top("pools", []), [
@@ -565,9 +582,26 @@ REJECTED = [
         ("gpushare:guard", ("unknown value 'Warn'", "case-sensitive", "write 'warn'"))]),
     Rejected("rejects_unknown_guard", top("gpushare:guard", "off"), [
         ("gpushare:guard", ("unknown value 'off'", "allowed: strict, warn"))]),
+    Rejected("rejects_unknown_preflight", top("gpushare:preflight", "skip"), [
+        ("gpushare:preflight", ("unknown value 'skip'", "allowed: strict, warn, off"))]),
+    Rejected("rejects_subscription_that_is_not_a_guid", top("azure-native:subscriptionId", "my-subscription"), [
+        ("azure-native:subscriptionId", ("must be a subscription id", "got 'my-subscription'",
+                                         "az account show --query id -o tsv"))]),
+    Rejected("rejects_government_region_in_the_public_cloud", top("azure-native:location", "usgovvirginia"), [
+        ("azure-native:location", ("usgovvirginia is a region of the usgovernment cloud",
+                                   "azure-native:environment is not set (public)",
+                                   "set `azure-native:environment: usgovernment`"))]),
+    Rejected("rejects_public_region_in_the_china_cloud", top("azure-native:environment", "china"), [
+        ("azure-native:location", ("westeurope is a region of the public cloud", "azure-native:environment is china",
+                                   "set `azure-native:environment: public`"))]),
+    Rejected("rejects_unknown_azure_environment", top("azure-native:environment", "AzureCloud"), [
+        ("azure-native:environment", ("unknown value 'AzureCloud'", "allowed: public, usgovernment, china"))]),
     Rejected("rejects_guard_off_read_by_yaml_as_false", top("gpushare:guard", False), [
         ("gpushare:guard", ("YAML reads an unquoted off, no or false as the boolean false", "cannot be switched off",
                             "gpushare:guard: warn"))]),
+    Rejected("rejects_preflight_on_read_by_yaml_as_true", top("gpushare:preflight", True), [
+        ("gpushare:preflight", ("YAML reads an unquoted on, yes or true as the boolean true",
+                                "write `gpushare:preflight: strict` or `gpushare:preflight: warn`"))]),
     Rejected("rejects_secret_gpushare_value", top("gpushare:cluster", {"secure": "AAABAJ..."}), [
         ("gpushare:cluster", ("must not be a secret", "shown in plans and previews"))], exact=False),
 

@@ -33,6 +33,7 @@ EXPECTED = [
         node_taints=("nvidia.com/gpu=present:NoSchedule",),
         count=2,
         mode="User",
+        orchestrator_version="1.33.3",
     ),
     DeployedPool(
         name="system",
@@ -42,6 +43,7 @@ EXPECTED = [
         node_taints=("CriticalAddonsOnly=true:NoSchedule",),
         count=2,
         mode="System",
+        orchestrator_version="1.33.3",
     ),
     DeployedPool(
         name="t4ts",
@@ -59,6 +61,7 @@ EXPECTED = [
         max_count=3,
         enable_auto_scaling=True,
         mode="User",
+        orchestrator_version="1.33.3",
     ),
 ]
 

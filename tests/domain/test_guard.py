@@ -27,6 +27,7 @@ from tests.domain.guard_builders import (
     MIG_POOL,
     SYSTEM_POOL,
     T4_POOL,
+    deployed_cluster,
     deployed_like,
     gpu_stack,
 )
@@ -418,6 +419,13 @@ def test_report_to_json():
         "notes": [],
         "warnings": [],
     }
+
+
+def test_report_carries_the_pools_it_read_for_preflight():
+    pools = deployed_cluster(gpu_stack())
+
+    assert run(gpu_stack(), pools).deployed == tuple(pools)
+    assert run(gpu_stack(), None).deployed is None  # no cluster yet
 
 
 def deployed_with_strategy(gpu_pool, strategy: str | None):

@@ -77,8 +77,10 @@ def test_plan_rejects_an_unreadable_deployed_file(tmp_path, capsys):
     assert str(bad) in err and "Traceback" not in err
 
 
-def program(deployed_file=None, **kwargs):
+def program(deployed_file=None, preflight=None, **kwargs):
     raw = read_stack_file(resolve_stack_file(STACK)).config
+    if preflight:
+        raw["gpushare:preflight"] = preflight
     return run_program(STACK, encode_engine_config(raw), deployed=deployed_file, check=False, **kwargs)
 
 
@@ -118,7 +120,7 @@ def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
         return None  # first deployment: nothing to guard
 
     monkeypatch.setattr(gpushare.guard, "read_live", fake_read_live)
-    recording = program(live_guard=True)
+    recording = program(live_guard=True, preflight="off")  # the guard alone; preflight: test_preflight_in_program
     assert recording.error is None
     assert calls == [(MOCK_SUBSCRIPTION, "contoso-prod-rg", "contoso-prod")]
     assert len(recording.by_type(AGENT_POOL)) == 1
@@ -132,7 +134,7 @@ def test_live_mode_strict_fails_when_azure_cannot_be_read(monkeypatch):
         raise AzureReadError("could not read the node pools of AKS cluster contoso-prod: 403")
 
     monkeypatch.setattr(gpushare.guard, "read_live", unreadable)
-    recording = program(live_guard=True)
+    recording = program(live_guard=True, preflight="off")
     assert isinstance(recording.error, pulumi.RunError)
     assert "gpushare:guard: warn" in str(recording.error)
     assert recording.by_type(AGENT_POOL) == []

@@ -1,0 +1,22 @@
+"""No test reaches a real identity provider: `DefaultAzureCredential` (az CLI, managed identity's IMDS probe, ...)
+is replaced for every test by one that has no credentials; tests that need a token pass their own."""
+
+import pytest
+from azure.identity import CredentialUnavailableError
+
+
+class NoDefaultCredential:
+    def __init__(self, **kwargs):
+        pass
+
+    def get_token(self, *scopes, **kwargs):
+        raise CredentialUnavailableError(message="tests never use DefaultAzureCredential")
+
+    def close(self):
+        pass
+
+
+@pytest.fixture(autouse=True)
+def no_default_azure_credential(monkeypatch):
+    monkeypatch.setattr("gpushare.azure_arm.DefaultAzureCredential", NoDefaultCredential)
+    monkeypatch.setattr("gpushare.deployed.DefaultAzureCredential", NoDefaultCredential)
