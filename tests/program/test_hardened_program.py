@@ -122,3 +122,15 @@ def test_plan_shows_the_cluster_settings(tmp_path, capsys):
     header = capsys.readouterr().out.splitlines()[1]
     assert "tier Free" in header and "API server from 1 CIDR;" in header and "1 admin group" in header
     assert "deployer granted" not in header
+
+
+def test_every_kubernetes_object_of_every_component_waits_for_the_deployers_access():
+    """The prod stack has tenants too: their namespaces, quotas, RoleBindings and policies are Kubernetes objects."""
+    raw = read_stack_file(resolve_stack_file("prod")).config
+    recording = run_program("prod", encode_engine_config(raw))
+    objects = kubernetes_objects(recording)
+    assert {r.type for r in objects} > {"kubernetes:core/v1:Namespace", "kubernetes:helm.sh/v3:Release",
+                                        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"}
+    for resource in objects:
+        assert resource.provider == "cluster-access-provider", resource.name
+        assert "cluster-deployer-admin" in resource.depends_on, resource.name
