@@ -13,7 +13,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -227,9 +227,22 @@ def _create_smoke_pod(api: client.ApiClient, core: client.CoreV1Api, namespace: 
 
 
 def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeout: float, poll_interval: float,
-              progress: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
+              progress: Callable[[str], None], skip: Mapping[str, str] | None = None,
+              clock: Callable[[], float] = time.monotonic,
               sleep: Callable[[float], None] = time.sleep) -> list[SmokeResult]:
-    """One smoke pod per pool in a namespace created for the run and deleted afterwards, also on failure."""
+    """One smoke pod per pool in a namespace created for the run and deleted afterwards, also on failure. Pools in
+    `skip` (pool -> why) get no pod."""
+    skip = skip or {}
+    skipped = [SmokeResult(e.pool, "Skipped", None, "", skip[e.pool]) for e in expectations if e.pool in skip]
+    expectations = [e for e in expectations if e.pool not in skip]
+    if not expectations:
+        return skipped
+    return skipped + _run_smoke(api, expectations, timeout, poll_interval, progress, clock, sleep)
+
+
+def _run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeout: float, poll_interval: float,
+               progress: Callable[[str], None], clock: Callable[[], float],
+               sleep: Callable[[float], None]) -> list[SmokeResult]:
     core = client.CoreV1Api(api)
     namespace = smoke_namespace()
     call(api, f"create namespace {namespace}", core.create_namespace, {

@@ -23,9 +23,9 @@ How each expectation lands on a node (device plugin v0.20.0, GPU Operator v26.7.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 import dataclasses
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -34,8 +34,16 @@ from enum import Enum
 from gpushare.capacity import WHOLE_GPU_RESOURCE, pool_capacity
 from gpushare.catalog import gpu_product_label
 from gpushare.device_plugin import DEFAULT_CONFIG_KEY
-from gpushare.model import DEVICE_PLUGIN_CONFIG_LABEL, POOL_LABEL, GpuPool, SharingStrategy, StackConfig
+from gpushare.model import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    POOL_LABEL,
+    GpuPool,
+    SharingStrategy,
+    StackConfig,
+    pool_node_taints,
+)
 from gpushare.operator_values import CONFIG_MAP_NAME, NAMESPACE, RELEASE_NAME, operator_plan, toleration
+from gpushare.tenants import shared_pools
 
 NVIDIA_PREFIX = "nvidia.com/"
 DEVICE_PLUGIN_DS = "nvidia-device-plugin-daemonset"
@@ -176,11 +184,14 @@ class VerifyReport:
     daemon_sets: dict[str, str]
     """Per expected DaemonSet: `ready/desired`, or `missing`."""
     extra: list[Finding] = field(default_factory=list)
-    """Findings of checks outside pools and operator (tenants, smoke pods)."""
+    """Findings of the smoke pods."""
+    tenant_objects: int = 0
+    """How many rendered tenant objects were compared (0: the stack has no tenants)."""
+    tenants: list[Finding] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for pool in self.pools for f in pool.findings] + self.operator + self.extra
+        return [f for pool in self.pools for f in pool.findings] + self.operator + self.tenants + self.extra
 
     @property
     def verdict(self) -> Verdict:
@@ -204,6 +215,7 @@ class VerifyReport:
                 "daemonSets": self.daemon_sets,
                 "findings": [f.to_json() for f in self.operator],
             },
+            "tenants": {"objects": self.tenant_objects, "findings": [f.to_json() for f in self.tenants]},
             "other": [f.to_json() for f in self.extra],
         }
 
@@ -259,7 +271,7 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
             labels=labels,
             product=_product(pool, capacity.base_resource, capacity.slice),
             daemon_sets=daemon_sets,
-            taints=pool.taints,
+            taints=pool_node_taints(stack, pool),
         ))
     return expectations
 
@@ -678,7 +690,13 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
         )
     ds = ", ".join(f"{name} {state}" for name, state in report.daemon_sets.items())
     lines.append(f"operator ({NAMESPACE}) DaemonSets ready/desired: {ds}")
+    if report.tenant_objects:
+        state = f"{len(report.tenants)} missing or changed" if report.tenants else "all as rendered"
+        lines.append(f"tenants: {report.tenant_objects} objects (namespaces, quotas, policies, bindings), {state}")
     for result in smoke:
+        if result.phase == "Skipped":
+            lines.append(f"smoke {result.pool}: skipped ({result.detail})")
+            continue
         where = f" on {result.node}" if result.node else ""
         lines.append(f"smoke {result.pool}: {result.phase}{where} -> {'PASS' if result.passed else 'MISMATCH'}")
         lines += [f"  | {line}" for line in result.log.splitlines()]
@@ -729,6 +747,19 @@ def smoke_pod(expect: PoolExpectation, namespace: str) -> dict:
     }
 
 
+def smoke_skips(stack: StackConfig) -> dict[str, str]:
+    """Pools that get no smoke pod, and why: with tenants, the shared-pool admission policy admits GPU pods outside
+    tenant namespaces only on pools no tenant lists (`gpushare.tenants.shared_pool_policy`)."""
+    if not stack.tenants:
+        return {}
+    shared = set(shared_pools(stack))
+    return {
+        pool.name: f"pool of tenant {', '.join(t.name for t in stack.tenants if pool.name in t.pools)}: the "
+                   f"admission policy admits GPU pods on it only in its tenants' namespaces"
+        for pool in stack.pools if pool.name not in shared
+    }
+
+
 @dataclass(frozen=True)
 class SmokeResult:
     pool: str
@@ -744,7 +775,7 @@ class SmokeResult:
         return self.phase == "Succeeded" and "GPU " in self.log
 
     def finding(self) -> Finding | None:
-        if self.passed:
+        if self.passed or self.phase == "Skipped":
             return None
         if self.phase == "Rejected":
             return Finding(

@@ -17,7 +17,17 @@ from pathlib import Path
 from gpushare.config import parse_stack_file, read_stack_file
 from gpushare.errors import ConfigError
 from gpushare.stack_files import STACKS_DIR, available_stacks, resolve_stack_file
-from gpushare.verify import SmokeResult, VerifyReport, Verdict, evaluate, pool_expectations, render_text
+from gpushare.tenants import tenant_manifests
+from gpushare.verify import (
+    SmokeResult,
+    Verdict,
+    VerifyReport,
+    evaluate,
+    manifest_findings,
+    pool_expectations,
+    render_text,
+    smoke_skips,
+)
 
 DEFAULT_POLL_INTERVAL = 10.0
 DEFAULT_SMOKE_TIMEOUT = 600.0
@@ -67,14 +77,18 @@ def run(args: argparse.Namespace) -> int:
         raise
     stack = parse_stack_file(stack_file)
     expectations = pool_expectations(stack)
+    manifests = tenant_manifests(stack)
 
     # Imported here: `plan` and the tests of other commands need no Kubernetes client.
-    from gpushare.cluster_read import api_client, read_snapshot, run_smoke
+    from gpushare.cluster_read import api_client, read_objects, read_snapshot, run_smoke
 
     api, context = api_client(args.kubeconfig, args.context)
     deadline = time.monotonic() + args.wait
     while True:
         report = evaluate(expectations, read_snapshot(api))
+        if manifests:
+            report = dataclasses.replace(report, tenant_objects=len(manifests),
+                                         tenants=manifest_findings("tenants", manifests, read_objects(api, manifests)))
         remaining = deadline - time.monotonic()
         if report.settled or remaining <= 0:
             break
@@ -84,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
 
     smoke: list[SmokeResult] = []
     if args.smoke:
-        smoke = run_smoke(api, expectations, args.smoke_timeout, args.poll_interval, _progress)
+        smoke = run_smoke(api, expectations, args.smoke_timeout, args.poll_interval, _progress,
+                          skip=smoke_skips(stack))
         report = dataclasses.replace(report, extra=[f for r in smoke if (f := r.finding()) is not None])
 
     header = f"stack {stack.stack}, cluster context {context} ({api.configuration.host})"

@@ -481,3 +481,102 @@ def test_smoke_pod_refused_by_admission_is_a_finding_not_exit_4(kube, mig, tmp_p
     assert "smoke a100mig: Rejected -> MISMATCH" in out
     assert f"mismatch: pool a100mig: the API server refused the smoke pod: {denied}" in out
     assert kube.count("DELETE", f"/api/v1/namespaces/{SMOKE_NS}") == 1
+
+
+TENANT_STACK = """\
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: gpushare-prod, kubernetesVersion: "1.33"}
+  gpushare:operator: {migStrategy: mixed}
+  gpushare:pools:
+    - name: a100mig
+      vmSize: Standard_ND96asr_v4
+      mig: MIG1g
+      count: 1
+    - name: t4
+      vmSize: Standard_NC4as_T4_v3
+      count: 1
+  gpushare:tenants:
+    - name: nlp
+      pools: [a100mig]
+      quota: {nvidia.com/mig-1g.5gb: 56}
+      groups: [3f2504e0-4f89-41d3-9a0c-0305e82c3301]
+"""
+_API_PATHS = {
+    "Namespace": "/api/v1/namespaces/{name}",
+    "ResourceQuota": "/api/v1/namespaces/{namespace}/resourcequotas/{name}",
+    "LimitRange": "/api/v1/namespaces/{namespace}/limitranges/{name}",
+    "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/{name}",
+    "ValidatingAdmissionPolicy": "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/{name}",
+    "ValidatingAdmissionPolicyBinding":
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/{name}",
+}
+
+
+def as_served(manifest: dict) -> dict:
+    """The object as the API server returns it: uid and defaults added, quantities as strings."""
+    served = json.loads(json.dumps(manifest))
+    served["metadata"] = {**served["metadata"], "uid": "0d9c", "resourceVersion": "12"}
+    if served["kind"] == "ResourceQuota":
+        served["spec"]["hard"] = {k: str(v) for k, v in served["spec"]["hard"].items()}
+    if served["kind"] == "ValidatingAdmissionPolicy":
+        served["spec"]["matchConstraints"]["matchPolicy"] = "Equivalent"
+    return served
+
+
+@pytest.fixture
+def tenant_cluster(kube, tmp_path):
+    from gpushare.tenants import tenant_manifests
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text(TENANT_STACK)
+    stack = parse_stack_file(read_stack_file(path))
+    keys, data = config_keys(path)
+    t4 = node(T4_NODE, {"gpushare.io/pool": "t4", "nvidia.com/device-plugin.config": keys["t4"],
+                        "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "1",
+                        "nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.strategy": "mixed"},
+              {"nvidia.com/gpu": "1"})
+    serve(kube, [a100_node(keys["a100mig"]), t4], data, operator_pods(A100_NODE, T4_NODE), operator_daemon_sets(2))
+    manifests = tenant_manifests(stack)
+    for manifest in manifests:
+        path_ = _API_PATHS[manifest["kind"]].format(**manifest["metadata"])
+        kube.route("GET", path_, StubResponse(200, as_served(manifest)))
+    return path, manifests
+
+
+def test_tenant_objects_as_rendered(kube, tenant_cluster, tmp_path, capsys):
+    stack, manifests = tenant_cluster
+    assert {m["kind"] for m in manifests} == set(_API_PATHS)
+    assert main(verify(kube, stack, tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert f"tenants: {len(manifests)} objects (namespaces, quotas, policies, bindings), all as rendered" in out
+
+
+def test_missing_and_changed_tenant_objects(kube, tenant_cluster, tmp_path, capsys):
+    stack, manifests = tenant_cluster
+    policy = next(m for m in manifests if m["kind"] == "ValidatingAdmissionPolicy")
+    kube.route("GET", _API_PATHS["ValidatingAdmissionPolicy"].format(**policy["metadata"]),
+               StubResponse(404, status(404, "NotFound", "not found")))
+    quota = next(m for m in manifests if m["kind"] == "ResourceQuota")
+    changed = as_served(quota)
+    changed["spec"]["hard"]["requests.nvidia.com/mig-1g.5gb"] = "8"
+    kube.route("GET", _API_PATHS["ResourceQuota"].format(**quota["metadata"]), StubResponse(200, changed))
+    assert main(verify(kube, stack, tmp_path)) == 1
+    out = capsys.readouterr().out
+    assert f"mismatch: tenants: ValidatingAdmissionPolicy {policy['metadata']['name']} not found" in out
+    assert ("mismatch: tenants: ResourceQuota nlp/gpushare-gpu-quota differs from the plan: "
+            "spec.hard.requests.nvidia.com/mig-1g.5gb: '8' in the cluster, '56' rendered") in out
+
+
+def test_smoke_skips_a_tenant_pool(kube, tenant_cluster, tmp_path, capsys, smoke_namespace):
+    stack, _ = tenant_cluster
+    kube.route("POST", "/api/v1/namespaces", StubResponse(201, {"kind": "Namespace", "metadata": {"name": SMOKE_NS}}))
+    kube.route("POST", SMOKE_PODS, StubResponse(201, smoke_pod_status("t4", "Pending")))
+    kube.route("GET", f"{SMOKE_PODS}/smoke-t4", StubResponse(200, smoke_pod_status("t4", "Succeeded", T4_NODE)))
+    kube.route("GET", f"{SMOKE_PODS}/smoke-t4/log", StubResponse(200, "GPU 0: Tesla T4 (UUID: GPU-3)\n"))
+    kube.route("DELETE", f"/api/v1/namespaces/{SMOKE_NS}", StubResponse(200, {"kind": "Status", "status": "Success"}))
+    assert main(verify(kube, stack, tmp_path, "--smoke", "--poll-interval", "0.01")) == 0
+    out = capsys.readouterr().out
+    assert ("smoke a100mig: skipped (pool of tenant nlp: the admission policy admits GPU pods on it only in its "
+            "tenants' namespaces)") in out
+    assert f"smoke t4: Succeeded on {T4_NODE} -> PASS" in out
+    assert kube.count("POST", SMOKE_PODS) == 1

@@ -3,12 +3,13 @@ Kubernetes API's JSON; the CLI tests drive the same code through the real client
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from gpushare.catalog import MigProfile
-from gpushare.model import Autoscale, MigStrategy
+from gpushare.model import Autoscale, MigStrategy, Tenant
 from gpushare.operator_values import operator_plan
 from gpushare.verify import (
     MPS_DS,
@@ -20,6 +21,7 @@ from gpushare.verify import (
     object_ref,
     pool_expectations,
     smoke_pod,
+    smoke_skips,
 )
 from tests.domain.builders import mps, pool, stack, time_slicing
 from tests.kube_stub import config_map, daemon_set, node, pod
@@ -289,3 +291,12 @@ def test_a_ready_device_plugin_that_advertises_nothing():
     (finding,) = evaluate(only_t4ts(), snapshot([empty, t4ts_node("n2", key)])).findings
     assert finding.problem == "node n1 advertises no nvidia.com resource, expected nvidia.com/gpu.shared: 4"
     assert finding.cause.startswith("the device plugin registered no GPU on this node")
+
+
+def test_a_tenant_pool_gets_its_taint_and_no_smoke_pod():
+    tenanted = dataclasses.replace(PROD, tenants=(Tenant("nlp", ("a100mig",)), Tenant("vision", ("h100mig",))))
+    expectations = by_pool(tenanted)
+    assert expectations["a100mig"].taints == ("nvidia.com/gpu=present:NoSchedule", "gpushare.io/tenant=nlp:NoSchedule")
+    assert expectations["t4batch"].taints == ("nvidia.com/gpu=present:NoSchedule",)
+    assert sorted(smoke_skips(tenanted)) == ["a100mig", "h100mig"]
+    assert smoke_skips(PROD) == {}
