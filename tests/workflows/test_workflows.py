@@ -124,7 +124,18 @@ def test_deploy_goes_through_an_environment_per_stack_one_run_at_a_time():
     runs = [s.get("run", "") for s in job["steps"]]
     preflight = next(i for i, r in enumerate(runs) if "gpushare preflight" in r)
     up = next(i for i, r in enumerate(runs) if r.startswith("pulumi up"))
-    assert preflight < up
+    verify = next(i for i, r in enumerate(runs) if "gpushare verify" in r)
+    assert preflight < up < verify
+    assert job["steps"][verify]["shell"] == "bash", "GitHub adds -o pipefail only to an explicit bash shell"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_a_step_piping_a_command_keeps_its_exit_status(path):
+    """GitHub runs `run:` with `bash -e` by default and adds `-o pipefail` only to an explicit `shell: bash`:
+    without it `gpushare ... | tee` succeeds whatever gpushare returned."""
+    for name, _, step in steps(load(path)):
+        if "|" in step.get("run", "").replace("||", ""):
+            assert step.get("shell") == "bash", f"{name}: {step.get('name')}"
 
 
 def test_workflows_call_commands_that_exist():
@@ -132,7 +143,7 @@ def test_workflows_call_commands_that_exist():
     used = set()
     for path in FILES:
         used |= set(re.findall(r"-m gpushare (\w+)", path.read_text()))
-    assert used == {"stacks", "plan", "compare", "preflight", "report"}
+    assert used == {"stacks", "plan", "compare", "preflight", "report", "verify"}
     assert used <= commands
 
 
