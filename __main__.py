@@ -15,6 +15,8 @@ from pulumi_azure_native import authorization
 from components.aks_cluster import AksCluster, AksClusterArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
+from components.tenant import GpuTenant, GpuTenantArgs
 from gpushare import preflight as preflight_checks
 from gpushare.autoscaling import overscale_warning
 from gpushare.azure_arm import AzureReads, SharedCredential, arm_target
@@ -23,9 +25,10 @@ from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
 from gpushare.guard import GuardReport, check_for_program, raise_for_violations
 from gpushare.kubernetes_version import kubernetes_version_warnings
-from gpushare.model import PreflightMode, StackConfig
+from gpushare.model import PreflightMode, StackConfig, pool_node_taints
 from gpushare.node_labels import pool_node_labels
 from gpushare.stack_files import STACK_FILE_ENV
+from gpushare.tenants import tenant_warnings
 
 
 def load_stack() -> StackConfig:
@@ -95,7 +98,7 @@ def main() -> None:
             pulumi.log.warn(warning)
         if warning := overscale_warning(pool, capacity):
             pulumi.log.warn(warning)
-    for warning in ambiguous_resource_warnings(capacities):
+    for warning in [*ambiguous_resource_warnings(capacities), *tenant_warnings(stack)]:
         pulumi.log.warn(warning)
 
     # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
@@ -105,10 +108,15 @@ def main() -> None:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
+            node_taints=pool_node_taints(stack, pool),
             live_count=report.live_count(pool.name) if report else None,
             after=previous, device_config=operator.config_map,
         ))
         previous = node_pool.agent_pool
+    for tenant in stack.tenants:
+        GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(stack=stack, tenant=tenant, provider=operator.provider))
+    if stack.tenants:
+        SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=stack, provider=operator.provider))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)

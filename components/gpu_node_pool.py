@@ -38,6 +38,9 @@ class GpuNodePoolArgs:
     """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
     keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
     for the ConfigMap update."""
+    node_taints: tuple[str, ...] | None = None
+    """Optional. The pool's node taints (`gpushare.model.pool_node_taints`: a pool dedicated to a tenant adds the
+    tenant's). Default: the pool's own, the GPU taint."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -85,7 +88,8 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
             availability_zones=list(pool.zones) or None,
             node_labels=dict(args.node_labels),
-            node_taints=list(pool.taints),
+            # AKS updates nodeTaints in place (aks-docs use-node-taints.md), so a pool becoming dedicated is no replace.
+            node_taints=list(pool.taints if args.node_taints is None else args.node_taints),
             count=count_to_send(pool, args.live_count),
             # AKS's default surges an extra node per pool on every node-image or Kubernetes upgrade: a GPU VM the
             # quota may not have. gpushare's default replaces one node at a time in place (gpushare/upgrades.py).

@@ -19,6 +19,7 @@ import yaml
 
 from gpushare import catalog, regions
 from gpushare.autoscaling import scale_from_zero_problem
+from gpushare.capacity import pool_capacity
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.operator_values import VERIFIED_CHART_VERSIONS
 from gpushare.model import (
@@ -39,8 +40,10 @@ from gpushare.model import (
     SharingStrategy,
     StackConfig,
     SystemPool,
+    Tenant,
     Upgrade,
 )
+from gpushare.tenants import kubernetes_version_problem, namespace_problem
 
 NS = "gpushare"
 LOCATION_KEY = "azure-native:location"
@@ -48,8 +51,9 @@ CLUSTER_KEY = f"{NS}:cluster"
 OPERATOR_KEY = f"{NS}:operator"
 POOLS_KEY = f"{NS}:pools"
 GUARD_KEY = f"{NS}:guard"
+TENANTS_KEY = f"{NS}:tenants"
 PREFLIGHT_KEY = f"{NS}:preflight"
-PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY, PREFLIGHT_KEY)
+PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY, PREFLIGHT_KEY, TENANTS_KEY)
 # azure-native's own settings that gpushare's Azure reads (guard, preflight) follow too.
 SUBSCRIPTION_KEY = "azure-native:subscriptionId"
 ENVIRONMENT_KEY = "azure-native:environment"
@@ -64,6 +68,7 @@ SHARING_KEYS = ("strategy", "replicas", "renameByDefault", "failRequestsGreaterT
 AUTOSCALE_KEYS = ("min", "max")
 UPGRADE_KEYS = ("maxSurge", "maxUnavailable")
 UPGRADE_VALUE_RE = re.compile(r"^(\d+)(%?)$")
+TENANT_KEYS = ("name", "pools", "quota", "groups", "guaranteed")
 
 CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
 RESOURCE_GROUP_RE = re.compile(r"^[-\w.()]{0,89}[-\w()]$")
@@ -73,6 +78,7 @@ CHART_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
 LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
 SUBSCRIPTION_ID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 VM_SIZE_RE = re.compile(r"^Standard_[A-Za-z0-9_]+$")
+GUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 ZONES = ("1", "2", "3")
 MAX_POOL_NODES = 1000
 """AKS's per-pool node limit."""
@@ -534,6 +540,129 @@ def _parse_pools(c: _Checker, value: Any, operator: Operator) -> tuple[GpuPool, 
     return tuple(pools)
 
 
+def _parse_tenant_quota(c: _Checker, value: Any, path: str,
+                        advertised: dict[str, list[str]]) -> tuple[tuple[str, int], ...]:
+    """`advertised`: resource -> the tenant's pools advertising it (empty when a pool reference failed)."""
+    if not isinstance(value, dict):
+        c.add(path, f"expected a mapping of advertised resource to units, e.g. {{nvidia.com/gpu: 4}}, "
+                    f"got {_kind(value)} {_show(value)}")
+        return ()
+    offered = ", ".join(f"{resource} ({', '.join(pools)})" for resource, pools in sorted(advertised.items()))
+    quota = []
+    for key, units in value.items():
+        key_path = f"{path}.{key}"
+        resource = str(key)
+        if resource.startswith(("requests.", "limits.")):
+            c.add(key_path, f"write the resource name only, got {resource!r}; write "
+                            f"{resource.split('.', 1)[1]!r} (gpushare adds the quota's requests. prefix)")
+            continue
+        if advertised and resource not in advertised:
+            c.add(key_path, f"none of this tenant's pools advertises {resource}"
+                            f"{_did_you_mean(resource, list(advertised))}; they advertise: {offered}")
+            continue
+        if c.integer(units, key_path, 1, None, " (a quota of 0 would forbid the tenant's GPU pods; drop the key "
+                                                "for no limit)") is not None:
+            quota.append((resource, units))
+    return tuple(quota)
+
+
+def _parse_tenant(c: _Checker, value: Any, path: str, pool_names: list[str],
+                  pools: tuple[GpuPool, ...], operator: Operator) -> Tenant | None:
+    raw = c.mapping(value, path, TENANT_KEYS)
+    if raw is None:
+        return None
+    name = None
+    if "name" not in raw:
+        c.add(f"{path}.name", "required: the team's namespace (a DNS-1123 label such as `vision`)")
+    elif not isinstance(raw["name"], str):
+        c.add(f"{path}.name", f"expected a namespace name, got {_kind(raw['name'])} {_show(raw['name'])}")
+    else:
+        problem = namespace_problem(raw["name"])
+        if problem:
+            c.add(f"{path}.name", problem)
+        else:
+            name = raw["name"]
+    tenant_pools: list[str] = []
+    references_ok = True
+    value_pools = raw.get("pools")
+    if value_pools is None:
+        c.add(f"{path}.pools", f"required: the GPU pools its pods may use, from: {', '.join(pool_names)}")
+        references_ok = False
+    elif not isinstance(value_pools, list) or not value_pools:
+        c.add(f"{path}.pools", f"expected a list of at least one pool name, got {_kind(value_pools)} "
+                               f"{_show(value_pools)}; pools: {', '.join(pool_names)}")
+        references_ok = False
+    else:
+        for i, pool in enumerate(value_pools):
+            if pool not in pool_names:
+                c.add(f"{path}.pools[{i}]", f"unknown pool {_show(pool)}{_did_you_mean(str(pool), pool_names)}; "
+                                            f"pools in {POOLS_KEY}: {', '.join(pool_names)}")
+                references_ok = False
+            elif pool in tenant_pools:
+                c.add(f"{path}.pools[{i}]", f"pool {pool!r} is listed twice")
+            else:
+                tenant_pools.append(pool)
+    by_name = {pool.name: pool for pool in pools}
+    advertised: dict[str, list[str]] = {}
+    if references_ok and all(p in by_name for p in tenant_pools):
+        for pool_name in tenant_pools:
+            resource = pool_capacity(by_name[pool_name], operator.mig_strategy).resource
+            advertised.setdefault(resource, []).append(pool_name)
+    quota = _optional(raw, "quota", lambda v: _parse_tenant_quota(c, v, f"{path}.quota", advertised), ())
+    groups = _optional(raw, "groups", lambda v: _parse_groups(c, v, f"{path}.groups"), ())
+    guaranteed = _optional(raw, "guaranteed", lambda v: c.boolean(v, f"{path}.guaranteed"), True)
+    if name is None or not tenant_pools or not references_ok:
+        return None
+    return Tenant(name=name, pools=tuple(tenant_pools), quota=quota, groups=groups, guaranteed=guaranteed)
+
+
+def _parse_groups(c: _Checker, value: Any, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        c.add(path, f"expected a list of Entra ID group object IDs, got {_kind(value)} {_show(value)}")
+        return ()
+    groups = []
+    for i, group in enumerate(value):
+        if not isinstance(group, str) or not GUID_RE.match(group):
+            c.add(f"{path}[{i}]", f"expected an Entra ID group object ID (a GUID such as "
+                                  f"00000000-0000-0000-0000-000000000000), got {_show(group)}; "
+                                  f"`az ad group show --group NAME --query id -o tsv` prints it")
+        elif group.lower() in groups:
+            c.add(f"{path}[{i}]", f"group {group} is listed twice")
+        else:
+            groups.append(group.lower())
+    return tuple(groups)
+
+
+def _parse_tenants(c: _Checker, value: Any, raw_pools: Any, pools: tuple[GpuPool, ...], operator: Operator,
+                   cluster: Cluster | None) -> tuple[Tenant, ...]:
+    example = "e.g.\n      gpushare:tenants:\n        - {name: vision, pools: [t4]}"
+    if not isinstance(value, list):
+        c.add(TENANTS_KEY, f"expected a list of tenants, got {_kind(value)} {_show(value)}; {example}")
+        return ()
+    # Pool names as written, so a pool with its own problems is not reported again as unknown here.
+    pool_names = [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \
+        if isinstance(raw_pools, list) else []
+    tenants = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(value):
+        path = f"{TENANTS_KEY}[{i}]"
+        tenant = _parse_tenant(c, item, path, pool_names, pools, operator)
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name in seen:
+            c.add(f"{path}.name", f"tenant {name!r} is already defined by {TENANTS_KEY}[{seen[name]}]; "
+                                  f"each namespace belongs to one tenant")
+            continue
+        if isinstance(name, str):
+            seen[name] = i
+        if tenant is not None:
+            tenants.append(tenant)
+    if value and cluster is not None:
+        problem = kubernetes_version_problem(cluster.kubernetes_version)
+        if problem:
+            c.add(f"{CLUSTER_KEY}.kubernetesVersion", problem)
+    return tuple(tenants)
+
+
 def _parse_guard_mode(c: _Checker, value: Any) -> GuardMode | None:
     if isinstance(value, bool):
         # YAML 1.1 reads unquoted off/no/false as false and on/yes/true as true.
@@ -594,6 +723,8 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     operator = _parse_operator(c, raw.get(OPERATOR_KEY))
     pools = _parse_pools(c, raw.get(POOLS_KEY), operator)
     guard = _optional(raw, GUARD_KEY, lambda v: _parse_guard_mode(c, v), GuardMode.STRICT)
+    tenants = _optional(raw, TENANTS_KEY,
+                        lambda v: _parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())
     preflight = _optional(raw, PREFLIGHT_KEY, lambda v: _parse_preflight_mode(c, v), PreflightMode.STRICT)
     azure = _parse_azure(c, raw)
     _check_region_cloud(c, location, azure.environment, ENVIRONMENT_KEY in raw)
@@ -604,7 +735,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
         raise ConfigError(source, c.problems)
     assert cluster is not None  # any path that leaves it None recorded a problem
     return StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
-                       pools=pools, guard=guard, preflight=preflight, azure=azure)
+                       pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants)
 
 
 def decode_engine_config(values: dict[str, str]) -> dict[str, Any]:

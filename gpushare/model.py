@@ -25,6 +25,8 @@ POOL_LABEL = "gpushare.io/pool"
 """Marks a node pool as gpushare's: the guard refuses to delete a pool carrying it that the stack no longer lists."""
 SHARING_LABEL = "gpushare.io/sharing"
 """Records a pool's sharing (`sharing_label`), so the guard sees a sharing change in what Azure reports."""
+TENANT_LABEL = "gpushare.io/tenant"
+"""On a tenant's namespace, and the key of the taint on a pool dedicated to one tenant."""
 MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
 """On MIG pools: the `operator.migStrategy` they were deployed with (`single` or `mixed`)."""
 NO_SHARING = "none"
@@ -181,6 +183,38 @@ class GpuPool:
 
 
 @dataclass(frozen=True)
+class Tenant:
+    """A team: a namespace of the same name whose GPU pods may use only `pools` (see `gpushare.tenants`)."""
+
+    name: str
+    pools: tuple[str, ...]
+    quota: tuple[tuple[str, int], ...] = ()
+    """(advertised resource, most units requested at once in the namespace), in stack order."""
+    groups: tuple[str, ...] = ()
+    """Entra ID group object IDs bound to the `edit` ClusterRole in the namespace."""
+    guaranteed: bool = True
+    """GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits in every container)."""
+
+
+def dedicated_tenant(stack: StackConfig, pool_name: str) -> str | None:
+    """The tenant a pool is dedicated to: the only tenant listing it, or None (no tenant, or several)."""
+    owners = [tenant.name for tenant in stack.tenants if pool_name in tenant.pools]
+    return owners[0] if len(owners) == 1 else None
+
+
+def tenant_taint(tenant_name: str) -> str:
+    return f"{TENANT_LABEL}={tenant_name}:NoSchedule"
+
+
+def pool_node_taints(stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
+    """The pool's AKS node taints: the GPU taint, plus `gpushare.io/tenant=<name>:NoSchedule` on a pool dedicated
+    to one tenant. AKS changes `nodeTaints` of an existing pool in place (`az aks nodepool update --node-taints`,
+    aks-docs use-node-taints.md), and NoSchedule evicts no running pod."""
+    owner = dedicated_tenant(stack, pool.name)
+    return (*pool.taints, tenant_taint(owner)) if owner else pool.taints
+
+
+@dataclass(frozen=True)
 class StackConfig:
     """A whole validated stack file."""
 
@@ -194,3 +228,4 @@ class StackConfig:
     guard: GuardMode = GuardMode.STRICT
     preflight: PreflightMode = PreflightMode.STRICT
     azure: AzureSettings = AzureSettings()
+    tenants: tuple[Tenant, ...] = ()

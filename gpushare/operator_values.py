@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
 from gpushare.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
-from gpushare.model import DriverOwner, GpuPool, StackConfig
+from gpushare.model import DriverOwner, StackConfig, pool_node_taints
 
 CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART_NAME = "gpu-operator"
@@ -87,9 +87,15 @@ def toleration(taint: str) -> dict[str, str]:
     return {"key": key, "operator": "Exists", "effect": effect}
 
 
-def pool_tolerations(pools: Iterable[GpuPool]) -> list[dict[str, str]]:
-    """One toleration per distinct taint on the GPU pools, in a stable order."""
-    return [toleration(taint) for taint in sorted({taint for pool in pools for taint in pool.taints})]
+def stack_pool_taints(stack: StackConfig) -> list[str]:
+    """Every distinct node taint on the stack's GPU pools (tenant taints included), in a stable order."""
+    return sorted({taint for pool in stack.pools for taint in pool_node_taints(stack, pool)})
+
+
+def pool_tolerations(stack: StackConfig) -> list[dict[str, str]]:
+    """One toleration per distinct taint on the GPU pools: the operator's DaemonSets must run on every GPU node,
+    dedicated ones included, or a pool's nodes get no device plugin."""
+    return [toleration(taint) for taint in stack_pool_taints(stack)]
 
 
 def config_hash(data: Mapping[str, str]) -> str:
@@ -101,7 +107,7 @@ def config_hash(data: Mapping[str, str]) -> str:
 def chart_values(stack: StackConfig) -> dict:
     """Helm values for the stack. Each path is in the chart version's verified list."""
     aks_driver = stack.operator.driver is DriverOwner.AKS
-    tolerations = pool_tolerations(stack.pools)
+    tolerations = pool_tolerations(stack)
     return {
         # AKS's preinstalled driver and toolkit, or the operator's own (then pools skip AKS's driver).
         "driver": {"enabled": not aks_driver},
@@ -129,7 +135,7 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
     else:
         driver = ("driver: installed by the operator (driver.enabled=true, toolkit.enabled=true); "
                   "GPU pools skip AKS's driver (gpuProfile.driver=None)")
-    taints = ", ".join(sorted({taint for pool in stack.pools for taint in pool.taints})) or "none"
+    taints = ", ".join(stack_pool_taints(stack)) or "none"
     return (
         f"chart: {CHART_NAME} {operator.chart_version} from {CHART_REPOSITORY}, release {RELEASE_NAME} "
         f"in namespace {NAMESPACE}",

@@ -8,10 +8,13 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
+import yaml
+
 from gpushare.capacity import pool_capacity
 from gpushare.guard import GuardReport, offline_warnings
 from gpushare.model import GpuPool, StackConfig
 from gpushare.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
+from gpushare.tenants import shared_pools, tenant_plan
 from gpushare.upgrades import upgrade_summary
 
 POOL_COLUMNS = (
@@ -97,6 +100,8 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "resources": in_dependency_order(resources),
         "warnings": [*warnings, *(guard.warnings if guard else offline_warnings(stack))],
         "guard": guard.to_json() if guard else None,
+        "tenants": tenant_plan(stack),
+        "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
     }
 
 
@@ -135,6 +140,7 @@ def render_text(document: dict[str, Any]) -> str:
         owner = f"pool {config['pool']}" if config["pool"] else "nodes without a pool label"
         lines.append(f"  {config['key']}  ({owner})")
         lines += [f"    {line}" for line in config["config"].rstrip().splitlines()]
+    lines += _tenant_lines(document)
     lines += ["", f"Resources ({len(document['resources'])}):"]
     for resource in document["resources"]:
         marks = " [protected]" if resource["protect"] else ""
@@ -147,6 +153,32 @@ def render_text(document: dict[str, Any]) -> str:
     if document["warnings"]:
         lines += ["", "Warnings:"] + [f"  ! {warning}" for warning in document["warnings"]]
     return "\n".join(lines)
+
+
+def _tenant_lines(document: dict[str, Any]) -> list[str]:
+    tenants = document.get("tenants") or []
+    if not tenants:
+        return []
+    shared = ", ".join(document["sharedPools"]) or "none (GPU pods are allowed only in tenant namespaces)"
+    lines = ["", f"Tenants (GPU pods in other namespaces may use: {shared}; kube-system and {NAMESPACE} exempt):"]
+    for tenant in tenants:
+        qos = "Guaranteed QoS required" if tenant["guaranteed"] else "any QoS"
+        defaults = tenant["containerDefaults"]
+        lines.append(f"  {tenant['name']}: namespace {tenant['namespace']}, policy {tenant['policy']}, {qos}, "
+                     f"container defaults cpu {defaults['cpu']} memory {defaults['memory']}, "
+                     f"edit groups: {', '.join(tenant['groups']) or 'none'}")
+        for offer in tenant["offers"]:
+            dedicated = f", dedicated (taint {offer['taint']})" if offer["dedicated"] else ", shared with other tenants"
+            lines.append(f"    pool {offer['pool']}: {offer['resource']}, {offer['perNode']} per node, "
+                         f"at most {offer['maxTotal']} ({offer['maxNodes']} node(s)){dedicated}")
+        quota = ", ".join(f"{resource}={units}" for resource, units in tenant["quota"].items()) or "none"
+        lines.append(f"    quota (requests): {quota}")
+        lines.append("    pod snippet (admitted in this namespace):")
+        snippet = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod",
+                                  "metadata": {"name": "gpu-check", "namespace": tenant["namespace"]},
+                                  "spec": tenant["podSpec"]}, sort_keys=False)
+        lines += [f"      {line}" for line in snippet.rstrip().splitlines()]
+    return lines
 
 
 def _guard_lines(guard: dict[str, Any] | None) -> list[str]:

@@ -62,6 +62,8 @@ class RecordedResource:
     ignore_changes: list[str] = field(default_factory=list)
     replace_on_changes: list[str] = field(default_factory=list)
     delete_before_replace: bool = False
+    retain_on_delete: bool = False
+    """Removing the resource from the program leaves the real object in place."""
     secret_inputs: list[str] = field(default_factory=list)
     """Top-level input keys that were marked secret."""
 
@@ -77,6 +79,7 @@ class RecordedResource:
             "ignoreChanges": self.ignore_changes,
             "replaceOnChanges": self.replace_on_changes,
             "deleteBeforeReplace": self.delete_before_replace,
+            "retainOnDelete": self.retain_on_delete,
             "secretInputs": self.secret_inputs,
         }
 
@@ -154,6 +157,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 ignore_changes=list(request.ignoreChanges),
                 replace_on_changes=list(request.replaceOnChanges),
                 delete_before_replace=bool(request.deleteBeforeReplace),
+                retain_on_delete=bool(request.retainOnDelete),
                 secret_inputs=secret_keys,
             )
         )

@@ -13,7 +13,7 @@ import yaml
 
 from gpushare.catalog import MigProfile
 from gpushare.device_plugin import DEFAULT_CONFIG_KEY, config_key
-from gpushare.model import Autoscale, DriverOwner, MigStrategy
+from gpushare.model import Autoscale, DriverOwner, MigStrategy, pool_node_taints
 from gpushare.operator_values import (
     AKS_RUNTIME_CLASS,
     CONFIG_MAP_NAME,
@@ -163,7 +163,7 @@ def test_operator_daemonsets_and_nfd_worker_tolerate_every_gpu_pool_taint(name):
     for where, tolerations in (("daemonsets", values["daemonsets"]["tolerations"]),
                                ("nfd worker", values["node-feature-discovery"]["worker"]["tolerations"])):
         for gpu_pool in config.pools:
-            for taint in gpu_pool.taints:
+            for taint in pool_node_taints(config, gpu_pool):
                 assert any(_tolerates(t, taint) for t in tolerations), f"{where} does not tolerate {taint}"
 
 

@@ -30,8 +30,9 @@ def plans(tmp_path_factory) -> dict[str, str]:
     edited = edited.replace("mig: MIG1g", "mig: MIG3g")
     edited = edited.replace("replicas: 8", "replicas: 4").replace("autoscale: {min: 0, max: 4}",
                                                                    "autoscale: {min: 0, max: 6}")
-    start = edited.index("    - name: h100mig")
-    edited = edited[:start] + edited[edited.index("    - name: t4batch"):]
+    edited = edited.replace("nvidia.com/mig-1g.5gb: 56", "nvidia.com/mig-3g.20gb: 16")  # the nlp tenant's quota
+    for first, after in (("    - name: h100mig", "    - name: t4batch"), ("    - name: vision", "    - name: nlp")):
+        edited = edited[:edited.index(first)] + edited[edited.index(after):]  # the pool and the tenant using it
     path = tmp_path_factory.mktemp("stacks") / "Pulumi.prod.yaml"
     path.write_text(edited)
     return {**{stack: plan_text(stack) for stack in EXAMPLES}, "prod-edited": plan_text(str(path))}
