@@ -13,6 +13,7 @@ from pulumi.runtime import config as runtime_config
 from pulumi_azure_native import authorization
 
 from components.aks_cluster import AksCluster, AksClusterArgs
+from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
@@ -23,7 +24,8 @@ from gpushare.azure_arm import AzureReads, SharedCredential, arm_target
 from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.config import decode_engine_config, parse_config
 from gpushare.errors import GpushareError
-from gpushare.guard import GuardReport, check_for_program, raise_for_violations
+from gpushare.cluster_guard import check_stack_for_program
+from gpushare.guard import GuardReport, raise_for_violations
 from gpushare.kubernetes_version import kubernetes_version_warnings
 from gpushare.model import PreflightMode, StackConfig, pool_node_taints
 from gpushare.node_labels import pool_node_labels
@@ -43,9 +45,10 @@ def load_stack() -> StackConfig:
 
 
 def guard(stack: StackConfig, azure: Callable[[], AzureReads]) -> GuardReport | None:
-    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool. Returns the
-    report, whose deployed pools (the run's one agent-pool read) give each pool's live node count."""
-    report = check_for_program(stack, os.environ, azure)
+    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool or change
+    a setting AKS fixed when it created the cluster. Returns the report, whose deployed pools (the run's one
+    agent-pool read) give each pool's live node count."""
+    report = check_stack_for_program(stack, os.environ, azure)
     if report is None:
         return None
     pulumi.log.info(f"guard ({report.source}): {report.headline}")
@@ -101,8 +104,18 @@ def main() -> None:
     for warning in [*ambiguous_resource_warnings(capacities), *tenant_warnings(stack)]:
         pulumi.log.warn(warning)
 
+    access = ClusterAccess("cluster-access", ClusterAccessArgs(
+        resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
+        cluster_id=cluster.resource_id,
+        # The provider used to be GpuOperator's child: the alias keeps every Kubernetes object where it is.
+        provider_aliases=[pulumi.Alias(name="gpu-operator-provider",
+                                       parent=pulumi.create_urn("gpu-operator", "gpushare:operator:GpuOperator"))],
+    ))
+    # Every Kubernetes object waits for the deployer's RBAC role (none with grantDeployer: false).
+    kubernetes_access = [cluster.deployer_access] if cluster.deployer_access else []
     # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
-    operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=stack, kubeconfig=cluster.kubeconfig))
+    operator = GpuOperator("gpu-operator", GpuOperatorArgs(
+        stack=stack, provider=access.provider, depends_on=kubernetes_access))
     previous = None
     for pool in stack.pools:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
@@ -114,14 +127,16 @@ def main() -> None:
         ))
         previous = node_pool.agent_pool
     for tenant in stack.tenants:
-        GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(stack=stack, tenant=tenant, provider=operator.provider))
+        GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(
+            stack=stack, tenant=tenant, provider=access.provider, depends_on=kubernetes_access))
     if stack.tenants:
-        SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=stack, provider=operator.provider))
+        SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(
+            stack=stack, provider=access.provider, depends_on=kubernetes_access))
 
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("resourceGroupName", cluster.resource_group_name)
     pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
-    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("kubeconfig", access.kubeconfig)
     pulumi.export("deviceConfigHash", operator.config_hash)
     pulumi.export("pools", {
         pool.name: {"resource": capacity.resource, "perNode": capacity.per_node,

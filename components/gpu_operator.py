@@ -2,11 +2,14 @@
 
 The release waits for the cluster (through the provider's kubeconfig) and the ConfigMap, never for the GPU pools:
 it installs while AKS is still creating them, and each pool's nodes pick their config by label as they join.
+Every object also waits for `depends_on` (the deployer's Azure RBAC role assignment): without it the API server
+answers 403, and pulumi-kubernetes does not retry a Forbidden during `up`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -32,12 +35,14 @@ a stricter level, or the DaemonSets' pods are refused at admission and GPU nodes
 class GpuOperatorArgs:
     stack: StackConfig
     """Required. The validated stack: its operator settings and GPU pools decide the configs and chart values."""
-    kubeconfig: pulumi.Input[str]
-    """Required. The new cluster's kubeconfig (YAML, not base64). Kept secret here even if passed plain."""
+    provider: k8s.Provider
+    """Required. The cluster's Kubernetes provider (`ClusterAccess.provider`)."""
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    """What every Kubernetes object must wait for besides the provider: the role assignment granting access."""
 
 
 class GpuOperator(pulumi.ComponentResource):
-    """Kubernetes provider, `gpu-operator` namespace, device-plugin ConfigMap and the GPU Operator Helm release."""
+    """`gpu-operator` namespace, device-plugin ConfigMap and the GPU Operator Helm release."""
 
     chart_version: pulumi.Output[str]
     """The GPU Operator chart version installed."""
@@ -55,12 +60,8 @@ class GpuOperator(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
         plan = operator_plan(args.stack)
         super().__init__("gpushare:operator:GpuOperator", name, None, opts)
-        self.provider = k8s.Provider(
-            f"{name}-provider",
-            kubeconfig=pulumi.Output.secret(args.kubeconfig),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        in_cluster = pulumi.ResourceOptions(parent=self, provider=self.provider)
+        after_access = list(args.depends_on)
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after_access)
         # A Namespace of our own, not the release's create_namespace: the ConfigMap must exist before the release.
         self.kubernetes_namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
@@ -85,7 +86,8 @@ class GpuOperator(pulumi.ComponentResource):
             namespace=self.kubernetes_namespace.metadata.name,
             values=plan.values,
             # The operator reads the ConfigMap at start-up (devicePlugin.config.name); it must be there first.
-            opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[self.config_map]),
+            opts=pulumi.ResourceOptions(parent=self, provider=args.provider,
+                                        depends_on=[*after_access, self.config_map]),
         )
         self.chart_version = self.release.version
         self.config_hash = pulumi.Output.from_input(plan.config_hash)

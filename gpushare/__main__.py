@@ -1,8 +1,8 @@
-"""`python -m gpushare <command>`: the tools around the Pulumi program (offline, except `preflight`).
+"""`python -m gpushare <command>`: the tools around the Pulumi program (offline, except `preflight` and `verify`).
 
 Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 1 a preflight check
-failed, 2 invalid stack file or deployed-pools file (and argparse's usage errors) or no subscription to read, 3
-guard violation, 4 Azure could not be read. A `GpushareError` prints one `error:` block (plus `hint:`); anything
+failed or `verify` found a mismatch, 2 invalid stack file or deployed-pools file (and argparse's usage errors) or no
+subscription to read, 3 guard violation, 4 Azure or the cluster could not be read. A `GpushareError` prints one `error:` block (plus `hint:`); anything
 else is a bug and keeps its traceback.
 """
 
@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from gpushare.commands import compare, plan, preflight, report, stacks
+from gpushare.commands import compare, plan, preflight, report, stacks, verify
 from gpushare.errors import GpushareError
 
 
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_parser(commands)
     compare.add_parser(commands)
     stacks.add_parser(commands)
+    verify.add_parser(commands)
     return parser
 
 

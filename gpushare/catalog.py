@@ -195,3 +195,37 @@ def closest_vm_sizes(name: str, limit: int = 3) -> list[str]:
     names = [size.name for size in current_gpu_sizes()]
     lowered = {n.lower(): n for n in names}
     return [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.6)]
+
+
+@dataclass(frozen=True)
+class ProductLabel:
+    """The GPU's name as GPU Feature Discovery writes it into `nvidia.com/gpu.product`: NVML's device name with
+    spaces turned into dashes (device plugin `internal/lm/resource.go`, `sanitise`)."""
+
+    value: str
+    confirmed: bool
+    """True when NVIDIA's own docs show this value; otherwise it was seen on nodes in public repositories only, and
+    `gpushare verify` checks just the suffixes GFD adds (`-MIG-<slice>`, `-SHARED`), not the name."""
+    source: str
+
+
+GPU_PRODUCT_LABELS: dict[str, ProductLabel] = {
+    "NCasT4_v3": ProductLabel(
+        "Tesla-T4", True, "NVIDIA/cloud-native-docs gpu-operator/gpu-sharing.rst (nvidia.com/gpu.product=Tesla-T4)"),
+    "NDasrA100_v4": ProductLabel(
+        "NVIDIA-A100-SXM4-40GB", True, "NVIDIA/cloud-native-docs openshift/mig-ocp.rst (NVIDIA-A100-SXM4-40GB)"),
+    "ND_H100_v5": ProductLabel(
+        "NVIDIA-H100-80GB-HBM3", True,
+        "NVIDIA/cloud-native-docs gpu-operator/gpu-operator-mig.rst (NVIDIA-H100-80GB-HBM3)"),
+    "NDm_A100_v4": ProductLabel("NVIDIA-A100-SXM4-80GB", False, "node labels in public cluster configs"),
+    "NC_A100_v4": ProductLabel("NVIDIA-A100-80GB-PCIe", False, "node labels in public cluster configs"),
+    "NCads_H100_v5": ProductLabel("NVIDIA-H100-NVL", False, "node labels in public cluster configs"),
+    "ND_H200_v5": ProductLabel("NVIDIA-H200", False, "node labels in public cluster configs"),
+    "NCv3": ProductLabel("Tesla-V100-PCIE-16GB", False, "node labels in public cluster configs"),
+}
+"""`nvidia.com/gpu.product` per VM series (A100 80GB is SXM4 on NDm_A100_v4 but PCIe on NC_A100_v4, so the GPU model
+alone does not decide it)."""
+
+
+def gpu_product_label(size: VmSize) -> ProductLabel | None:
+    return GPU_PRODUCT_LABELS.get(size.series)

@@ -47,3 +47,9 @@ class AzureReadError(GpushareError):
     """Azure could not be read (credentials, permissions, network, service errors)."""
 
     exit_code = 4
+
+
+class ClusterAccessError(GpushareError):
+    """The Kubernetes API cannot be reached, or it refuses the credentials (`gpushare verify`)."""
+
+    exit_code = 4

@@ -66,6 +66,76 @@ class GuardMode(str, Enum):
     WARN = "warn"
 
 
+class Tier(str, Enum):
+    """The AKS control-plane tier (`sku.tier`): Standard carries the uptime SLA; Free is for development."""
+
+    STANDARD = "Standard"
+    FREE = "Free"
+
+
+class UpgradeChannel(str, Enum):
+    """`autoUpgradeProfile.upgradeChannel`: how AKS upgrades the Kubernetes version on its own."""
+
+    PATCH = "patch"
+    STABLE = "stable"
+    RAPID = "rapid"
+    NODE_IMAGE = "node-image"
+    NONE = "none"
+
+
+class NodeOsChannel(str, Enum):
+    """`autoUpgradeProfile.nodeOSUpgradeChannel`: how AKS keeps the nodes' OS image patched."""
+
+    NODE_IMAGE = "NodeImage"
+    SECURITY_PATCH = "SecurityPatch"
+    UNMANAGED = "Unmanaged"
+    NONE = "None"
+
+
+class WeekDay(str, Enum):
+    SUNDAY = "Sunday"
+    MONDAY = "Monday"
+    TUESDAY = "Tuesday"
+    WEDNESDAY = "Wednesday"
+    THURSDAY = "Thursday"
+    FRIDAY = "Friday"
+    SATURDAY = "Saturday"
+
+
+@dataclass(frozen=True)
+class MaintenanceWindow:
+    """When AKS may upgrade (weekly, UTC); GPU pools are drained and their nodes replaced inside it."""
+
+    day: WeekDay = WeekDay.SUNDAY
+    start: str = "02:00"
+    """"HH:MM", UTC."""
+    hours: int = 4
+    """AKS allows 4 to 24."""
+
+
+@dataclass(frozen=True)
+class ClusterUpgrades:
+    channel: UpgradeChannel = UpgradeChannel.PATCH
+    node_os: NodeOsChannel = NodeOsChannel.NODE_IMAGE
+    window: MaintenanceWindow = MaintenanceWindow()
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who gets "Azure Kubernetes Service RBAC Cluster Admin" on the cluster (Entra ID with Azure RBAC)."""
+
+    admin_groups: tuple[str, ...] = ()
+    """Entra group object IDs, assigned on the cluster."""
+    grant_deployer: bool = True
+    """Assign the identity running Pulumi at the resource group, so the program can reach the Kubernetes API."""
+
+
+@dataclass(frozen=True)
+class ApiServer:
+    authorized_ip_ranges: tuple[str, ...] = ()
+    """CIDRs allowed to reach the API server; empty means any address (authentication still applies)."""
+
+
 class PreflightMode(str, Enum):
     """What a failed preflight check does under `pulumi preview`/`up`: stop the run, warn, or skip the checks."""
 
@@ -104,6 +174,10 @@ class Cluster:
     resource_group: str
     kubernetes_version: str | None
     system_pool: SystemPool
+    access: Access = Access()
+    tier: Tier = Tier.STANDARD
+    upgrades: ClusterUpgrades = ClusterUpgrades()
+    api_server: ApiServer = ApiServer()
 
     @property
     def dns_prefix(self) -> str:

@@ -72,6 +72,19 @@ def in_dependency_order(resources: list[dict[str, Any]]) -> list[dict[str, Any]]
     return ordered
 
 
+def cluster_settings(stack: StackConfig) -> dict[str, Any]:
+    """The hardened cluster's stack settings, as `plan --json` shows them under `cluster`."""
+    cluster = stack.cluster
+    window = cluster.upgrades.window
+    return {
+        "tier": cluster.tier.value,
+        "access": {"adminGroups": list(cluster.access.admin_groups), "grantDeployer": cluster.access.grant_deployer},
+        "upgrades": {"channel": cluster.upgrades.channel.value, "nodeOs": cluster.upgrades.node_os.value,
+                     "window": {"day": window.day.value, "start": window.start, "hours": window.hours}},
+        "apiServer": {"authorizedIpRanges": list(cluster.api_server.authorized_ip_ranges)},
+    }
+
+
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
                   guard: GuardReport | None = None) -> dict[str, Any]:
     """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`)."""
@@ -85,6 +98,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
             "resourceGroup": stack.cluster.resource_group,
             "kubernetesVersion": stack.cluster.kubernetes_version,
             "systemPool": {"vmSize": stack.cluster.system_pool.vm_size, "count": stack.cluster.system_pool.count},
+            **cluster_settings(stack),
         },
         "operator": {
             "chartVersion": stack.operator.chart_version,
@@ -114,12 +128,24 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [headers, *rows]]
 
 
+def _cluster_line(cluster: dict[str, Any]) -> str:
+    upgrades, window = cluster["upgrades"], cluster["upgrades"]["window"]
+    ranges = len(cluster["apiServer"]["authorizedIpRanges"])
+    admins = len(cluster["access"]["adminGroups"])
+    api_server = f"{ranges} CIDR{'s' if ranges != 1 else ''}" if ranges else "any address"
+    return (f"  tier {cluster['tier']}; Entra ID + Azure RBAC, no local accounts; upgrades {upgrades['channel']}, "
+            f"node OS {upgrades['nodeOs']}, {window['day']} {window['start']} UTC for {window['hours']} h; "
+            f"API server from {api_server}; {admins} admin group{'s' if admins != 1 else ''}"
+            f"{', deployer granted' if cluster['access']['grantDeployer'] else ''}")
+
+
 def render_text(document: dict[str, Any]) -> str:
     op = document["operator"]
     cluster = document["cluster"]
     lines = [
         f"Stack {document['stack']} ({document['stackFile']}): cluster {cluster['name']} in {document['location']}, "
         f"resource group {cluster['resourceGroup']}",
+        _cluster_line(cluster),
         "",
     ]
     rows = []

@@ -9,6 +9,7 @@ mock engine does no autonaming and a missing output silently drops downstream in
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
 import runpy
@@ -28,20 +29,61 @@ PROGRAM = PROJECT_DIR / "__main__.py"
 MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 MOCK_TENANT = "11111111-1111-1111-1111-111111111111"
 
-# A kubeconfig the mocked credentials invoke returns; no cluster answers at this address.
-MOCK_KUBECONFIG = """apiVersion: v1
-kind: Config
+MOCK_DEPLOYER_OBJECT_ID = "5c0f3e2a-8b71-4d9e-a6c4-2f1b7e9d3a58"
+"""The object ID `getClientConfig` reports for the identity running Pulumi."""
+
+# The user kubeconfig the mocked credentials invoke returns, shaped as AKS returns it for an Entra cluster (exec
+# format, kubelogin with device-code login); no cluster answers at this address.
+MOCK_KUBECONFIG = f"""apiVersion: v1
 clusters:
-- name: mock
-  cluster: {server: "https://mock.invalid:443"}
+- cluster:
+    certificate-authority-data: bW9jay1jbHVzdGVyLWNh
+    server: https://mock-dns.hcp.westeurope.azmk8s.invalid:443
+  name: mock
 contexts:
-- name: mock
-  context: {cluster: mock, user: mock}
+- context:
+    cluster: mock
+    user: clusterUser_mock-rg_mock
+  name: mock
 current-context: mock
+kind: Config
+preferences: {{}}
 users:
-- name: mock
-  user: {token: mock}
+- name: clusterUser_mock-rg_mock
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      args:
+      - get-token
+      - --environment
+      - AzurePublicCloud
+      - --server-id
+      - 6dae42f8-4368-4678-94ff-3960e28e3630
+      - --client-id
+      - 80faf920-1908-4b52-b5ef-a8e7bedfc67a
+      - --tenant-id
+      - {MOCK_TENANT}
+      - --login
+      - devicecode
+      command: kubelogin
+      env: null
+      installHint: |2
+
+        kubelogin is not installed which is required to connect to AAD enabled cluster.
+      provideClusterInfo: false
 """
+
+
+def mock_jwt(claims: dict[str, Any]) -> str:
+    """An unsigned JWT with these claims: what Entra issues, minus a signature nobody here checks."""
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.signature"
+
+
+MOCK_USER_TOKEN = mock_jwt({"aud": "6dae42f8-4368-4678-94ff-3960e28e3630", "oid": MOCK_DEPLOYER_OBJECT_ID,
+                            "idtyp": "user", "scp": "user.read"})
+"""What `getClientToken` returns: a person's (az login) Entra token for AKS's server application."""
 
 
 @dataclass
@@ -66,6 +108,8 @@ class RecordedResource:
     """Removing the resource from the program leaves the real object in place."""
     secret_inputs: list[str] = field(default_factory=list)
     """Top-level input keys that were marked secret."""
+    aliases: list[dict[str, str]] = field(default_factory=list)
+    """Earlier identities (`{"name", "parentUrn"}` of an alias spec, or `{"urn"}`); not part of plan JSON."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +135,8 @@ class Recording:
     exports: dict[str, Any]
     error: Exception | None = None
     """What the program raised, when run with `check=False`; everything registered before it is still recorded."""
+    invokes: list[str] = field(default_factory=list)
+    """The token of every provider function the program called (`azure-native:authorization:getClientToken`...)."""
 
     def by_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -126,6 +172,12 @@ def _parent_name(parent_urn: str) -> str | None:
     return _urn_name(parent_urn)
 
 
+def _alias(alias: Any) -> dict[str, str]:
+    if alias.HasField("urn"):
+        return {"urn": alias.urn}
+    return {"name": alias.spec.name, "parentUrn": alias.spec.parentUrn}
+
+
 class RecordingMonitor(mocks.MockMonitor):
     def __init__(self, mocks_: mocks.Mocks):
         super().__init__(mocks_)
@@ -159,6 +211,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 retain_on_delete=bool(request.retainOnDelete),
                 secret_inputs=secret_keys,
+                aliases=[_alias(a) for a in request.aliases],
             )
         )
         return response
@@ -166,6 +219,13 @@ class RecordingMonitor(mocks.MockMonitor):
 
 class GpushareMocks(mocks.Mocks):
     """Provider stand-ins: echo inputs, add the outputs a real provider computes and the program reads."""
+
+    client_token = MOCK_USER_TOKEN
+    """What `getClientToken` answers (a test may patch it, e.g. with a service principal's token)."""
+
+    def __init__(self) -> None:
+        self.invokes: list[str] = []
+        """The token of every provider function called, in order."""
 
     def new_resource(self, args: mocks.MockResourceArgs):
         state = dict(args.inputs)
@@ -192,11 +252,15 @@ class GpushareMocks(mocks.Mocks):
         return f"{args.name}-id", state
 
     def call(self, args: mocks.MockCallArgs):
+        self.invokes.append(args.token)
         if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
             value = base64.b64encode(MOCK_KUBECONFIG.encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
         if args.token == "azure-native:authorization:getClientConfig":
-            return {"clientId": "mock", "objectId": "mock", "subscriptionId": MOCK_SUBSCRIPTION, "tenantId": MOCK_TENANT}
+            return {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": MOCK_DEPLOYER_OBJECT_ID,
+                    "subscriptionId": MOCK_SUBSCRIPTION, "tenantId": MOCK_TENANT}
+        if args.token == "azure-native:authorization:getClientToken":
+            return {"token": self.client_token}
         return {}
 
 
@@ -225,7 +289,8 @@ def run_pulumi(
     """
     settings.reset_options(project="gpushare", stack=stack, preview=preview)
     pulumi.runtime.set_all_config(dict(config or {}))
-    monitor = RecordingMonitor(GpushareMocks())
+    provider_mocks = GpushareMocks()
+    monitor = RecordingMonitor(provider_mocks)
     logger = logging.getLogger("gpushare.mock")
     logger.propagate = False
     collector = _WarningCollector()
@@ -249,7 +314,8 @@ def run_pulumi(
         error = exc
     finally:
         logger.removeHandler(collector)
-    return Recording(resources=monitor.recorded, warnings=collector.messages, exports=_normalise(exports), error=error)
+    return Recording(resources=monitor.recorded, warnings=collector.messages, exports=_normalise(exports), error=error,
+                     invokes=list(provider_mocks.invokes))
 
 
 def run_program(
@@ -283,4 +349,5 @@ def run_program(
                           preview=preview, check=check)
 
 
-__all__ = ["RecordedResource", "Recording", "run_pulumi", "run_program", "MOCK_SUBSCRIPTION"]
+__all__ = ["RecordedResource", "Recording", "run_pulumi", "run_program", "MOCK_SUBSCRIPTION", "MOCK_DEPLOYER_OBJECT_ID",
+           "MOCK_KUBECONFIG", "MOCK_USER_TOKEN", "mock_jwt"]

@@ -152,6 +152,26 @@ def arm_agent_pool(subscription_id: str, resource_group: str, cluster: str, name
     }
 
 
+def arm_managed_cluster(subscription_id: str, resource_group: str, cluster: str, **network: object) -> dict:
+    """A managed cluster as ARM's GET returns it (2025-09-01 shape), deployed as gpushare's hardened baseline wants
+    it; `network` overrides `networkProfile` keys (None removes one)."""
+    profile = {"networkPlugin": "azure", "networkPluginMode": "overlay", "networkDataplane": "cilium",
+               "networkPolicy": "cilium", "podCidr": "10.244.0.0/16", "serviceCidr": "10.0.0.0/16",
+               "dnsServiceIP": "10.0.0.10", "outboundType": "loadBalancer", "loadBalancerSku": "standard", **network}
+    return {
+        "id": managed_cluster_id(subscription_id, resource_group, cluster), "name": cluster,
+        "type": "Microsoft.ContainerService/ManagedClusters", "location": "westeurope",
+        "sku": {"name": "Base", "tier": "Standard"},
+        "properties": {
+            "provisioningState": "Succeeded", "kubernetesVersion": "1.33", "dnsPrefix": cluster,
+            "autoUpgradeProfile": {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"},
+            "fqdn": f"{cluster}-abc123.hcp.westeurope.azmk8s.io", "enableRBAC": True, "disableLocalAccounts": True,
+            "aadProfile": {"managed": True, "enableAzureRBAC": True, "tenantID": "t"},
+            "networkProfile": {key: value for key, value in profile.items() if value is not None},
+        },
+    }
+
+
 def arm_error(code: str, message: str) -> dict:
     """ARM's error body."""
     return {"error": {"code": code, "message": message}}

@@ -12,12 +12,13 @@ import pytest
 import yaml
 
 from components.aks_cluster import AksCluster, AksClusterArgs
+from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.catalog import MigProfile
 from gpushare.model import GPU_TAINT, Autoscale, DriverOwner, StackConfig
 from gpushare.node_labels import pool_node_labels
-from render.mock_engine import MOCK_KUBECONFIG, Recording, run_pulumi
+from render.mock_engine import Recording, run_pulumi
 from tests.domain.builders import CASES, mps, pool, stack, time_slicing, with_pool
 
 PROVIDER = "pulumi:providers:kubernetes"
@@ -33,7 +34,11 @@ def deploy(config: StackConfig) -> Recording:
     """The stack as the program wires it: cluster, chained GPU pools, and the operator from the cluster's kubeconfig."""
     def program():
         cluster = AksCluster("cluster", AksClusterArgs(cluster=config.cluster, location=config.location))
-        operator = GpuOperator("gpu-operator", GpuOperatorArgs(stack=config, kubeconfig=cluster.kubeconfig))
+        access = ClusterAccess("cluster-access", ClusterAccessArgs(
+            resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
+            cluster_id=cluster.resource_id))
+        operator = GpuOperator("gpu-operator", GpuOperatorArgs(
+            stack=config, provider=access.provider, depends_on=[cluster.deployer_access]))
         previous = None
         for gpu_pool in config.pools:
             node_pool = GpuNodePool(gpu_pool.name, GpuNodePoolArgs(
@@ -67,7 +72,7 @@ def test_configmap_holds_the_golden_configs(recordings, case):
     assert set(golden) == {"default-whole-gpu", label["nvidia.com/device-plugin.config"]}
     assert config_map.inputs["metadata"]["name"] == "gpushare-device-plugin-config"
     assert config_map.inputs["metadata"]["namespace"] == "gpu-operator"
-    assert (config_map.parent, config_map.provider) == ("gpu-operator", "gpu-operator-provider")
+    assert (config_map.parent, config_map.provider) == ("gpu-operator", "cluster-access-provider")
 
 
 @pytest.mark.parametrize(
@@ -105,7 +110,7 @@ def test_release_installs_the_pinned_chart_with_stack_derived_values(recordings,
     assert inputs["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
     assert inputs["namespace"] == "gpu-operator"
     assert "createNamespace" not in inputs
-    assert (release.parent, release.provider) == ("gpu-operator", "gpu-operator-provider")
+    assert (release.parent, release.provider) == ("gpu-operator", "cluster-access-provider")
     values = inputs["values"]
     assert values["mig"] == {"strategy": config.operator.mig_strategy.value}
     assert values["migManager"] == {"enabled": False}
@@ -198,7 +203,7 @@ def test_release_waits_for_configmap_and_cluster_not_for_gpu_pools(recordings):
     pools = {r.name for r in recording.by_type(AGENT_POOL)} | {"t4mps"}
     assert pools & set(release.depends_on) == set()
     # The only way to the cluster is the provider, built from the cluster's credentials.
-    provider = recording.get(PROVIDER, "gpu-operator-provider")
+    provider = recording.get(PROVIDER, "cluster-access-provider")
     assert "cluster-aks" in provider.depends_on
     assert pools & set(provider.depends_on) == set()
     config_map = recording.get(CONFIG_MAP, "gpu-operator-configmap")
@@ -206,25 +211,20 @@ def test_release_waits_for_configmap_and_cluster_not_for_gpu_pools(recordings):
     assert pools & set(config_map.depends_on) == set()
 
 
-def test_provider_gets_the_clusters_kubeconfig_as_a_secret(recordings):
-    provider = recordings["whole-gpu"].get(PROVIDER, "gpu-operator-provider")
-    assert provider.inputs["kubeconfig"] == MOCK_KUBECONFIG
-    assert "kubeconfig" in provider.secret_inputs
-    assert provider.parent == "gpu-operator"
-
-
-def test_plain_kubeconfig_is_made_secret():
-    recording = run_pulumi(lambda: GpuOperator("op", GpuOperatorArgs(stack=CASES["whole-gpu"], kubeconfig="plain")))
-    provider = recording.get(PROVIDER, "op-provider")
-    assert provider.inputs["kubeconfig"] == "plain"
-    assert provider.secret_inputs == ["kubeconfig"]
+def test_every_kubernetes_object_waits_for_the_deployers_role_assignment(recordings):
+    """Without the assignment the API server answers 403, which pulumi-kubernetes does not retry during `up`."""
+    recording = recordings["t4-mps"]
+    in_cluster = [r for r in recording.resources if r.custom and r.type.startswith("kubernetes:")]
+    assert {r.type for r in in_cluster} == {NAMESPACE, CONFIG_MAP, RELEASE}
+    for resource in in_cluster:
+        assert "cluster-deployer-admin" in resource.depends_on, resource.name
 
 
 def test_children_and_outputs(recordings):
     recording = recordings["t4-time-slicing"]
     children = [(r.type, r.name) for r in recording.resources if r.parent == "gpu-operator"]
-    assert children == [(PROVIDER, "gpu-operator-provider"), (NAMESPACE, "gpu-operator-namespace"),
-                        (CONFIG_MAP, "gpu-operator-configmap"), (RELEASE, "gpu-operator-release")]
+    assert children == [(NAMESPACE, "gpu-operator-namespace"), (CONFIG_MAP, "gpu-operator-configmap"),
+                        (RELEASE, "gpu-operator-release")]
     component = recording.get("gpushare:operator:GpuOperator", "gpu-operator")
     assert component.parent is None
     namespace = recording.get(NAMESPACE, "gpu-operator-namespace").inputs["metadata"]

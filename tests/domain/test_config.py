@@ -196,7 +196,7 @@ def test_autoscaled_pool_has_no_count():
 
 def test_explicit_values_override_defaults():
     stack = parse(raw_with(
-        cluster(resourceGroup="rg-gpu", kubernetesVersion="1.33.2",
+        cluster(resourceGroup="rg-gpu", kubernetesVersion="1.33.2", upgrades={"channel": "none"},
                 systemPool={"vmSize": "Standard_D8ds_v5", "count": 3}),
         # driver: operator is covered with Ubuntu elsewhere; it is refused on AzureLinux (no NVIDIA driver container).
         operator(chartVersion="v26.7.0", driver="aks", migStrategy="single"),

@@ -30,9 +30,10 @@ def plans(tmp_path_factory) -> dict[str, str]:
     edited = edited.replace("mig: MIG1g", "mig: MIG3g")
     edited = edited.replace("replicas: 8", "replicas: 4").replace("autoscale: {min: 0, max: 4}",
                                                                    "autoscale: {min: 0, max: 6}")
-    edited = edited.replace("nvidia.com/mig-1g.5gb: 56", "nvidia.com/mig-3g.20gb: 16")  # the nlp tenant's quota
-    for first, after in (("    - name: h100mig", "    - name: t4batch"), ("    - name: vision", "    - name: nlp")):
-        edited = edited[:edited.index(first)] + edited[edited.index(after):]  # the pool and the tenant using it
+    start = edited.index("    - name: h100mig")
+    edited = edited[:start] + edited[edited.index("    - name: t4batch"):]
+    # The tenants name the removed pool and the old MIG slice: a change that edits pools edits them too.
+    edited = edited[:edited.index("  # Teams on this shared cluster")]
     path = tmp_path_factory.mktemp("stacks") / "Pulumi.prod.yaml"
     path.write_text(edited)
     return {**{stack: plan_text(stack) for stack in EXAMPLES}, "prod-edited": plan_text(str(path))}
@@ -80,7 +81,9 @@ def test_edited_prod_stack(plans, tmp_path, capsys):
     text = capsys.readouterr().out
     table = rows(text)
     # gpuInstanceProfile is create-only: a replace. 8 x A100 40GB, strategy mixed.
-    assert table["a100mig"] == ["**replace**", "`gpuInstanceProfile: MIG1g -> MIG3g`",
+    # Dropping the tenant that had a100mig to itself also lifts its dedicated-pool taint.
+    assert table["a100mig"] == ["**replace**", "`gpuInstanceProfile: MIG1g -> MIG3g`<br>"
+                                "`nodeTaints[1]: gpushare.io/tenant=nlp:NoSchedule -> (none)`",
                                 "nvidia.com/mig-1g.5gb -> nvidia.com/mig-3g.20gb", "56 -> 16", "1-2",
                                 "56-112 -> 16-32"]
     assert table["h100mig"] == ["**delete**", "pool removed", "nvidia.com/mig-3g.47gb.shared -> -", "4 -> -",

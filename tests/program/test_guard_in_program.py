@@ -110,19 +110,25 @@ def test_removing_a_labelled_pool_is_stopped(deployed):
 
 
 def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
-    """Under `pulumi preview` (neither offline nor a file) the program asks Azure, for the provider's subscription."""
+    """Under `pulumi preview` (neither offline nor a file) the program asks Azure, for the provider's subscription:
+    one node-pool list and one cluster read."""
+    import gpushare.cluster_guard
     import gpushare.guard
 
     calls = []
 
-    def fake_read_live(subscription_id, resource_group, cluster, **kwargs):
-        calls.append((subscription_id, resource_group, cluster))
-        return None  # first deployment: nothing to guard
+    def fake_read(what):
+        def read(subscription_id, resource_group, cluster, **kwargs):
+            calls.append((what, subscription_id, resource_group, cluster))
+            return None  # first deployment: nothing to guard
+        return read
 
-    monkeypatch.setattr(gpushare.guard, "read_live", fake_read_live)
+    monkeypatch.setattr(gpushare.guard, "read_live", fake_read("pools"))
+    monkeypatch.setattr(gpushare.cluster_guard, "read_live_cluster", fake_read("cluster"))
     recording = program(live_guard=True, preflight="off")  # the guard alone; preflight: test_preflight_in_program
     assert recording.error is None
-    assert calls == [(MOCK_SUBSCRIPTION, "contoso-prod-rg", "contoso-prod")]
+    assert calls == [("pools", MOCK_SUBSCRIPTION, "contoso-prod-rg", "contoso-prod"),
+                     ("cluster", MOCK_SUBSCRIPTION, "contoso-prod-rg", "contoso-prod")]
     assert len(recording.by_type(AGENT_POOL)) == 1
 
 

@@ -10,12 +10,21 @@ import pytest
 from gpushare.config import encode_engine_config, read_stack_file
 from gpushare.stack_files import resolve_stack_file
 from render.mock_engine import MOCK_SUBSCRIPTION, run_program
-from tests.azure_stub import ArmStub, StaticTokenCredential, StubResponse, arm_agent_pool, arm_error
-from tests.domain.preflight_region import A100, A100_FAMILY, serve_region, usages, vm_sizes
+from tests.azure_stub import (
+    ArmStub,
+    StaticTokenCredential,
+    StubResponse,
+    arm_agent_pool,
+    arm_error,
+    arm_managed_cluster,
+    managed_cluster_id,
+)
+from tests.domain.preflight_region import A100, A100_FAMILY, NO_CLUSTER, serve_region, usages, vm_sizes
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 STACK = "contoso-prod"  # one pool: a100mig, 1 x Standard_ND96asr_v4 (96 vCPUs), westeurope
 RG, CLUSTER = "contoso-prod-rg", "contoso-prod"
+CLUSTER_PATH = managed_cluster_id(MOCK_SUBSCRIPTION, RG, CLUSTER)
 A100_SHORT = usages(**{A100_FAMILY: (350, 400)})  # 50 free, 96 needed
 
 
@@ -36,6 +45,8 @@ def arm(monkeypatch):
         for proxy in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
             monkeypatch.delenv(proxy, raising=False)
         monkeypatch.setattr("gpushare.azure_arm.DefaultAzureCredential", StubCredential)
+        # The cluster guard's read: no cluster yet, unless a test routes one.
+        stub.route(CLUSTER_PATH, NO_CLUSTER)
         yield stub
 
 
@@ -53,7 +64,8 @@ def test_passing_preflight_deploys_after_four_reads_sharing_the_guards(arm):
     assert recording.error is None, recording.error
     assert len(recording.by_type(AGENT_POOL)) == 1
     assert {path: arm.count(path) for path in paths.values()} == {path: 1 for path in paths.values()}
-    assert len(arm.requests) == 4
+    assert arm.count(CLUSTER_PATH) == 1  # and the cluster guard's one cluster read
+    assert len(arm.requests) == 5
 
 
 def test_strict_failure_stops_before_any_pool_registers(arm):
@@ -86,7 +98,7 @@ def test_off_reads_only_what_the_guard_needs(arm):
     recording = program(preflight="off")
 
     assert recording.error is None
-    assert [r.path for r in arm.requests] == [paths["pools"]]
+    assert [r.path for r in arm.requests] == [paths["pools"], CLUSTER_PATH]
 
 
 def test_existing_cluster_uses_the_guards_read(arm):
@@ -97,6 +109,7 @@ def test_existing_cluster_uses_the_guards_read(arm):
     ]})
     # The running node's 96 vCPUs are in the usage already: only 50 more are free, and none are needed.
     paths = serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=running, quota=A100_SHORT)
+    arm.route(CLUSTER_PATH, StubResponse(200, arm_managed_cluster(MOCK_SUBSCRIPTION, RG, CLUSTER)))
 
     recording = program()
 

@@ -1,0 +1,94 @@
+"""Kubernetes credentials for an Entra-only AKS cluster, without kubelogin.
+
+With local accounts off, AKS's user credentials (`listClusterUserCredential`) hold the cluster's server and CA and
+an `exec` user that runs `kubelogin get-token --server-id 6dae42f8-...` (the default "exec" format since Kubernetes
+1.24; MicrosoftDocs/azure-aks-docs `kubelogin-authentication.md`). A Pulumi program cannot run kubelogin
+interactively, so the program swaps that user for a bearer token the azure-native provider obtains for the same
+audience (`getClientToken(endpoint=AKS_SERVER_APP_ID)`: azidentity `GetToken` with scope `<endpoint>/.default`,
+the call kubelogin's `azurecli` mode makes). The cluster entry is kept byte for byte: pulumi-kubernetes replaces a
+provider (and everything it manages) only when the active cluster entry changes (`DiffConfig`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+import yaml
+
+from gpushare.errors import GpushareError
+
+AKS_SERVER_APP_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+"""AKS's Entra server application: the audience of every token the API server accepts."""
+
+
+class KubeconfigError(GpushareError):
+    """AKS returned credentials gpushare cannot turn into a token kubeconfig."""
+
+
+def decode_kubeconfig(encoded: str) -> str:
+    """The kubeconfig as YAML text, from the base64 value `listClusterUserCredential` returns."""
+    try:
+        return base64.b64decode(encoded, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, TypeError) as err:
+        raise KubeconfigError(f"AKS returned a kubeconfig that is not base64-encoded UTF-8 ({err})") from None
+
+
+def token_kubeconfig(encoded: str, token: str) -> str:
+    """The user kubeconfig with every user's credentials replaced by `token` (YAML text).
+
+    Whatever the user held (an exec kubelogin stanza, a client certificate and key) is dropped, not merged: the
+    result carries no credential except the short-lived bearer token.
+    """
+    document = _load(decode_kubeconfig(encoded))
+    users = document.get("users")
+    if not isinstance(users, list) or not users:
+        raise KubeconfigError("AKS returned a kubeconfig without users; expected the cluster user's entry")
+    for entry in users:
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise KubeconfigError("AKS returned a kubeconfig with a malformed user entry")
+        entry["user"] = {"token": token}
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def _load(text: str) -> dict[str, Any]:
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise KubeconfigError(f"AKS returned a kubeconfig that is not YAML ({err})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("clusters"), list):
+        raise KubeconfigError("AKS returned a kubeconfig without clusters")
+    return document
+
+
+def principal_type(token: str) -> str:
+    """`User` or `ServicePrincipal`: who the Entra access token was issued to, as a role assignment's
+    `principalType` must name it (ARM refuses a mismatch with `UnmatchedPrincipalType`).
+
+    Entra access-token claims (learn.microsoft.com/entra/identity-platform/access-token-claims-reference): `idtyp`
+    is `app` for app-only tokens (service principals, managed identities); `scp` (delegated scopes) is present only
+    when a user signed in. A token without `idtyp` is a user's when it carries `scp`.
+    """
+    claims = _claims(token)
+    kind = claims.get("idtyp")
+    if kind == "app":
+        return "ServicePrincipal"
+    if kind == "user" or "scp" in claims:
+        return "User"
+    return "ServicePrincipal"
+
+
+def _claims(token: str) -> dict[str, Any]:
+    parts = token.split(".")
+    if len(parts) != 3:
+        raise KubeconfigError("the Entra token is not a JWT (header.payload.signature)")
+    payload = parts[1] + "=" * (-len(parts[1]) % 4)
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload))
+    except (binascii.Error, ValueError) as err:
+        raise KubeconfigError(f"the Entra token's claims cannot be read ({err})") from None
+    if not isinstance(claims, dict):
+        raise KubeconfigError("the Entra token's claims are not a JSON object")
+    return claims
