@@ -27,8 +27,6 @@ SHARING_LABEL = "gpushare.io/sharing"
 """Records a pool's sharing (`sharing_label`), so the guard sees a sharing change in what Azure reports."""
 TENANT_LABEL = "gpushare.io/tenant"
 """On a tenant's namespace, and the key of the taint on a pool dedicated to one tenant."""
-MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
-"""On MIG pools: the `operator.migStrategy` they were deployed with (`single` or `mixed`)."""
 NO_SHARING = "none"
 MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
 """On MIG pools: the `operator.migStrategy` (`single`/`mixed`) they were deployed with, so the guard sees a strategy
