@@ -4,15 +4,13 @@ engine, and with `--deployed` run the guard against saved `az aks nodepool list`
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 from pathlib import Path
 
-from gpushare.config import encode_engine_config, parse_stack_file, read_stack_file
-from gpushare.errors import ConfigError
+from gpushare.commands import read_stack_argument
+from gpushare.config import encode_engine_config, parse_stack_file
 from gpushare.guard import check_file, raise_for_violations
 from gpushare.report import plan_document, render_text
-from gpushare.stack_files import STACKS_DIR, available_stacks, resolve_stack_file
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -31,17 +29,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = resolve_stack_file(args.stack)
-    try:
-        stack_file = read_stack_file(path)
-    except ConfigError as error:
-        if not path.exists():
-            stacks = available_stacks()
-            given_a_name = path != Path(args.stack)  # `dve`, not a path to a file
-            close = difflib.get_close_matches(args.stack, stacks, n=1, cutoff=0.6) if given_a_name else []
-            guess = f"did you mean {close[0]}? " if close else ""
-            error.hint = f"{guess}stacks in {STACKS_DIR}: {', '.join(stacks) or 'none'}; or pass a file's path"
-        raise
+    stack_file = read_stack_argument(args.stack)
     stack = parse_stack_file(stack_file)
     raw = stack_file.config
 
@@ -50,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     guard = check_file(stack, args.deployed) if args.deployed else None
     # The guard ran above; the program renders offline so the plan shows what it would create.
-    recording = run_program(stack.stack, encode_engine_config(raw), stack_file=path)
+    recording = run_program(stack.stack, encode_engine_config(raw), stack_file=stack_file.path)
     resources = [r.to_json() for r in recording.resources if r.custom]
     document = plan_document(stack, resources, recording.warnings, guard)
     print(json.dumps(document, indent=2, sort_keys=False) if args.json else render_text(document))

@@ -12,12 +12,11 @@ import json
 import os
 
 from gpushare.azure_arm import AzureReads, SharedCredential, arm_target
-from gpushare.config import load_stack_file
+from gpushare.commands import read_stack_argument
+from gpushare.config import parse_stack_file
 from gpushare.deployed import read_live
-from gpushare.errors import ConfigError
 from gpushare.preflight import evaluate, raise_for_failures, render_text
 from gpushare.region_offers import read_region
-from gpushare.stack_files import STACKS_DIR, available_stacks, resolve_stack_file
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -32,13 +31,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = resolve_stack_file(args.stack)
-    try:
-        stack = load_stack_file(path)
-    except ConfigError as error:
-        if not path.exists():
-            error.hint = f"stacks in {STACKS_DIR}: {', '.join(available_stacks()) or 'none'}; or pass a file's path"
-        raise
+    stack = parse_stack_file(read_stack_argument(args.stack))
     target = arm_target(stack, os.environ)
     with SharedCredential(stack.azure.environment, os.environ) as credential:
         reads = AzureReads(target, credential)

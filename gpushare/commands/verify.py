@@ -14,9 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from gpushare.config import parse_stack_file, read_stack_file
-from gpushare.errors import ConfigError
-from gpushare.stack_files import STACKS_DIR, available_stacks, resolve_stack_file
+from gpushare.commands import read_stack_argument
+from gpushare.config import parse_stack_file
 from gpushare.tenants import tenant_manifests
 from gpushare.verify import (
     SmokeResult,
@@ -68,14 +67,7 @@ def _summary(report: VerifyReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = resolve_stack_file(args.stack)
-    try:
-        stack_file = read_stack_file(path)
-    except ConfigError as error:
-        if not path.exists():
-            error.hint = f"stacks in {STACKS_DIR}: {', '.join(available_stacks()) or 'none'}; or pass a file's path"
-        raise
-    stack = parse_stack_file(stack_file)
+    stack = parse_stack_file(read_stack_argument(args.stack))
     expectations = pool_expectations(stack)
     manifests = tenant_manifests(stack)
 

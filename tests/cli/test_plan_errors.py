@@ -163,9 +163,11 @@ def test_plan_unknown_stack_name_lists_the_available_stacks(capsys):
     assert stacks and all(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", err) for name in stacks), err
 
 
+@pytest.mark.parametrize("command", ["plan", "preflight", "verify"])
 @pytest.mark.parametrize("typed, meant", [("dve", "dev"), ("prdo", "prod"), ("contoso-prd", "contoso-prod")])
-def test_plan_misspelt_stack_name_gets_did_you_mean(capsys, typed, meant):
-    assert main(["plan", typed]) == 2
+def test_misspelt_stack_name_gets_did_you_mean(capsys, command, typed, meant):
+    """Every command that takes STACK reads it the same way, before it reaches Azure or a cluster."""
+    assert main([command, typed]) == 2
     hint = [line for line in capsys.readouterr().err.splitlines() if line.startswith("hint: ")]
     assert hint and hint[0].startswith(f"hint: did you mean {meant}? stacks in "), hint
 
