@@ -1,9 +1,7 @@
 """A local HTTPS stand-in for Azure Resource Manager, for tests that drive the real Azure SDK clients.
 
-The stub listens on 127.0.0.1 only, over TLS with a certificate from a throwaway `trustme` CA: the SDK's
-bearer-token policy refuses to send a token over plain HTTP, so a plain-HTTP stub would not exercise the real
-pipeline. It serves canned responses per path, records every request, and answers a path nobody registered with
-400 `StubNoRoute`, so a wrong URL can never pass for "not found". Nothing here touches the internet.
+The server is `tests/https_stub.HttpsStub` (127.0.0.1, TLS from a throwaway CA, canned responses per path, a log of
+every request); a path nobody registered gets 400 `StubNoRoute` in ARM's error shape.
 
 Use:
 
@@ -15,38 +13,16 @@ Use:
 
 from __future__ import annotations
 
-import json
-import ssl
-import tempfile
-import threading
 import time
-import urllib.parse
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-import trustme
 from azure.core.credentials import AccessToken
+
+from tests.https_stub import HttpsStub, RecordedRequest, StubResponse
+
+__all__ = ["ArmStub", "RecordedRequest", "StaticTokenCredential", "StubResponse"]
 
 AGENT_POOL_TYPE = "Microsoft.ContainerService/managedClusters/agentPools"
 FAKE_TOKEN = "stub-token"
-
-
-@dataclass(frozen=True)
-class StubResponse:
-    status: int
-    body: object = None
-    """JSON-serialisable value, or a `str` sent as is (to serve a malformed body)."""
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str
-    query: Mapping[str, list[str]]
-    headers: Mapping[str, str]
 
 
 class StaticTokenCredential:
@@ -56,27 +32,12 @@ class StaticTokenCredential:
         return AccessToken(FAKE_TOKEN, int(time.time()) + 3600)
 
 
-class ArmStub:
-    """The stub server; a context manager. Routes are exact paths (query ignored); the last response repeats."""
-
-    def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
-        self._routes: dict[str, list[StubResponse]] = {}
-        self._lock = threading.Lock()
-        self._tmp = tempfile.TemporaryDirectory(prefix="armstub-")
-        ca = trustme.CA()
-        self.ca_path = str(Path(self._tmp.name) / "ca.pem")
-        ca.cert_pem.write_to_path(self.ca_path)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ca.issue_cert("127.0.0.1").configure_cert(context)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
-        # A short poll interval: `shutdown()` waits for the serve loop's next poll (0.5 s by default).
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+class ArmStub(HttpsStub):
+    """Routes are exact paths (query ignored); the last response repeats."""
 
     @property
     def base_url(self) -> str:
-        return f"https://127.0.0.1:{self._server.server_address[1]}"
+        return self.url
 
     def client_kwargs(self) -> dict[str, object]:
         """What an Azure SDK client needs to talk to the stub: its URL, its CA, and no proxy from the environment."""
@@ -84,50 +45,13 @@ class ArmStub:
 
     def route(self, path: str, *responses: StubResponse) -> None:
         """Serve `responses` in order on `path`; once exhausted the last one repeats."""
-        with self._lock:
-            self._routes[path] = list(responses)
+        self._set_route(path, responses)
 
     def count(self, path: str) -> int:
         return sum(1 for r in self.requests if r.path == path)
 
-    def _respond(self, method: str, raw_path: str, headers: Mapping[str, str]) -> StubResponse:
-        url = urllib.parse.urlsplit(raw_path)
-        with self._lock:
-            self.requests.append(RecordedRequest(method, url.path, urllib.parse.parse_qs(url.query), dict(headers)))
-            queue = self._routes.get(url.path)
-            if not queue:
-                return StubResponse(400, arm_error("StubNoRoute", f"the stub has no route for {method} {url.path}"))
-            return queue.pop(0) if len(queue) > 1 else queue[0]
-
-    def __enter__(self) -> ArmStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-        self._tmp.cleanup()
-
-
-def _handler_for(stub: ArmStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            response = stub._respond("GET", self.path, self.headers)
-            body = response.body if isinstance(response.body, str) else json.dumps(response.body)
-            payload = body.encode() if response.body is not None else b""
-            self.send_response(response.status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in response.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # keep test output clean; requests are recorded on the stub instead
-
-    return Handler
+    def no_route(self, method: str, path: str) -> StubResponse:
+        return StubResponse(400, arm_error("StubNoRoute", f"the stub has no route for {method} {path}"))
 
 
 def managed_cluster_id(subscription_id: str, resource_group: str, cluster: str) -> str:

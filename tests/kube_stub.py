@@ -1,8 +1,8 @@
 """A local HTTPS stand-in for the Kubernetes API server, for tests that drive the real `kubernetes` client.
 
-Like `tests/azure_stub.py`: 127.0.0.1 only, TLS with a certificate from a throwaway `trustme` CA (the kubeconfig
-carries the CA, as AKS's does), canned responses per method and path, a log of every request, and 400 with a
-Kubernetes `Status` for a route nobody registered, so a wrong URL never passes for "not found". Objects are in the
+The server is `tests/https_stub.HttpsStub`: 127.0.0.1 only, TLS with a certificate from a throwaway `trustme` CA
+(the kubeconfig carries the CA, as AKS's does), canned responses per method and path, a log of every request, and
+400 with a Kubernetes `Status` for a route nobody registered, so a wrong URL never passes for "not found". Objects are in the
 API's JSON shape (`node(...)`, `pod(...)`, ...). Nothing here touches the internet.
 
 Use:
@@ -15,18 +15,14 @@ Use:
 
 from __future__ import annotations
 
-import json
-import ssl
-import tempfile
-import threading
-import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import trustme
 import yaml
+
+from tests.https_stub import HttpsStub, RecordedRequest, StubResponse
+
+__all__ = ["KubeStub", "RecordedRequest", "StubResponse"]
 
 FAKE_TOKEN = "stub-kube-token"
 CONTEXT = "stub-cluster"
@@ -34,44 +30,14 @@ READY_SINCE = "2026-11-30T08:00:00Z"
 """Nodes Ready since long before any test runs: a missing operator pod on them is a failure, not pending."""
 
 
-@dataclass(frozen=True)
-class StubResponse:
-    status: int
-    body: object = None
-    """JSON-serialisable value, or a `str` sent as text (pod logs)."""
-    headers: Mapping[str, str] = field(default_factory=dict)
+class KubeStub(HttpsStub):
+    """Routes are (method, exact path), query ignored; the last response repeats."""
 
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str
-    query: Mapping[str, list[str]]
-    headers: Mapping[str, str]
-    """Names in lower case."""
-    body: object
-
-
-class KubeStub:
-    """The stub server; a context manager. Routes are (method, exact path), query ignored; the last response repeats."""
-
-    def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
-        self._routes: dict[tuple[str, str], list[StubResponse]] = {}
-        self._lock = threading.Lock()
-        self._tmp = tempfile.TemporaryDirectory(prefix="kubestub-")
-        ca = trustme.CA()
-        self.ca_path = str(Path(self._tmp.name) / "ca.pem")
-        ca.cert_pem.write_to_path(self.ca_path)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ca.issue_cert("127.0.0.1").configure_cert(context)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    text_content_type = "text/plain"
 
     @property
     def server(self) -> str:
-        return f"https://127.0.0.1:{self._server.server_address[1]}"
+        return self.url
 
     def kubeconfig(self, directory: Path, token: str = FAKE_TOKEN, server: str | None = None) -> Path:
         """A kubeconfig whose current context reaches this stub with the stub's CA and a bearer token."""
@@ -87,65 +53,18 @@ class KubeStub:
         }))
         return path
 
+    def route_key(self, method: str, path: str) -> tuple[str, str]:
+        return method, path
+
     def route(self, method: str, path: str, *responses: StubResponse) -> None:
         """Serve `responses` in order on `method path`; once exhausted the last one repeats."""
-        with self._lock:
-            self._routes[(method, path)] = list(responses)
+        self._set_route((method, path), responses)
 
     def count(self, method: str, path: str) -> int:
         return sum(1 for r in self.requests if r.method == method and r.path == path)
 
-    def _respond(self, method: str, raw_path: str, headers: Mapping[str, str], body: object) -> StubResponse:
-        url = urllib.parse.urlsplit(raw_path)
-        with self._lock:
-            self.requests.append(RecordedRequest(
-                method, url.path, urllib.parse.parse_qs(url.query), {k.lower(): v for k, v in headers.items()}, body))
-            queue = self._routes.get((method, url.path))
-            if not queue:
-                return StubResponse(400, status(400, "BadRequest", f"the stub has no route for {method} {url.path}"))
-            return queue.pop(0) if len(queue) > 1 else queue[0]
-
-    def __enter__(self) -> KubeStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-        self._tmp.cleanup()
-
-
-def _handler_for(stub: KubeStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            body = json.loads(raw) if raw else None
-            response = stub._respond(method, self.path, self.headers, body)
-            text = isinstance(response.body, str)
-            payload = b"" if response.body is None else (response.body if text else json.dumps(response.body)).encode()
-            self.send_response(response.status)
-            self.send_header("Content-Type", "text/plain" if text else "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in response.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def do_DELETE(self) -> None:
-            self._serve("DELETE")
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # requests are recorded on the stub instead
-
-    return Handler
+    def no_route(self, method: str, path: str) -> StubResponse:
+        return StubResponse(400, status(400, "BadRequest", f"the stub has no route for {method} {path}"))
 
 
 # --- Kubernetes API shapes --------------------------------------------------------------------------------

@@ -99,7 +99,7 @@ def test_reads_every_pool_in_one_call(arm):
     )
     (request,) = arm.requests
     assert (request.method, request.path) == ("GET", POOLS)
-    assert request.headers["Authorization"] == f"Bearer {FAKE_TOKEN}"
+    assert request.headers["authorization"] == f"Bearer {FAKE_TOKEN}"
     assert request.query["api-version"]
 
 
@@ -333,4 +333,4 @@ def test_defaults_to_default_azure_credential_and_closes_it(arm, monkeypatch):
     read_live(SUB, RG, CLUSTER, **without_credential)
 
     assert [c.closed for c in created] == [True]
-    assert arm.requests[0].headers["Authorization"] == f"Bearer {FAKE_TOKEN}"
+    assert arm.requests[0].headers["authorization"] == f"Bearer {FAKE_TOKEN}"
