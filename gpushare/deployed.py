@@ -13,10 +13,10 @@ fail loudly here rather than compare unequal (a false violation) or equal (a mis
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from azure.core.credentials import TokenCredential
 from azure.core.exceptions import AzureError, ResourceNotFoundError
@@ -25,6 +25,8 @@ from azure.mgmt.containerservice import ContainerServiceClient
 
 from gpushare.azure_arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
 from gpushare.errors import AzureReadError, GpushareError
+
+T = TypeVar("T")
 
 READ_ROLE_HINT = (
     "listing node pools needs 'Microsoft.ContainerService/managedClusters/agentPools/read', which the built-in "
@@ -102,31 +104,53 @@ def read_live(
         f"could not read the node pools of AKS cluster {cluster} "
         f"(resource group {resource_group}, subscription {subscription_id})"
     )
+    documents = read_cluster_resource(
+        what, subscription_id,
+        lambda client: [pool.as_dict() for pool in client.agent_pools.list(resource_group, cluster)], READ_ROLE_HINT,
+        credential=credential, base_url=base_url, client_kwargs=client_kwargs,
+    )
+    if documents is None:
+        return None
+    try:
+        return _parse_pools(documents)
+    except _Malformed as err:
+        raise AzureReadError(f"{what}: Azure answered with an unexpected node pool list: {err}") from None
+
+
+def read_cluster_resource(
+    what: str,
+    subscription_id: str,
+    fetch: Callable[[ContainerServiceClient], T],
+    role_hint: str,
+    *,
+    credential: TokenCredential | None,
+    base_url: str | None,
+    client_kwargs: Mapping[str, object],
+) -> T | None:
+    """`fetch(client)` through one `ContainerServiceClient`, or None when the cluster (or its resource group) does
+    not exist yet: a first deployment, nothing to guard. Every failure is an `AzureReadError` saying `what` failed
+    and the fix (`role_hint` for a 403). `credential` defaults to `DefaultAzureCredential` (closed afterwards)."""
     owned = credential is None
     token_source = DefaultAzureCredential() if owned else credential
     settings = {**CLIENT_DEFAULTS, **client_kwargs}
     try:
         with ContainerServiceClient(token_source, subscription_id, base_url=base_url, **settings) as client:
-            documents = [pool.as_dict() for pool in client.agent_pools.list(resource_group, cluster)]
+            return fetch(client)
     except ResourceNotFoundError as err:
         if arm_code(err) != "SubscriptionNotFound":
-            return None  # no cluster or no resource group yet: a first deployment, nothing to guard
+            return None
         raise AzureReadError(
             f"{what}: Azure does not know the subscription ({describe(err)}); check the subscription id, "
             "and that the credentials belong to its tenant"
         ) from None
     except AzureError as err:
-        raise read_error(what, err, base_url or DEFAULT_ARM_URL, READ_ROLE_HINT) from None
+        raise read_error(what, err, base_url or DEFAULT_ARM_URL, role_hint) from None
     except (AttributeError, TypeError, ValueError) as err:
-        # Only SDK code runs inside this `try`: the body is not `{"value": [objects]}`.
+        # Only SDK code runs inside this `try`: the body is not in the shape the SDK's models expect.
         raise unexpected_body(what, err) from None
     finally:
         if owned:
             token_source.close()
-    try:
-        return _parse_pools(documents)
-    except _Malformed as err:
-        raise AzureReadError(f"{what}: Azure answered with an unexpected node pool list: {err}") from None
 
 
 def read_file(path: str | Path) -> list[DeployedPool]:

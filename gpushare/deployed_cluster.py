@@ -12,11 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from azure.core.credentials import TokenCredential
-from azure.core.exceptions import AzureError, ResourceNotFoundError
-from azure.identity import DefaultAzureCredential
-from azure.mgmt.containerservice import ContainerServiceClient
 
-from gpushare.azure_arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
+from gpushare.deployed import read_cluster_resource
 from gpushare.errors import AzureReadError
 
 READ_ROLE_HINT = (
@@ -63,26 +60,12 @@ def read_live_cluster(
     cluster and the fix.
     """
     what = f"could not read AKS cluster {cluster} (resource group {resource_group}, subscription {subscription_id})"
-    owned = credential is None
-    token_source = DefaultAzureCredential() if owned else credential
-    settings = {**CLIENT_DEFAULTS, **client_kwargs}
-    try:
-        with ContainerServiceClient(token_source, subscription_id, base_url=base_url, **settings) as client:
-            document = client.managed_clusters.get(resource_group, cluster).as_dict()
-    except ResourceNotFoundError as err:
-        if arm_code(err) != "SubscriptionNotFound":
-            return None  # a first deployment: nothing to guard
-        raise AzureReadError(
-            f"{what}: Azure does not know the subscription ({describe(err)}); check the subscription id, "
-            "and that the credentials belong to its tenant"
-        ) from None
-    except AzureError as err:
-        raise read_error(what, err, base_url or DEFAULT_ARM_URL, READ_ROLE_HINT) from None
-    except (AttributeError, TypeError, ValueError) as err:
-        raise unexpected_body(what, err) from None
-    finally:
-        if owned:
-            token_source.close()
+    document = read_cluster_resource(
+        what, subscription_id, lambda client: client.managed_clusters.get(resource_group, cluster).as_dict(),
+        READ_ROLE_HINT, credential=credential, base_url=base_url, client_kwargs=client_kwargs,
+    )
+    if document is None:
+        return None
     try:
         return _parse_cluster(cluster, document)
     except _Malformed as err:
