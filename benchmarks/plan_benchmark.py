@@ -1,4 +1,4 @@
-"""Time `python -m gpushare plan --json` on generated stacks of 1, 10 and 50 GPU pools.
+"""Time `python -m gpushare plan --json` on generated stacks of 1, 10 and 50 GPU pools (with 0, 2 and 10 tenants).
 
 Each plan runs as its own process, as a user runs it (imports, validation, the program under mocks, JSON out).
 Prints the median wall time of a few runs and the child's peak resident memory. Run with `make bench`.
@@ -24,17 +24,24 @@ POOL_SHAPES = [
     {"vmSize": "Standard_ND96asr_v4", "mig": "MIG1g"},
     {"vmSize": "Standard_NC40ads_H100_v5", "mig": "MIG3g", "sharing": {"strategy": "time-slicing", "replicas": 2}},
     {"vmSize": "Standard_NC4as_T4_v3", "sharing": {"strategy": "time-slicing", "replicas": 4},
-     "autoscale": {"min": 0, "max": 3}},
+     "autoscale": {"min": 1, "max": 3}},
     {"vmSize": "Standard_NC8as_T4_v3", "sharing": {"strategy": "mps", "replicas": 4}},
     {"vmSize": "Standard_ND96isr_H100_v5", "zones": ["1", "2"]},
 ]
 
 
+POOLS_PER_TENANT = 5
+
+
 def stack_with(pools: int) -> dict:
+    """`pools` GPU pools, and a tenant for each full block of POOLS_PER_TENANT pools (its dedicated pools)."""
+    names = [f"p{i}" for i in range(pools)]
     return {"config": {
         "azure-native:location": "westeurope",
         "gpushare:cluster": {"name": f"bench{pools}"},
-        "gpushare:pools": [{"name": f"p{i}", **POOL_SHAPES[i % len(POOL_SHAPES)]} for i in range(pools)],
+        "gpushare:pools": [{"name": name, **POOL_SHAPES[i % len(POOL_SHAPES)]} for i, name in enumerate(names)],
+        "gpushare:tenants": [{"name": f"team{t}", "pools": names[t * POOLS_PER_TENANT:(t + 1) * POOLS_PER_TENANT]}
+                             for t in range(pools // POOLS_PER_TENANT)],
     }}
 
 
