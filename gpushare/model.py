@@ -28,6 +28,9 @@ SHARING_LABEL = "gpushare.io/sharing"
 TENANT_LABEL = "gpushare.io/tenant"
 """On a tenant's namespace, and the key of the taint on a pool dedicated to one tenant."""
 NO_SHARING = "none"
+CUDA_CHECK_IMAGE = "nvcr.io/nvidia/cuda:12.1.0-base-ubi8"
+"""The CUDA base image NVIDIA's GPU Operator docs run `nvidia-smi` in (`openshift/mig-ocp.rst`); the driver's
+`nvidia-smi` is mounted into it by the container toolkit. Used by `verify --smoke` and the tenants' pod snippet."""
 MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
 """On MIG pools: the `operator.migStrategy` (`single`/`mixed`) they were deployed with, so the guard sees a strategy
 change (it renames the resource the pool advertises) in what Azure reports."""

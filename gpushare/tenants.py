@@ -35,6 +35,7 @@ from typing import Any
 
 from gpushare.capacity import pool_capacity
 from gpushare.model import (
+    CUDA_CHECK_IMAGE,
     GPU_TAINT,
     POOL_LABEL,
     TENANT_LABEL,
@@ -64,7 +65,6 @@ NODE_SHARE_FOR_PODS = Fraction(3, 4)
 """Share of a node's vCPUs and memory counted for GPU pods; the rest is left to the OS, kubelet and DaemonSets."""
 DEFAULT_CONTAINER_CAP = (1000, 4096)
 """Most CPU (millicores) and memory (MiB) the namespace default gives a container that states none."""
-SNIPPET_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 SNIPPET_CONTAINER = "cuda"
 GUARDED_WORKLOADS = (("apps", ("deployments", "statefulsets", "daemonsets", "replicasets")),
                      ("batch", ("jobs", "cronjobs")))
@@ -410,7 +410,7 @@ def pod_spec(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
         "restartPolicy": "Never",
         "containers": [{
             "name": SNIPPET_CONTAINER,
-            "image": SNIPPET_IMAGE,
+            "image": CUDA_CHECK_IMAGE,
             "command": ["nvidia-smi", "-L"],
             "resources": {"limits": {first.resource: 1, **share}, "requests": dict(share)},
         }],

@@ -35,6 +35,7 @@ from gpushare.capacity import WHOLE_GPU_RESOURCE, pool_capacity
 from gpushare.catalog import gpu_product_label
 from gpushare.device_plugin import DEFAULT_CONFIG_KEY
 from gpushare.model import (
+    CUDA_CHECK_IMAGE,
     DEVICE_PLUGIN_CONFIG_LABEL,
     POOL_LABEL,
     GpuPool,
@@ -715,9 +716,6 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
 
 # --- smoke pods -------------------------------------------------------------------------------------------
 
-SMOKE_IMAGE = "nvcr.io/nvidia/cuda:12.1.0-base-ubi8"
-"""The CUDA base image NVIDIA's GPU Operator docs run `nvidia-smi` in (`openshift/mig-ocp.rst`); the driver's
-`nvidia-smi` is mounted into it by the container toolkit."""
 SMOKE_NAMESPACE_PREFIX = "gpushare-smoke-"
 
 
@@ -738,7 +736,7 @@ def smoke_pod(expect: PoolExpectation, namespace: str) -> dict:
             "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "seccompProfile": {"type": "RuntimeDefault"}},
             "containers": [{
                 "name": "nvidia-smi",
-                "image": SMOKE_IMAGE,
+                "image": CUDA_CHECK_IMAGE,
                 "command": ["nvidia-smi", "-L"],
                 "resources": {"limits": {expect.resource: "1"}},
                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
