@@ -32,6 +32,26 @@ class StaticTokenCredential:
         return AccessToken(FAKE_TOKEN, int(time.time()) + 3600)
 
 
+class StubDefaultCredential(StaticTokenCredential):
+    """Stands in for DefaultAzureCredential: same constructor keywords, a fixed token."""
+
+    def __init__(self, **kwargs: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def reach_from_environment(monkeypatch, stub: ArmStub) -> None:
+    """Point gpushare's own Azure reads at `stub` as a user's environment would: GPUSHARE_ARM_ENDPOINT, its CA
+    through REQUESTS_CA_BUNDLE, no proxy, and a DefaultAzureCredential that needs no network."""
+    monkeypatch.setenv("GPUSHARE_ARM_ENDPOINT", stub.base_url)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", stub.ca_path)
+    for proxy in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(proxy, raising=False)
+    monkeypatch.setattr("gpushare.azure_arm.DefaultAzureCredential", StubDefaultCredential)
+
+
 class ArmStub(HttpsStub):
     """Routes are exact paths (query ignored); the last response repeats."""
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpushare.__main__ import main
-from tests.azure_stub import ArmStub, StaticTokenCredential, StubResponse, arm_agent_pool, arm_error
+from tests.azure_stub import ArmStub, StubResponse, arm_agent_pool, arm_error, reach_from_environment
 from tests.domain.preflight_region import REGION, T4, T4_FAMILY, serve_region, usages
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
@@ -23,25 +23,11 @@ def stack_yaml(pools: int, extra: str = "") -> str:
             f"    kubernetesVersion: \"1.33\"\n  gpushare:pools:\n{pool_lines}")
 
 
-class StubCredential(StaticTokenCredential):
-    """Stands in for DefaultAzureCredential: same constructor keywords, a fixed token."""
-
-    def __init__(self, **kwargs):
-        pass
-
-    def close(self):
-        pass
-
-
 @pytest.fixture
 def arm(monkeypatch):
     with ArmStub() as stub:
-        monkeypatch.setenv("GPUSHARE_ARM_ENDPOINT", stub.base_url)
-        monkeypatch.setenv("REQUESTS_CA_BUNDLE", stub.ca_path)
+        reach_from_environment(monkeypatch, stub)
         monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", SUB)
-        for proxy in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-            monkeypatch.delenv(proxy, raising=False)
-        monkeypatch.setattr("gpushare.azure_arm.DefaultAzureCredential", StubCredential)
         yield stub
 
 

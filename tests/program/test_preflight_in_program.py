@@ -12,12 +12,12 @@ from gpushare.stack_files import resolve_stack_file
 from render.mock_engine import MOCK_SUBSCRIPTION, run_program
 from tests.azure_stub import (
     ArmStub,
-    StaticTokenCredential,
     StubResponse,
     arm_agent_pool,
     arm_error,
     arm_managed_cluster,
     managed_cluster_id,
+    reach_from_environment,
 )
 from tests.domain.preflight_region import A100, A100_FAMILY, NO_CLUSTER, serve_region, usages, vm_sizes
 
@@ -28,23 +28,11 @@ CLUSTER_PATH = managed_cluster_id(MOCK_SUBSCRIPTION, RG, CLUSTER)
 A100_SHORT = usages(**{A100_FAMILY: (350, 400)})  # 50 free, 96 needed
 
 
-class StubCredential(StaticTokenCredential):
-    def __init__(self, **kwargs):
-        pass
-
-    def close(self):
-        pass
-
-
 @pytest.fixture
 def arm(monkeypatch):
     """The stub as the program reaches it: GPUSHARE_ARM_ENDPOINT, its CA through REQUESTS_CA_BUNDLE, no proxy."""
     with ArmStub() as stub:
-        monkeypatch.setenv("GPUSHARE_ARM_ENDPOINT", stub.base_url)
-        monkeypatch.setenv("REQUESTS_CA_BUNDLE", stub.ca_path)
-        for proxy in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-            monkeypatch.delenv(proxy, raising=False)
-        monkeypatch.setattr("gpushare.azure_arm.DefaultAzureCredential", StubCredential)
+        reach_from_environment(monkeypatch, stub)
         # The cluster guard's read: no cluster yet, unless a test routes one.
         stub.route(CLUSTER_PATH, NO_CLUSTER)
         yield stub
