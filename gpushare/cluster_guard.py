@@ -26,8 +26,8 @@ from gpushare import cluster_baseline as baseline
 from gpushare.azure_arm import AzureReads
 from gpushare.deployed_cluster import DeployedCluster, read_live_cluster
 from gpushare.errors import AzureReadError
-from gpushare.guard import DEPLOYED_FILE_ENV, GuardReport, Violation, check_for_program
-from gpushare.model import GuardMode, StackConfig
+from gpushare.guard import DEPLOYED_FILE_ENV, GuardReport, Violation, carry_on_without, check_for_program
+from gpushare.model import StackConfig
 
 CLUSTER = "(cluster)"
 """`Violation.pool` of a cluster-level violation."""
@@ -146,15 +146,9 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
     try:
         deployed = read_live_cluster(subscription_id, cluster.resource_group, cluster.name, **read_kwargs)
     except AzureReadError as err:
-        if stack.guard is GuardMode.STRICT:
-            raise AzureReadError(
-                f"{err}. (gpushare:guard is strict; `gpushare:guard: warn` deploys on the cluster's protection "
-                "alone.)"
-            ) from None
-        return dataclasses.replace(report, warnings=(
-            *report.warnings,
-            f"{err}. Continuing because gpushare:guard is warn, relying on the cluster's protection",
-        ))
+        warning = carry_on_without(stack, err, "deploys on the cluster's protection alone",
+                                   "Continuing because gpushare:guard is warn, relying on the cluster's protection")
+        return dataclasses.replace(report, warnings=(*report.warnings, warning))
     note = _node_os_note(stack, deployed)
     return dataclasses.replace(report, violations=(*cluster_violations(stack, deployed), *report.violations),
                                notes=(*report.notes, *([note] if note else [])))

@@ -202,6 +202,15 @@ def offline_warnings(stack: StackConfig) -> list[str]:
     ]
 
 
+def carry_on_without(stack: StackConfig, err: AzureReadError, warn_does: str, warning: str) -> str:
+    """`gpushare:guard`'s rule for Azure that cannot be read, the same for the pool guard, the cluster guard and
+    preflight: `strict` raises `err`, saying what `warn` would do instead (`warn_does`); `warn` returns the warning
+    to carry on with, `err` followed by `warning`."""
+    if stack.guard is GuardMode.STRICT:
+        raise AzureReadError(f"{err}. (gpushare:guard is strict; `gpushare:guard: warn` {warn_does}.)") from None
+    return f"{err}. {warning}"
+
+
 def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) -> GuardReport:
     """Read the stack's cluster from Azure (one list call) and evaluate; for the Pulumi program, before GPU pools.
 
@@ -215,18 +224,12 @@ def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) 
     try:
         deployed = read_live(subscription_id, cluster.resource_group, cluster.name, **read_kwargs)
     except AzureReadError as err:
-        if stack.guard is GuardMode.STRICT:
-            raise AzureReadError(
-                f"{err}. (gpushare:guard is strict; `gpushare:guard: warn` deploys on pool protection alone.)"
-            ) from None
-        return GuardReport(
-            source,
-            compared=False,
-            warnings=(
-                f"{err}. Continuing because gpushare:guard is warn, relying on pool protection: a change AKS "
-                "cannot make in place will fail with Pulumi's 'marked for protection' error instead",
-            ),
+        warning = carry_on_without(
+            stack, err, "deploys on pool protection alone",
+            "Continuing because gpushare:guard is warn, relying on pool protection: a change AKS cannot make in "
+            "place will fail with Pulumi's 'marked for protection' error instead",
         )
+        return GuardReport(source, compared=False, warnings=(warning,))
     return evaluate(stack, deployed, source)
 
 

@@ -27,8 +27,8 @@ from gpushare.azure_arm import AzureReads
 from gpushare.catalog import current_gpu_sizes, find_vm_size
 from gpushare.deployed import DeployedPool
 from gpushare.errors import AzureReadError, GpushareError
-from gpushare.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport
-from gpushare.model import SYSTEM_POOL_NAME, GuardMode, PreflightMode, StackConfig
+from gpushare.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
+from gpushare.model import SYSTEM_POOL_NAME, PreflightMode, StackConfig
 from gpushare.region_offers import REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
 from gpushare.upgrades import nodes_at_once
 
@@ -356,15 +356,10 @@ def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[Deploye
     try:
         offers = read_region(subscription_id, stack.location, **reads.read_kwargs())
     except AzureReadError as err:
-        if stack.guard is GuardMode.STRICT:
-            raise AzureReadError(
-                f"{err}. (gpushare:guard is strict; `gpushare:guard: warn` deploys without these checks.)"
-            ) from None
-        return PreflightReport(
-            stack.stack, stack.source, stack.location, subscription_id, None,
-            warnings=(f"{err}. Continuing without preflight because gpushare:guard is warn: a size, zone, quota or "
-                      "version problem will fail at `pulumi up` instead",),
-        )
+        warning = carry_on_without(stack, err, "deploys without these checks",
+                                   "Continuing without preflight because gpushare:guard is warn: a size, zone, quota "
+                                   "or version problem will fail at `pulumi up` instead")
+        return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, None, warnings=(warning,))
     return evaluate(stack, offers, deployed, subscription_id)
 
 
