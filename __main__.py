@@ -12,25 +12,25 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 from pulumi_azure_native import authorization
 
-from components.aks_cluster import AksCluster, AksClusterArgs
-from components.cluster_access import ClusterAccess, ClusterAccessArgs
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from components.gpu_operator import GpuOperator, GpuOperatorArgs
-from components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
-from components.tenant import GpuTenant, GpuTenantArgs
-from gpushare import preflight as preflight_checks
-from gpushare.autoscaling import overscale_warning
-from gpushare.azure_arm import AzureReads, SharedCredential, arm_target
-from gpushare.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
-from gpushare.config import decode_engine_config, parse_config
+from gpushare.azure import preflight as preflight_checks
+from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
+from gpushare.azure.cluster_guard import check_stack_for_program
+from gpushare.azure.guard import GuardReport, raise_for_violations
+from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
+from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
+from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
+from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
-from gpushare.cluster_guard import check_stack_for_program
-from gpushare.guard import GuardReport, raise_for_violations
-from gpushare.kubernetes_version import kubernetes_version_warnings
-from gpushare.model import PreflightMode, StackConfig, pool_node_taints
-from gpushare.node_labels import pool_node_labels
-from gpushare.stack_files import STACK_FILE_ENV
-from gpushare.tenants import tenant_warnings
+from gpushare.kubernetes.tenants import tenant_warnings
+from gpushare.sharing.autoscaling import overscale_warning
+from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
+from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.stackfile.config import decode_engine_config, parse_config
+from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
+from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints
+from gpushare.stackfile.project import STACK_FILE_ENV
 
 
 def load_stack() -> StackConfig:

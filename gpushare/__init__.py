@@ -1,5 +1,8 @@
 """gpushare: GPU sharing (MIG, time-slicing, MPS) on AKS, provisioned with Pulumi.
 
-This package is the domain layer: plain Python, no Pulumi imports. The Pulumi program (`__main__.py` at the
-project root) and the ComponentResources in `components/` wire it to real resources.
+Grouped by the stage each module serves: `stackfile` (the stack file, its validation, the catalog), `sharing`
+(what each pool advertises, device-plugin configs, operator values), `azure` (reads, preflight, the guard),
+`kubernetes` (tenants, kubeconfig, verify), `review` (plan, PR and compare reports) and `cli`. These import no
+Pulumi. `components` (the Pulumi ComponentResources) and `render` (the program under the mock engine) are the
+Pulumi side.
 """

@@ -18,5 +18,5 @@ class NoDefaultCredential:
 
 @pytest.fixture(autouse=True)
 def no_default_azure_credential(monkeypatch):
-    monkeypatch.setattr("gpushare.azure_arm.DefaultAzureCredential", NoDefaultCredential)
-    monkeypatch.setattr("gpushare.deployed.DefaultAzureCredential", NoDefaultCredential)
+    monkeypatch.setattr("gpushare.azure.arm.DefaultAzureCredential", NoDefaultCredential)
+    monkeypatch.setattr("gpushare.azure.deployed.DefaultAzureCredential", NoDefaultCredential)

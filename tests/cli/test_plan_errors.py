@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import render.mock_engine
-from gpushare.__main__ import main
-from gpushare.stack_files import available_stacks, resolve_stack_file
-from tests.domain.builders import MINIMAL_STACK_YAML, T4
+import gpushare.render.mock_engine
+from gpushare.cli import main
+from gpushare.stackfile.project import available_stacks, resolve_stack_file
+from tests.builders import MINIMAL_STACK_YAML, T4
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,7 +108,7 @@ def program_must_not_run(monkeypatch):
         calls.append(args)
         pytest.fail("the Pulumi program ran for a stack file that does not validate")
 
-    monkeypatch.setattr(render.mock_engine, "run_program", run_program)
+    monkeypatch.setattr(gpushare.render.mock_engine, "run_program", run_program)
     return calls
 
 
@@ -203,7 +203,7 @@ def test_program_runs_for_a_valid_stack(tmp_path, monkeypatch):
         seen.append((stack, config))
         raise ProgramRan
 
-    monkeypatch.setattr(render.mock_engine, "run_program", run_program)
+    monkeypatch.setattr(gpushare.render.mock_engine, "run_program", run_program)
     path = write_stack(tmp_path, MINIMAL_STACK_YAML, "Pulumi.good.yaml")
     with pytest.raises(ProgramRan):
         main(["plan", str(path)])

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpushare.__main__ import main
+from gpushare.cli import main
+from tests.builders import MINIMAL_STACK_YAML
 from tests.cli.test_plan_errors import assert_config_error, program_must_not_run, write_stack  # noqa: F401
-from tests.domain.builders import MINIMAL_STACK_YAML
 
 BAD_TENANTS = MINIMAL_STACK_YAML + """\
   gpushare:tenants:

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from gpushare.__main__ import main
+from gpushare.cli import main
+from tests.azure.preflight_region import REGION, T4, T4_FAMILY, serve_region, usages
 from tests.azure_stub import ArmStub, StubResponse, arm_agent_pool, arm_error, reach_from_environment
-from tests.domain.preflight_region import REGION, T4, T4_FAMILY, serve_region, usages
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 FILE_SUB = "0b9e1c2d-3a4f-4e5d-8c7b-6a5f4e3d2c1b"

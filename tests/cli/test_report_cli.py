@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpushare.__main__ import main
-from tests.domain import preview_builders as b
+from gpushare.cli import main
+from tests.review import preview_builders as b
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

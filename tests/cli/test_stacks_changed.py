@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpushare.__main__ import main
-from gpushare.changed_stacks import affected_stacks
+from gpushare.cli import main
+from gpushare.review.changed_stacks import affected_stacks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

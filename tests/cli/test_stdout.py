@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpushare.__main__ import CLOSED_PIPE_EXIT
+from gpushare.cli import CLOSED_PIPE_EXIT
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

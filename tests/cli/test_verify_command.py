@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from gpushare import cluster_read
-from gpushare.__main__ import main
-from gpushare.config import parse_stack_file, read_stack_file
-from gpushare.operator_values import operator_plan
+from gpushare.cli import main
+from gpushare.kubernetes import cluster_read
+from gpushare.sharing.operator_values import operator_plan
+from gpushare.stackfile.config import parse_stack_file, read_stack_file
 from tests.kube_stub import (
     FAKE_TOKEN,
     KubeStub,
@@ -526,7 +526,7 @@ def as_served(manifest: dict) -> dict:
 
 @pytest.fixture
 def tenant_cluster(kube, tmp_path):
-    from gpushare.tenants import tenant_manifests
+    from gpushare.kubernetes.tenants import tenant_manifests
     path = tmp_path / "Pulumi.prod.yaml"
     path.write_text(TENANT_STACK)
     stack = parse_stack_file(read_stack_file(path))

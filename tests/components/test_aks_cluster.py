@@ -6,9 +6,10 @@ import uuid
 
 import pytest
 
-from components.aks_cluster import AksCluster, AksClusterArgs
-from gpushare.cluster_baseline import cluster_scope, resource_group_scope, role_assignment_name
-from gpushare.model import (
+from gpushare.azure.cluster_baseline import cluster_scope, resource_group_scope, role_assignment_name
+from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
+from gpushare.render.mock_engine import MOCK_DEPLOYER_OBJECT_ID, MOCK_SUBSCRIPTION, GpushareMocks, mock_jwt, run_pulumi
+from gpushare.stackfile.model import (
     Access,
     ApiServer,
     Cluster,
@@ -20,7 +21,6 @@ from gpushare.model import (
     UpgradeChannel,
     WeekDay,
 )
-from render.mock_engine import MOCK_DEPLOYER_OBJECT_ID, MOCK_SUBSCRIPTION, GpushareMocks, mock_jwt, run_pulumi
 
 CLUSTER = Cluster(name="contoso-prod", resource_group="contoso-rg", kubernetes_version="1.33",
                   system_pool=SystemPool(vm_size="Standard_D8ds_v5", count=3))

@@ -4,8 +4,8 @@ kubeconfig; no static credential anywhere."""
 import pulumi
 import yaml
 
-from components.cluster_access import ClusterAccess, ClusterAccessArgs
-from render.mock_engine import MOCK_KUBECONFIG, MOCK_USER_TOKEN, run_pulumi
+from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
+from gpushare.render.mock_engine import MOCK_KUBECONFIG, MOCK_USER_TOKEN, run_pulumi
 
 PROVIDER = "pulumi:providers:kubernetes"
 CLUSTER_ID = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c1"

@@ -3,12 +3,12 @@
 import pulumi
 import pytest
 
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from gpushare.catalog import MigProfile, find_vm_size
-from gpushare.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy
-from gpushare.node_labels import pool_node_labels
-from render.mock_engine import run_pulumi
-from tests.domain.builders import stack
+from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from gpushare.render.mock_engine import run_pulumi
+from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.stackfile.catalog import MigProfile, find_vm_size
+from gpushare.stackfile.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy
+from tests.builders import stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 

@@ -11,15 +11,15 @@ import pulumi
 import pytest
 import yaml
 
-from components.aks_cluster import AksCluster, AksClusterArgs
-from components.cluster_access import ClusterAccess, ClusterAccessArgs
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from components.gpu_operator import GpuOperator, GpuOperatorArgs
-from gpushare.catalog import MigProfile
-from gpushare.model import GPU_TAINT, Autoscale, DriverOwner, StackConfig
-from gpushare.node_labels import pool_node_labels
-from render.mock_engine import Recording, run_pulumi
-from tests.domain.builders import CASES, mps, pool, stack, time_slicing, with_pool
+from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
+from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
+from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.render.mock_engine import Recording, run_pulumi
+from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.stackfile.catalog import MigProfile
+from gpushare.stackfile.model import GPU_TAINT, Autoscale, DriverOwner, StackConfig
+from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
 
 PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"

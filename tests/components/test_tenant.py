@@ -7,11 +7,11 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
-from components.tenant import GpuTenant, GpuTenantArgs
-from gpushare.config import parse_config
-from gpushare.tenants import shared_pool_policy, tenant_objects
-from render.mock_engine import Recording, run_pulumi
+from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
+from gpushare.components.tenant import GpuTenant, GpuTenantArgs
+from gpushare.kubernetes.tenants import shared_pool_policy, tenant_objects
+from gpushare.render.mock_engine import Recording, run_pulumi
+from gpushare.stackfile.config import parse_config
 
 STACK = parse_config(yaml.safe_load("""
 azure-native:location: westeurope

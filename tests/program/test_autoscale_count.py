@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from gpushare.config import encode_engine_config, read_stack_file
-from gpushare.stack_files import resolve_stack_file
-from render.mock_engine import run_program
+from gpushare.render.mock_engine import run_program
+from gpushare.stackfile.config import encode_engine_config, read_stack_file
+from gpushare.stackfile.project import resolve_stack_file
 from tests.program.test_guard_in_program import nodepool_list
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from gpushare.__main__ import main
-from gpushare.gpu_changes import pool_change
-from gpushare.plan_compare import EMPTY, parse_plan, pool_transitions, render_compare
-from gpushare.stack_files import STACKS_DIR
+from gpushare.cli import main
+from gpushare.review.gpu_changes import pool_change
+from gpushare.review.plan_compare import EMPTY, parse_plan, pool_transitions, render_compare
+from gpushare.stackfile.project import STACKS_DIR
 
 EXAMPLES = ("dev", "prod", "contoso-prod")
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gpushare.__main__ import main
-from gpushare.config import encode_engine_config
-from gpushare.stack_files import available_stacks
-from render.mock_engine import run_program
+from gpushare.cli import main
+from gpushare.render.mock_engine import run_program
+from gpushare.stackfile.config import encode_engine_config
+from gpushare.stackfile.project import available_stacks
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 
@@ -100,7 +100,7 @@ def test_program_refuses_invalid_config_before_registering_anything(monkeypatch)
     """Under `pulumi preview` the program itself validates: one RunError, no resource constructed."""
     import pulumi
 
-    from components.aks_cluster import AksCluster
+    from gpushare.components.aks_cluster import AksCluster
 
     def constructed(*_args, **_kwargs):
         raise AssertionError("a resource was constructed before the config validated")
@@ -150,8 +150,8 @@ def test_resources_are_listed_after_what_they_wait_for(capsys):
 
 def test_program_reads_config_the_way_the_pulumi_cli_passes_it(monkeypatch):
     """The real language host hands config over in PULUMI_CONFIG, not through the SDK's in-process setter."""
-    from gpushare.config import read_stack_file
-    from gpushare.stack_files import resolve_stack_file
+    from gpushare.stackfile.config import read_stack_file
+    from gpushare.stackfile.project import resolve_stack_file
 
     raw = read_stack_file(resolve_stack_file("contoso-prod")).config
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps(encode_engine_config(raw)))
@@ -179,7 +179,7 @@ def test_examples_pin_no_kubernetes_version(stack, capsys):
 
 
 def test_plan_warns_about_a_kubernetes_minor_aks_no_longer_creates(tmp_path, capsys):
-    from tests.domain.builders import MINIMAL_STACK_YAML
+    from tests.builders import MINIMAL_STACK_YAML
 
     stack_file = tmp_path / "Pulumi.old.yaml"
     stack_file.write_text(MINIMAL_STACK_YAML.replace("name: gpushare-test", 'name: gpushare-test\n'
@@ -202,7 +202,7 @@ def test_plan_json_says_what_an_upgrade_costs_per_pool(capsys):
 
 
 def test_a_pools_upgrade_settings_reach_its_agent_pool(tmp_path, capsys):
-    from tests.domain.builders import MINIMAL_STACK_YAML
+    from tests.builders import MINIMAL_STACK_YAML
 
     stack_file = tmp_path / "Pulumi.surge.yaml"
     stack_file.write_text(MINIMAL_STACK_YAML + "      upgrade: {maxSurge: 1, maxUnavailable: 0}\n")

@@ -3,14 +3,14 @@
 import json
 
 import pulumi
-import yaml
 import pytest
+import yaml
 
-from gpushare.__main__ import main
-from gpushare.config import encode_engine_config, load_stack_file, read_stack_file
-from gpushare.node_labels import pool_node_labels
-from gpushare.stack_files import resolve_stack_file
-from render.mock_engine import MOCK_SUBSCRIPTION, run_program
+from gpushare.cli import main
+from gpushare.render.mock_engine import MOCK_SUBSCRIPTION, run_program
+from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.stackfile.config import encode_engine_config, load_stack_file, read_stack_file
+from gpushare.stackfile.project import resolve_stack_file
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 STACK = "contoso-prod"  # one pool: a100mig, Standard_ND96asr_v4, MIG1g
@@ -112,8 +112,8 @@ def test_removing_a_labelled_pool_is_stopped(deployed):
 def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
     """Under `pulumi preview` (neither offline nor a file) the program asks Azure, for the provider's subscription:
     one node-pool list and one cluster read."""
-    import gpushare.cluster_guard
-    import gpushare.guard
+    import gpushare.azure.cluster_guard
+    import gpushare.azure.guard
 
     calls = []
 
@@ -123,8 +123,8 @@ def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
             return None  # first deployment: nothing to guard
         return read
 
-    monkeypatch.setattr(gpushare.guard, "read_live", fake_read("pools"))
-    monkeypatch.setattr(gpushare.cluster_guard, "read_live_cluster", fake_read("cluster"))
+    monkeypatch.setattr(gpushare.azure.guard, "read_live", fake_read("pools"))
+    monkeypatch.setattr(gpushare.azure.cluster_guard, "read_live_cluster", fake_read("cluster"))
     recording = program(live_guard=True, preflight="off")  # the guard alone; preflight: test_preflight_in_program
     assert recording.error is None
     assert calls == [("pools", MOCK_SUBSCRIPTION, "contoso-prod-rg", "contoso-prod"),
@@ -133,13 +133,13 @@ def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
 
 
 def test_live_mode_strict_fails_when_azure_cannot_be_read(monkeypatch):
-    import gpushare.guard
+    import gpushare.azure.guard
     from gpushare.errors import AzureReadError
 
     def unreadable(*args, **kwargs):
         raise AzureReadError("could not read the node pools of AKS cluster contoso-prod: 403")
 
-    monkeypatch.setattr(gpushare.guard, "read_live", unreadable)
+    monkeypatch.setattr(gpushare.azure.guard, "read_live", unreadable)
     recording = program(live_guard=True, preflight="off")
     assert isinstance(recording.error, pulumi.RunError)
     assert "gpushare:guard: warn" in str(recording.error)

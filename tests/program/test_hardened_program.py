@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 
-from gpushare.config import encode_engine_config, read_stack_file
-from gpushare.stack_files import resolve_stack_file
-from render.mock_engine import MOCK_KUBECONFIG, MOCK_SUBSCRIPTION, MOCK_USER_TOKEN, run_program
+from gpushare.render.mock_engine import MOCK_KUBECONFIG, MOCK_SUBSCRIPTION, MOCK_USER_TOKEN, run_program
+from gpushare.stackfile.config import encode_engine_config, read_stack_file
+from gpushare.stackfile.project import resolve_stack_file
 
 STACK = "contoso-prod"
 PROVIDER = "pulumi:providers:kubernetes"
@@ -84,14 +84,14 @@ def test_grant_deployer_false_leaves_access_to_assignments_made_out_of_band():
 
 
 def test_live_guard_stops_a_cluster_create_only_change_before_anything_registers(monkeypatch):
-    import gpushare.cluster_guard
-    import gpushare.guard
-    from gpushare.deployed_cluster import DeployedCluster
+    import gpushare.azure.cluster_guard
+    import gpushare.azure.guard
+    from gpushare.azure.deployed_cluster import DeployedCluster
 
     kubenet = DeployedCluster(name=STACK, dns_prefix=STACK, enable_rbac=True, network_plugin="kubenet",
                               pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16", dns_service_ip="10.0.0.10")
-    monkeypatch.setattr(gpushare.guard, "read_live", lambda *args, **kwargs: None)
-    monkeypatch.setattr(gpushare.cluster_guard, "read_live_cluster", lambda *args, **kwargs: kubenet)
+    monkeypatch.setattr(gpushare.azure.guard, "read_live", lambda *args, **kwargs: None)
+    monkeypatch.setattr(gpushare.azure.cluster_guard, "read_live_cluster", lambda *args, **kwargs: kubenet)
     raw = read_stack_file(resolve_stack_file(STACK)).config
     recording = run_program(STACK, encode_engine_config(raw), live_guard=True, check=False)
     assert "networkProfile.networkPlugin kubenet -> azure" in str(recording.error)
@@ -100,7 +100,7 @@ def test_live_guard_stops_a_cluster_create_only_change_before_anything_registers
 
 
 def test_plan_shows_the_cluster_settings(tmp_path, capsys):
-    from gpushare.__main__ import main
+    from gpushare.cli import main
 
     raw = read_stack_file(resolve_stack_file(STACK)).config
     raw["gpushare:cluster"].update(tier="Free", access={"adminGroups": [GROUP], "grantDeployer": False},

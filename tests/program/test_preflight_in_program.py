@@ -7,9 +7,10 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from gpushare.config import encode_engine_config, read_stack_file
-from gpushare.stack_files import resolve_stack_file
-from render.mock_engine import MOCK_SUBSCRIPTION, run_program
+from gpushare.render.mock_engine import MOCK_SUBSCRIPTION, run_program
+from gpushare.stackfile.config import encode_engine_config, read_stack_file
+from gpushare.stackfile.project import resolve_stack_file
+from tests.azure.preflight_region import A100, A100_FAMILY, NO_CLUSTER, serve_region, usages, vm_sizes
 from tests.azure_stub import (
     ArmStub,
     StubResponse,
@@ -19,7 +20,6 @@ from tests.azure_stub import (
     managed_cluster_id,
     reach_from_environment,
 )
-from tests.domain.preflight_region import A100, A100_FAMILY, NO_CLUSTER, serve_region, usages, vm_sizes
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 STACK = "contoso-prod"  # one pool: a100mig, 1 x Standard_ND96asr_v4 (96 vCPUs), westeurope

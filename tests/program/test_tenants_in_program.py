@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from gpushare.__main__ import main
-from gpushare.config import load_stack_file
-from gpushare.stack_files import resolve_stack_file
-from gpushare.tenants import tenant_manifests
-from tests.domain.admission import Cluster
+from gpushare.cli import main
+from gpushare.kubernetes.tenants import tenant_manifests
+from gpushare.stackfile.config import load_stack_file
+from gpushare.stackfile.project import resolve_stack_file
+from tests.kubernetes.admission import Cluster
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -93,8 +93,8 @@ def test_a_stack_without_tenants_plans_as_before(capsys):
 
 
 def test_the_program_warns_of_a_quota_its_pools_can_never_reach():
-    from gpushare.config import encode_engine_config, read_stack_file
-    from render.mock_engine import run_program
+    from gpushare.render.mock_engine import run_program
+    from gpushare.stackfile.config import encode_engine_config, read_stack_file
 
     raw = read_stack_file(resolve_stack_file("prod")).config
     raw["gpushare:tenants"][0]["quota"] = {"nvidia.com/mig-3g.47gb.shared": 9}
@@ -109,8 +109,8 @@ def test_every_kubernetes_object_the_program_registers_is_valid_for_the_clusters
     schema of the stack's Kubernetes version, or the newest the validator knows for AKS's default."""
     import kubernetes_validate
 
-    from gpushare.config import encode_engine_config, read_stack_file
-    from render.mock_engine import run_program
+    from gpushare.render.mock_engine import run_program
+    from gpushare.stackfile.config import encode_engine_config, read_stack_file
 
     config = load_stack_file(resolve_stack_file(stack))
     version = config.cluster.kubernetes_version

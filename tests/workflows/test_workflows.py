@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpushare.__main__ import build_parser
+from gpushare.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

@@ -1,0 +1,167 @@
+"""The guard for the managed cluster itself: settings AKS fixes when it creates a cluster.
+
+The cluster is protected (`protect=True`): a change Pulumi would apply by replacing it stops with a terse engine
+error, and one Pulumi sends as an update AKS rejects. Either way nothing can be applied; this guard compares the
+stack with the deployed cluster first and explains, naming the field, as the pool guard (`gpushare.azure.guard`) does.
+
+Create-only settings (`CLUSTER_CREATE_ONLY`), by ARM property path:
+- `dnsPrefix`: the API server's FQDN is built from it at creation;
+- `enableRBAC`: AKS docs: Kubernetes RBAC cannot be turned on or off on an existing cluster;
+- `networkProfile.networkPlugin`, `.networkPluginMode`, `.networkDataplane`, `.networkPolicy`: the CNI. AKS has
+  one-way, out-of-band migrations (kubenet or Azure CNI to Azure CNI Overlay, the Azure dataplane to Cilium,
+  `az aks update`), each reimaging every node, which for GPU pools is an outage of its own: never as a side effect;
+- `networkProfile.podCidr`, `.serviceCidr`, `.dnsServiceIP`: address ranges fixed at creation.
+Everything else gpushare sets on the cluster (Entra ID, local accounts, tier, upgrade channels, authorized IP ranges,
+Image Cleaner) AKS changes in place. A node OS channel change is reported as a note: AKS docs
+(auto-upgrade-node-image.md): "Once you change from one channel to another channel, a reimage is triggered leading
+to rolling nodes", GPU nodes included.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+
+from gpushare.azure import cluster_baseline as baseline
+from gpushare.azure.arm import AzureReads
+from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster
+from gpushare.azure.guard import DEPLOYED_FILE_ENV, GuardReport, Violation, carry_on_without, check_for_program
+from gpushare.errors import AzureReadError
+from gpushare.stackfile.model import StackConfig
+
+CLUSTER = "(cluster)"
+"""`Violation.pool` of a cluster-level violation."""
+
+_MIGRATE_TO_OVERLAY = ("AKS migrates a cluster to Azure CNI Overlay in place, reimaging every node: "
+                       "az aks update -g {rg} -n {name} --network-plugin azure --network-plugin-mode overlay")
+_MIGRATE_TO_CILIUM = ("AKS moves an overlay cluster to the Cilium dataplane in place, reimaging every node: "
+                      "az aks update -g {rg} -n {name} --network-dataplane cilium --network-policy cilium")
+
+CLUSTER_CREATE_ONLY: dict[str, tuple[str, str | None]] = {
+    "dnsPrefix": ("AKS builds the API server's address from the DNS prefix when it creates the cluster", None),
+    "enableRBAC": ("AKS cannot turn Kubernetes RBAC on or off on an existing cluster", None),
+    "networkProfile.networkPlugin": ("AKS fixes the network plugin when it creates the cluster", _MIGRATE_TO_OVERLAY),
+    "networkProfile.networkPluginMode": ("AKS fixes the network plugin mode when it creates the cluster",
+                                         _MIGRATE_TO_OVERLAY),
+    "networkProfile.networkDataplane": ("AKS fixes the network dataplane when it creates the cluster",
+                                        _MIGRATE_TO_CILIUM),
+    "networkProfile.networkPolicy": ("AKS ties the network policy engine to the dataplane chosen at creation",
+                                     _MIGRATE_TO_CILIUM),
+    "networkProfile.podCidr": ("AKS fixes the pod address range when it creates the cluster", None),
+    "networkProfile.serviceCidr": ("AKS fixes the service address range when it creates the cluster", None),
+    "networkProfile.dnsServiceIP": ("AKS fixes the cluster DNS service address when it creates the cluster", None),
+}
+"""Each create-only cluster setting: why AKS cannot apply a change in place, and the out-of-band migration if any."""
+
+NONE_SHOWN = "(none)"
+
+
+def _text(value: str | None, default: str | None = None) -> tuple[str, str]:
+    """(comparison key, shown value); None takes the value AKS uses when it reports none."""
+    value = value if value is not None else default
+    return (value.lower(), value) if value is not None else ("", NONE_SHOWN)
+
+
+def wanted_settings(stack: StackConfig) -> dict[str, tuple[object, str]]:
+    return {
+        "dnsPrefix": _text(stack.cluster.dns_prefix),
+        "enableRBAC": (True, "true"),
+        "networkProfile.networkPlugin": _text(baseline.NETWORK_PLUGIN),
+        "networkProfile.networkPluginMode": _text(baseline.NETWORK_PLUGIN_MODE),
+        "networkProfile.networkDataplane": _text(baseline.NETWORK_DATAPLANE),
+        "networkProfile.networkPolicy": _text(baseline.NETWORK_POLICY),
+        "networkProfile.podCidr": _text(baseline.POD_CIDR),
+        "networkProfile.serviceCidr": _text(baseline.SERVICE_CIDR),
+        "networkProfile.dnsServiceIP": _text(baseline.DNS_SERVICE_IP),
+    }
+
+
+def deployed_settings(deployed: DeployedCluster) -> dict[str, tuple[object, str]]:
+    # API defaults for what AKS may leave out: RBAC on, the Azure dataplane, no network policy.
+    rbac = deployed.enable_rbac is not False
+    return {
+        "dnsPrefix": _text(deployed.dns_prefix),
+        "enableRBAC": (rbac, str(rbac).lower()),
+        "networkProfile.networkPlugin": _text(deployed.network_plugin),
+        "networkProfile.networkPluginMode": _text(deployed.network_plugin_mode),
+        "networkProfile.networkDataplane": _text(deployed.network_dataplane, "azure"),
+        "networkProfile.networkPolicy": _text(deployed.network_policy, "none"),
+        "networkProfile.podCidr": _text(deployed.pod_cidr),
+        "networkProfile.serviceCidr": _text(deployed.service_cidr),
+        "networkProfile.dnsServiceIP": _text(deployed.dns_service_ip),
+    }
+
+
+def cluster_violations(stack: StackConfig, deployed: DeployedCluster | None) -> list[Violation]:
+    """One violation per create-only setting the stack would change on the deployed cluster (None: none yet)."""
+    if deployed is None:
+        return []
+    wanted, live = wanted_settings(stack), deployed_settings(deployed)
+    return [
+        Violation(CLUSTER, field, live[field][1], wanted[field][1],
+                  _message(stack, field, live[field][1], wanted[field][1]))
+        for field in CLUSTER_CREATE_ONLY
+        if live[field][0] != wanted[field][0]
+    ]
+
+
+def _node_os_note(stack: StackConfig, deployed: DeployedCluster | None) -> str | None:
+    if deployed is None:
+        return None
+    # NodeImage is AKS's default for clusters created with API 2023-06-01 or later.
+    was = deployed.node_os_upgrade_channel or "NodeImage"
+    wants = stack.cluster.upgrades.node_os.value
+    if was.lower() == wants.lower():
+        return None
+    return (f"cluster {stack.cluster.name}: node OS upgrade channel {was} -> {wants}. AKS applies this in place but "
+            "reimages every node to do so, GPU nodes included (rolling, within the pools' surge settings): their "
+            "pods restart")
+
+
+def _message(stack: StackConfig, field: str, deployed: str, wanted: str) -> str:
+    cluster = stack.cluster
+    why, migration = CLUSTER_CREATE_ONLY[field]
+    lines = [
+        f"stack {stack.stack}, cluster {cluster.name}: {field} {deployed} -> {wanted}.",
+        f"  {why}: this stack cannot be applied to it; replacing the cluster would delete every GPU pool "
+        "and workload on it.",
+        "  Ways forward:",
+    ]
+    if migration:
+        lines.append(f"  - {migration.format(rg=cluster.resource_group, name=cluster.name)}; then run "
+                     "`pulumi refresh --run-program` so the state records it, and apply again;")
+    lines.append(f"  - or deploy a new cluster (another `name` in {stack.source}, or a new stack), move the "
+                 "workloads to it, and retire this one.")
+    return "\n".join(lines)
+
+
+def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
+                  **read_kwargs: object) -> GuardReport:
+    """Read the deployed cluster (one GET) and add its violations to the pool guard's `report`.
+
+    Unreadable Azure is handled as for the pools: `strict` raises, `warn` carries on with a warning.
+    `read_kwargs` go to `read_live_cluster` (credential, base_url, SDK client settings).
+    """
+    cluster = stack.cluster
+    try:
+        deployed = read_live_cluster(subscription_id, cluster.resource_group, cluster.name, **read_kwargs)
+    except AzureReadError as err:
+        warning = carry_on_without(stack, err, "deploys on the cluster's protection alone",
+                                   "Continuing because gpushare:guard is warn, relying on the cluster's protection")
+        return dataclasses.replace(report, warnings=(*report.warnings, warning))
+    note = _node_os_note(stack, deployed)
+    return dataclasses.replace(report, violations=(*cluster_violations(stack, deployed), *report.violations),
+                               notes=(*report.notes, *([note] if note else [])))
+
+
+def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str],
+                            azure: Callable[[], AzureReads]) -> GuardReport | None:
+    """The whole guard as the Pulumi program runs it: the pools (`gpushare.azure.guard.check_for_program`), and under
+    `pulumi preview`/`up` the cluster's create-only settings too, with the same target and credential (`azure`,
+    cached by the caller). A saved `--deployed` file holds node pools only, and an offline render compares
+    nothing."""
+    report = check_for_program(stack, environ, azure)
+    if report is None or environ.get(DEPLOYED_FILE_ENV):
+        return report
+    reads = azure()
+    return check_cluster(stack, report, reads.target.subscription_id, **reads.read_kwargs())

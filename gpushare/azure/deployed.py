@@ -1,0 +1,270 @@
+"""The node pools as deployed on the AKS cluster: what the guard compares the stack against.
+
+Two sources give the same `DeployedPool` objects:
+- live: one ARM "list agent pools" call per cluster (`read_live`), through azure-identity and the
+  azure-mgmt-containerservice client;
+- file: the JSON `az aks nodepool list --resource-group RG --cluster-name NAME -o json` prints, or the ARM REST
+  list body (`{"value": [...]}`) (`read_file`), so `plan --deployed FILE` runs without Azure credentials.
+
+Both feed the same parser, which checks the type of every field the guard reads: a value of the wrong type must
+fail loudly here rather than compare unequal (a false violation) or equal (a missed one) later.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from azure.core.credentials import TokenCredential
+from azure.core.exceptions import AzureError, ResourceNotFoundError
+from azure.identity import DefaultAzureCredential
+from azure.mgmt.containerservice import ContainerServiceClient
+
+from gpushare.azure.arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
+from gpushare.errors import AzureReadError, GpushareError
+
+T = TypeVar("T")
+
+READ_ROLE_HINT = (
+    "listing node pools needs 'Microsoft.ContainerService/managedClusters/agentPools/read', which the built-in "
+    "Reader role has; 'Azure Kubernetes Service Cluster User Role' alone does not (it only has "
+    "managedClusters/read and listClusterUserCredential). Grant Reader on the cluster or its resource group: "
+    "az role assignment create --assignee <identity> --role Reader --scope <cluster resource id>"
+)
+SAVE_HINT = "save it with: az aks nodepool list --resource-group RG --cluster-name NAME -o json > FILE"
+
+
+class DeployedFileError(GpushareError):
+    """A `--deployed` file cannot be read or is not a node-pool list."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class DeployedPool:
+    """One agent pool as Azure reports it. Values are as deployed, not normalised: the guard decides equality."""
+
+    name: str
+    vm_size: str
+    gpu_instance_profile: str | None = None
+    gpu_driver: str | None = None
+    """`gpuProfile.driver`; None when Azure reports none (AKS then installs the driver)."""
+    availability_zones: tuple[str, ...] = ()
+    os_sku: str | None = None
+    node_labels: Mapping[str, str] = field(default_factory=dict)
+    node_taints: tuple[str, ...] = ()
+    count: int | None = None
+    min_count: int | None = None
+    max_count: int | None = None
+    enable_auto_scaling: bool = False
+    mode: str | None = None
+    """`System` or `User`."""
+    orchestrator_version: str | None = None
+    """The Kubernetes version the pool's nodes run: `currentOrchestratorVersion` (`1.33.2`), else
+    `orchestratorVersion` (as requested: `1.33` or `1.33.2`)."""
+    id: str | None = None
+    """ARM resource id (`/subscriptions/../resourceGroups/RG/../managedClusters/NAME/agentPools/POOL`); both sources
+    carry it, a hand-written file may not."""
+    resource_group: str | None = None
+    """`resourceGroup`, which `az aks nodepool list` adds; ARM's own body has only the id."""
+
+
+class _Malformed(Exception):
+    """A node-pool document does not have the shape or types Azure gives it; the message says where."""
+
+
+def live_source(subscription_id: str, resource_group: str, cluster: str) -> str:
+    """How a live read is named in reports: the cluster's ARM resource id."""
+    return (
+        f"azure:/subscriptions/{subscription_id}/resourceGroups/{resource_group}"
+        f"/providers/Microsoft.ContainerService/managedClusters/{cluster}"
+    )
+
+
+def read_live(
+    subscription_id: str,
+    resource_group: str,
+    cluster: str,
+    *,
+    credential: TokenCredential | None = None,
+    base_url: str | None = None,
+    **client_kwargs: object,
+) -> list[DeployedPool] | None:
+    """The cluster's node pools from ARM, or None when the cluster (or its resource group) does not exist yet.
+
+    Makes exactly one list call (the pager may follow `nextLink` pages). `credential` defaults to
+    `DefaultAzureCredential`; `base_url` and `client_kwargs` (e.g. `retry_total`, `connection_verify`) go to the
+    `ContainerServiceClient` over `CLIENT_DEFAULTS`. Every failure becomes an `AzureReadError` naming the cluster
+    and the fix.
+    """
+    what = (
+        f"could not read the node pools of AKS cluster {cluster} "
+        f"(resource group {resource_group}, subscription {subscription_id})"
+    )
+    documents = read_cluster_resource(
+        what, subscription_id,
+        lambda client: [pool.as_dict() for pool in client.agent_pools.list(resource_group, cluster)], READ_ROLE_HINT,
+        credential=credential, base_url=base_url, client_kwargs=client_kwargs,
+    )
+    if documents is None:
+        return None
+    try:
+        return _parse_pools(documents)
+    except _Malformed as err:
+        raise AzureReadError(f"{what}: Azure answered with an unexpected node pool list: {err}") from None
+
+
+def read_cluster_resource(
+    what: str,
+    subscription_id: str,
+    fetch: Callable[[ContainerServiceClient], T],
+    role_hint: str,
+    *,
+    credential: TokenCredential | None,
+    base_url: str | None,
+    client_kwargs: Mapping[str, object],
+) -> T | None:
+    """`fetch(client)` through one `ContainerServiceClient`, or None when the cluster (or its resource group) does
+    not exist yet: a first deployment, nothing to guard. Every failure is an `AzureReadError` saying `what` failed
+    and the fix (`role_hint` for a 403). `credential` defaults to `DefaultAzureCredential` (closed afterwards)."""
+    owned = credential is None
+    token_source = DefaultAzureCredential() if owned else credential
+    settings = {**CLIENT_DEFAULTS, **client_kwargs}
+    try:
+        with ContainerServiceClient(token_source, subscription_id, base_url=base_url, **settings) as client:
+            return fetch(client)
+    except ResourceNotFoundError as err:
+        if arm_code(err) != "SubscriptionNotFound":
+            return None
+        raise AzureReadError(
+            f"{what}: Azure does not know the subscription ({describe(err)}); check the subscription id, "
+            "and that the credentials belong to its tenant"
+        ) from None
+    except AzureError as err:
+        raise read_error(what, err, base_url or DEFAULT_ARM_URL, role_hint) from None
+    except (AttributeError, TypeError, ValueError) as err:
+        # Only SDK code runs inside this `try`: the body is not in the shape the SDK's models expect.
+        raise unexpected_body(what, err) from None
+    finally:
+        if owned:
+            token_source.close()
+
+
+def read_file(path: str | Path) -> list[DeployedPool]:
+    """The node pools in a saved `az aks nodepool list -o json` output, or an ARM `{"value": [...]}` body."""
+    try:
+        # bytes, so json detects UTF-16 with a BOM too: what `>` writes in Windows PowerShell 5.
+        document = json.loads(Path(path).read_bytes())
+    except OSError as err:
+        raise DeployedFileError(f"{path}: cannot read it: {err.strerror or err}; {SAVE_HINT}") from None
+    except json.JSONDecodeError as err:
+        where = f"line {err.lineno}, column {err.colno}"
+        raise DeployedFileError(f"{path}: not valid JSON ({where}: {err.msg}); {SAVE_HINT}") from None
+    except UnicodeDecodeError as err:
+        raise DeployedFileError(f"{path}: not a text file ({err.reason}); {SAVE_HINT}") from None
+    if isinstance(document, dict) and "value" in document:
+        document = document["value"]
+    if not isinstance(document, list):
+        raise DeployedFileError(
+            f"{path}: expected a JSON list of node pools (or an ARM body with a `value` list), "
+            f"got {_json_type(document)}; {SAVE_HINT}"
+        )
+    try:
+        return _parse_pools(document)
+    except _Malformed as err:
+        raise DeployedFileError(f"{path}: {err}; {SAVE_HINT}") from None
+
+
+def _parse_pools(documents: list[object]) -> list[DeployedPool]:
+    if not documents:
+        # AKS cannot run a cluster without a system pool, so an empty list is a truncated answer or the wrong file.
+        raise _Malformed("the list has no node pools, but every AKS cluster has at least its system pool")
+    return [_parse_pool(index, document) for index, document in enumerate(documents)]
+
+
+def _parse_pool(index: int, document: object) -> DeployedPool:
+    where = f"node pool [{index}]"
+    if not isinstance(document, dict):
+        raise _Malformed(f"{where}: expected an object, got {_json_type(document)}")
+    name = document.get("name")
+    if not isinstance(name, str) or not name:
+        raise _Malformed(f"{where}: `name` must be a non-empty string, got {_json_type(name)}")
+    where = f"node pool [{index}] {name}"
+    if "properties" in document:  # ARM shape: envelope + properties; the CLI prints the properties flattened
+        properties = document["properties"]
+        if not isinstance(properties, dict):
+            raise _Malformed(f"{where}: `properties` must be an object, got {_json_type(properties)}")
+    else:
+        properties = document
+    fields = _Fields(where, properties)
+    gpu_profile = fields.get("gpuProfile", dict)
+    return DeployedPool(
+        name=name,
+        vm_size=fields.require("vmSize", str),
+        gpu_instance_profile=fields.get("gpuInstanceProfile", str),
+        gpu_driver=_Fields(f"{where} gpuProfile", gpu_profile).get("driver", str) if gpu_profile else None,
+        availability_zones=fields.get_strings("availabilityZones"),
+        # ARM's wire name is osSKU; the CLI prints osSku.
+        os_sku=fields.get("osSKU", str) if "osSKU" in properties else fields.get("osSku", str),
+        node_labels=fields.get_map("nodeLabels"),
+        node_taints=fields.get_strings("nodeTaints"),
+        count=fields.get("count", int),
+        min_count=fields.get("minCount", int),
+        max_count=fields.get("maxCount", int),
+        enable_auto_scaling=bool(fields.get("enableAutoScaling", bool)),
+        mode=fields.get("mode", str),
+        orchestrator_version=fields.get("currentOrchestratorVersion", str) or fields.get("orchestratorVersion", str),
+        id=_Fields(where, document).get("id", str),
+        resource_group=_Fields(where, document).get("resourceGroup", str),
+    )
+
+
+class _Fields:
+    """Typed access to one JSON object's keys; a missing key and null are the same (both mean "not set")."""
+
+    def __init__(self, where: str, document: dict) -> None:
+        self._where = where
+        self._document = document
+
+    def get(self, key: str, kind: type) -> Any:
+        value = self._document.get(key)
+        # bool is an int in Python; JSON true is never a count.
+        if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
+            raise _Malformed(f"{self._where}: `{key}` must be {_KIND_NAMES[kind]}, got {_json_type(value)}")
+        return value
+
+    def require(self, key: str, kind: type) -> Any:
+        value = self.get(key, kind)
+        if value is None:
+            raise _Malformed(f"{self._where}: `{key}` is missing")
+        return value
+
+    def get_strings(self, key: str) -> tuple[str, ...]:
+        items = self.get(key, list) or []
+        for item in items:
+            if not isinstance(item, str):
+                raise _Malformed(f"{self._where}: `{key}` must be a list of strings, got {_json_type(item)} in it")
+        return tuple(items)
+
+    def get_map(self, key: str) -> dict[str, str]:
+        mapping = self.get(key, dict) or {}
+        for label, value in mapping.items():
+            if not isinstance(value, str):
+                raise _Malformed(f"{self._where}: `{key}.{label}` must be a string, got {_json_type(value)}")
+        return mapping
+
+
+_KIND_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "an object"}
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {str: "a string", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__
+    )

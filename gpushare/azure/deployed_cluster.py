@@ -1,0 +1,102 @@
+"""The managed cluster as deployed: the settings AKS fixed at its creation, read live with one ARM GET
+(`managed_clusters.get`) through azure-identity and the azure-mgmt-containerservice client, for the cluster guard
+(`gpushare.azure.cluster_guard`).
+
+Every field the guard reads is type-checked: a value of the wrong type must fail loudly here rather than compare
+unequal (a false violation) or equal (a missed one) later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from azure.core.credentials import TokenCredential
+
+from gpushare.azure.deployed import read_cluster_resource
+from gpushare.errors import AzureReadError
+
+READ_ROLE_HINT = (
+    "reading the cluster needs 'Microsoft.ContainerService/managedClusters/read', which the built-in Reader role "
+    "and 'Azure Kubernetes Service Cluster User Role' have. Grant Reader on the cluster or its resource group: "
+    "az role assignment create --assignee <identity> --role Reader --scope <cluster resource id>"
+)
+
+
+@dataclass(frozen=True)
+class DeployedCluster:
+    """The managed cluster's create-only settings as Azure reports them (None: Azure reports nothing)."""
+
+    name: str
+    dns_prefix: str | None = None
+    enable_rbac: bool | None = None
+    network_plugin: str | None = None
+    network_plugin_mode: str | None = None
+    network_dataplane: str | None = None
+    network_policy: str | None = None
+    pod_cidr: str | None = None
+    service_cidr: str | None = None
+    dns_service_ip: str | None = None
+    node_os_upgrade_channel: str | None = None
+    """`autoUpgradeProfile.nodeOSUpgradeChannel`: changed in place, but AKS reimages every node to apply it."""
+
+
+class _Malformed(Exception):
+    """The cluster document does not have the types Azure gives it; the message says where."""
+
+
+def read_live_cluster(
+    subscription_id: str,
+    resource_group: str,
+    cluster: str,
+    *,
+    credential: TokenCredential | None = None,
+    base_url: str | None = None,
+    **client_kwargs: object,
+) -> DeployedCluster | None:
+    """The managed cluster from ARM (one GET), or None when it (or its resource group) does not exist yet.
+
+    Same settings and failures as `gpushare.azure.deployed.read_live`: every failure is an `AzureReadError` naming the
+    cluster and the fix.
+    """
+    what = f"could not read AKS cluster {cluster} (resource group {resource_group}, subscription {subscription_id})"
+    document = read_cluster_resource(
+        what, subscription_id, lambda client: client.managed_clusters.get(resource_group, cluster).as_dict(),
+        READ_ROLE_HINT, credential=credential, base_url=base_url, client_kwargs=client_kwargs,
+    )
+    if document is None:
+        return None
+    try:
+        return _parse_cluster(cluster, document)
+    except _Malformed as err:
+        raise AzureReadError(f"{what}: Azure answered with an unexpected cluster: {err}") from None
+
+
+def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
+    properties = _get(document, "properties", dict, name) or {}
+    network = _get(properties, "networkProfile", dict, name) or {}
+    upgrades = _get(properties, "autoUpgradeProfile", dict, name) or {}
+    return DeployedCluster(
+        name=name,
+        dns_prefix=_get(properties, "dnsPrefix", str, name),
+        enable_rbac=_get(properties, "enableRBAC", bool, name),
+        network_plugin=_get(network, "networkPlugin", str, name),
+        network_plugin_mode=_get(network, "networkPluginMode", str, name),
+        network_dataplane=_get(network, "networkDataplane", str, name),
+        network_policy=_get(network, "networkPolicy", str, name),
+        pod_cidr=_get(network, "podCidr", str, name),
+        service_cidr=_get(network, "serviceCidr", str, name),
+        dns_service_ip=_get(network, "dnsServiceIP", str, name),
+        node_os_upgrade_channel=_get(upgrades, "nodeOSUpgradeChannel", str, name),
+    )
+
+
+_KINDS = {str: "a string", bool: "true or false", dict: "an object"}
+
+
+def _get(document: dict[str, Any], key: str, kind: type, cluster: str) -> Any:
+    """`document[key]` if it has the type Azure gives it; missing and null are the same (not set)."""
+    value = document.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise _Malformed(f"cluster {cluster}: `{key}` must be {_KINDS[kind]}, got {type(value).__name__} {value!r}")
+    return value

@@ -1,0 +1,414 @@
+"""Preflight: can the stack's GPUs be had in its region, before `pulumi up` creates anything?
+
+Checks, each a row (check, subject, verdict, detail, fix), from one `RegionOffers` read (three ARM calls) and the
+deployed pools the guard already read (one call), so a stack makes at most four calls whatever its pool count:
+
+- `vm-size`: each pool's size and the system pool's is offered in the region and not restricted for the
+  subscription (`restrictions[type=Location]`, with its reason code);
+- `zones`: each pool's zones are among the zones the size is offered in there, less `restrictions[type=Zone]`;
+- `quota`: per quota family, and for the regional total (`cores`), the vCPUs the stack can use at most (fixed count
+  or autoscale max, times the size's vCPUs, the system pool included) fit in `limit - currentValue`. When the
+  cluster exists, Azure's current usage already holds its pools, so only each pool's growth over its current node
+  count is needed (a pool whose VM size changes is a new pool: all of it). An upgrade's surge nodes count too:
+  each GPU pool's `upgrade.maxSurge` (gpushare's default 0) at its largest size, AKS's default 10% for the system
+  pool.
+- `kubernetes-version`: the stack's `kubernetesVersion` is offered in the region and not preview-only.
+
+VM sizes' vCPUs and families come from the SKU list; gpushare's catalog is the fallback for GPU sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from gpushare.azure.arm import AzureReads
+from gpushare.azure.deployed import DeployedPool
+from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
+from gpushare.azure.region_offers import REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
+from gpushare.errors import AzureReadError, GpushareError
+from gpushare.sharing.upgrades import nodes_at_once
+from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
+from gpushare.stackfile.model import SYSTEM_POOL_NAME, PreflightMode, StackConfig
+
+AKS_DEFAULT_MAX_SURGE = "10%"
+"""The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
+the default is 10%" (AKS API `maxSurge`, as Az.Aks documents it), fractions rounded up: one extra node for 1-10."""
+PORTAL_QUOTAS = "in the Azure portal: Quotas > Compute, filtered to the region, 'New quota request'"
+OFFICIAL_PLAN = "KubernetesOfficial"
+
+
+class Verdict(str, Enum):
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    check: str
+    """`vm-size`, `zones`, `quota` or `kubernetes-version`."""
+    subject: str
+    """What was checked: `pool t4ts`, `system pool`, `standardNCASv3_T4Family`, `cores`, `1.33`."""
+    verdict: Verdict
+    detail: str
+    fix: str = ""
+
+    def to_json(self) -> dict:
+        return {"check": self.check, "subject": self.subject, "verdict": self.verdict.value, "detail": self.detail,
+                "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class PreflightReport:
+    stack: str
+    source: str
+    region: str
+    subscription_id: str
+    cluster_exists: bool | None
+    """None when the cluster could not be read (then every pool counts in full)."""
+    checks: tuple[Check, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """Azure being unreadable under `gpushare:guard: warn`."""
+
+    @property
+    def failures(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.verdict is Verdict.FAIL)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def to_json(self) -> dict:
+        return {
+            "stack": self.stack,
+            "stackFile": self.source,
+            "region": self.region,
+            "subscriptionId": self.subscription_id,
+            "clusterExists": self.cluster_exists,
+            "passed": self.passed,
+            "checks": [c.to_json() for c in self.checks],
+            "warnings": list(self.warnings),
+        }
+
+
+class PreflightFailedError(GpushareError):
+    """A preflight check failed: the stack would fail at `pulumi up`."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class _Node:
+    """One node pool as preflight counts it."""
+
+    label: str
+    """`pool t4ts` or `system pool`."""
+    name: str
+    vm_size: str
+    nodes: int
+    """The most nodes the pool can have: count, or autoscale max."""
+    surge: int
+    """Extra nodes an upgrade adds for a while (`upgradeSettings.maxSurge` at `nodes`): they need quota too."""
+    zones: tuple[str, ...] = ()
+
+    @property
+    def peak(self) -> int:
+        return self.nodes + self.surge
+
+    @property
+    def shown(self) -> str:
+        return f"{self.nodes} + {self.surge} surge" if self.surge else str(self.nodes)
+
+
+def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[DeployedPool] | None,
+             subscription_id: str) -> PreflightReport:
+    """Every check's row. `deployed` is None when the cluster does not exist yet."""
+    system = stack.cluster.system_pool
+    pools = [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
+                   nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count)),
+             *(_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
+                     nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones) for p in stack.pools)]
+    live = {p.name: p for p in deployed} if deployed is not None else None
+    checks = [_size_check(pool, offers) for pool in pools]
+    checks += [c for pool in pools if pool.zones for c in _zone_check(pool, offers)]
+    checks += _quota_checks(pools, offers, live, subscription_id)
+    checks.append(_version_check(stack, offers, live))
+    return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, live is not None,
+                           tuple(checks))
+
+
+def _sizes_offered_here(offers: RegionOffers) -> str:
+    """The catalog's current GPU sizes this subscription can deploy in the region: what to pick instead."""
+    names = [s.name for s in current_gpu_sizes()
+             if (offer := offers.vm_size(s.name)) is not None and offer.location_restriction is None]
+    return ", ".join(names) or "none of gpushare's catalog"
+
+
+def _size_check(pool: _Node, offers: RegionOffers) -> Check:
+    region = offers.location
+    offer = offers.vm_size(pool.vm_size)
+    subject = f"{pool.label} ({pool.vm_size})"
+    if offer is None:
+        instead = (f"set gpushare:cluster.systemPool.vmSize to a size offered there (`az vm list-skus --location "
+                   f"{region} --resource-type virtualMachines -o table`)" if pool.name == SYSTEM_POOL_NAME else
+                   f"GPU sizes available to this subscription in {region}: {_sizes_offered_here(offers)}")
+        return Check("vm-size", subject, Verdict.FAIL,
+                     f"{pool.vm_size} is not offered in {region}",
+                     f"use another region or size (`az vm list-skus --size {pool.vm_size} --all -o table` lists "
+                     f"the regions); {instead}")
+    restriction = offer.location_restriction
+    if restriction is not None:
+        return Check("vm-size", subject, Verdict.FAIL,
+                     f"{pool.vm_size} is offered in {region} but not to this subscription "
+                     f"(restriction {restriction.reason_code or 'without a reason code'})",
+                     _restriction_fix(restriction.reason_code, pool.vm_size, region))
+    facts = [f"family {offer.family}" if offer.family else "no quota family", f"{_vcpus_of(offer, pool)} vCPUs"]
+    facts.append(f"zones {', '.join(_offered_zones(offer))}" if _offered_zones(offer) else "no zones")
+    return Check("vm-size", subject, Verdict.PASS, f"{pool.vm_size} offered in {region} ({'; '.join(facts)})")
+
+
+def _restriction_fix(reason: str | None, size: str, region: str) -> str:
+    if reason == "QuotaId":
+        return (f"this subscription's offer type cannot deploy {size}: use a subscription of another offer "
+                "(e.g. pay-as-you-go or EA), or another size")
+    return (f"ask Azure support to enable {size} in {region} for this subscription (a 'Service and subscription "
+            "limits (quotas)' request), or use another region or size")
+
+
+def _offered_zones(offer: VmSizeOffer) -> list[str]:
+    restricted = offer.restricted_zones
+    return [zone for zone in offer.zones if zone not in restricted]
+
+
+def _zone_check(pool: _Node, offers: RegionOffers) -> list[Check]:
+    offer = offers.vm_size(pool.vm_size)
+    if offer is None or offer.location_restriction is not None:
+        return []  # the vm-size row already fails
+    subject = f"{pool.label} ({pool.vm_size})"
+    offered = _offered_zones(offer)
+    missing = [zone for zone in pool.zones if zone not in offered]
+    wanted = ", ".join(pool.zones)
+    if not missing:
+        return [Check("zones", subject, Verdict.PASS, f"zones {wanted} offered in {offers.location}")]
+    reasons = offer.restricted_zones
+    why = "; ".join(
+        f"zone {zone}: restricted for this subscription ({reasons[zone] or 'no reason code'})" if zone in reasons
+        else f"zone {zone}: not offered" for zone in missing)
+    offered_text = ", ".join(offered) or "none"
+    fix = (f"set `zones` to zones from {offered_text}" if offered else "remove `zones` from the pool") + \
+        " (zones are fixed when a pool is created), or use another size or region"
+    return [Check("zones", subject, Verdict.FAIL,
+                  f"{pool.vm_size} in {offers.location}: {why}; offered zones: {offered_text}", fix)]
+
+
+def _vcpus_of(offer: VmSizeOffer | None, pool: _Node) -> int | None:
+    if offer is not None and offer.vcpus:
+        return offer.vcpus
+    size = find_vm_size(pool.vm_size)
+    return size.vcpus if size else None
+
+
+def _family_of(offer: VmSizeOffer | None, pool: _Node) -> str | None:
+    if offer is not None and offer.family:
+        return offer.family
+    size = find_vm_size(pool.vm_size)
+    return size.quota_family if size else None
+
+
+def _growth(pool: _Node, live: Mapping[str, DeployedPool] | None) -> tuple[int, str]:
+    """Nodes the pool can add over what it runs now, and how that was counted."""
+    current = live.get(pool.name) if live is not None else None
+    if current is None:
+        return pool.peak, pool.shown
+    if current.vm_size.lower() != pool.vm_size.lower():
+        return pool.peak, f"{pool.shown} (new {pool.vm_size} nodes)"
+    running = current.count or 0
+    return max(pool.peak - running, 0), f"{pool.shown} - {running} running"
+
+
+def _quota_checks(pools: list[_Node], offers: RegionOffers,
+                  live: Mapping[str, DeployedPool] | None, subscription_id: str) -> list[Check]:
+    by_family: dict[str, list[tuple[_Node, int, str, int]]] = {}
+    uncounted = []
+    for pool in pools:
+        offer = offers.vm_size(pool.vm_size)
+        family, vcpus = _family_of(offer, pool), _vcpus_of(offer, pool)
+        if family is None or vcpus is None:
+            uncounted.append(pool.label)
+            continue
+        nodes, how = _growth(pool, live)
+        by_family.setdefault(family, []).append((pool, nodes, how, vcpus))
+    checks = []
+    total_need = 0
+    total_parts = []
+    for family, members in by_family.items():
+        need = sum(nodes * vcpus for _, nodes, _, vcpus in members)
+        total_need += need
+        parts = [f"{pool.label.removeprefix('pool ')} {how} x {vcpus}" for pool, _, how, vcpus in members]
+        total_parts += parts
+        usage = offers.usage(family)
+        if usage is None:
+            checks.append(Check(
+                "quota", family, Verdict.FAIL,
+                f"needs {need} vCPUs ({'; '.join(parts)}), but Azure reports no {family} quota in {offers.location}",
+                _quota_fix(family, None, need, 0, offers.location, subscription_id)))
+            continue
+        checks.append(_quota_row(usage.name, usage.display_name, need, parts, usage.current, usage.limit,
+                                 offers.location, subscription_id, live is not None))
+    cores = offers.usage(REGIONAL_CORES)
+    if cores is not None:
+        checks.append(_quota_row(cores.name, cores.display_name, total_need, total_parts, cores.current,
+                                 cores.limit, offers.location, subscription_id, live is not None))
+    else:
+        checks.append(Check("quota", REGIONAL_CORES, Verdict.WARN,
+                            f"Azure reported no regional vCPU total ({REGIONAL_CORES}) for {offers.location}: "
+                            "only the families were checked"))
+    if uncounted:
+        checks.append(Check("quota", "uncounted", Verdict.WARN,
+                            f"{', '.join(uncounted)}: size not offered here and not in gpushare's catalog, so its "
+                            "vCPUs are not counted",
+                            "fix the vm-size row first"))
+    return checks
+
+
+def _quota_row(name: str, display: str | None, need: int, parts: list[str], current: int, limit: int,
+               region: str, subscription_id: str, existing: bool) -> Check:
+    free = max(limit - current, 0)
+    what = "more than the cluster runs now" if existing else "at most"
+    detail = (f"needs {need} vCPUs {what} ({'; '.join(parts) or 'nothing'}); {free} free "
+              f"(limit {limit}, in use {current})")
+    if need <= free:
+        return Check("quota", name, Verdict.PASS, detail)
+    short = need - free
+    return Check("quota", name, Verdict.FAIL,
+                 f"{detail}: short by {short} vCPU{'s' if short != 1 else ''} in {region}",
+                 _quota_fix(name, display, need, current, region, subscription_id))
+
+
+def _quota_fix(name: str, display: str | None, need: int, current: int, region: str, subscription_id: str) -> str:
+    new_limit = current + need
+    scope = f"/subscriptions/{subscription_id}/providers/Microsoft.Compute/locations/{region}"
+    portal = f"{PORTAL_QUOTAS}" + (f" for '{display}'" if display else "")
+    return (f"request a limit of at least {new_limit} vCPUs for {name} in {region}: az quota update "
+            f"--resource-name {name} --scope {scope} --limit-object value={new_limit} --resource-type dedicated "
+            f"(the quota CLI extension), or {portal}; or lower the pools' count / autoscale max")
+
+
+def _version_check(stack: StackConfig, offers: RegionOffers, live: Mapping[str, DeployedPool] | None) -> Check:
+    wanted = stack.cluster.kubernetes_version
+    offered = ", ".join(_describe_version(v) for v in offers.kubernetes_versions)
+    if wanted is None:
+        default = next((v.version for v in offers.kubernetes_versions if v.is_default), None)
+        return Check("kubernetes-version", "(AKS default)", Verdict.PASS,
+                     f"not set: AKS picks its default{f' ({default})' if default else ''}; offered: {offered}")
+    minor = ".".join(wanted.split(".")[:2])
+    offer = next((v for v in offers.kubernetes_versions if v.version == minor), None)
+    if offer is None or (wanted != minor and wanted not in offer.patch_versions):
+        running = _running_version(live, wanted)
+        if running:
+            return Check("kubernetes-version", wanted, Verdict.WARN,
+                         f"{wanted} is no longer offered in {offers.location}, but the cluster already runs it "
+                         f"({running}); offered: {offered}",
+                         "upgrade soon: set kubernetesVersion to an offered version (one minor at a time)")
+        if offer is not None:
+            return Check("kubernetes-version", wanted, Verdict.FAIL,
+                         f"patch {wanted} is not offered in {offers.location} (patches of {minor}: "
+                         f"{', '.join(offer.patch_versions) or 'none'})",
+                         f"set kubernetesVersion to \"{minor}\" (AKS then runs its newest patch) or one of the patches")
+        return Check("kubernetes-version", wanted, Verdict.FAIL,
+                     f"{wanted} is not offered in {offers.location}; offered: {offered}",
+                     "set gpushare:cluster.kubernetesVersion to an offered version, or remove it for AKS's default")
+    if offer.is_preview:
+        return Check("kubernetes-version", wanted, Verdict.FAIL,
+                     f"{minor} is preview-only in {offers.location}; offered: {offered}",
+                     "use a generally available version")
+    if offer.support_plans and OFFICIAL_PLAN not in offer.support_plans:
+        return Check("kubernetes-version", wanted, Verdict.WARN,
+                     f"{minor} is offered in {offers.location} only with AKS long-term support "
+                     f"({', '.join(offer.support_plans)}), which needs the cluster's Premium tier",
+                     "use a version with community support, or run the cluster on the Premium tier with LTS")
+    return Check("kubernetes-version", wanted, Verdict.PASS, f"{wanted} offered in {offers.location}")
+
+
+def _describe_version(offer) -> str:
+    marks = [m for m, on in (("default", offer.is_default), ("preview", offer.is_preview),
+                             ("LTS only", bool(offer.support_plans) and OFFICIAL_PLAN not in offer.support_plans))
+             if on]
+    return f"{offer.version} ({', '.join(marks)})" if marks else offer.version
+
+
+def _running_version(live: Mapping[str, DeployedPool] | None, wanted: str) -> str | None:
+    if not live:
+        return None
+    for pool in live.values():
+        version = pool.orchestrator_version
+        if version and (version == wanted or version.startswith(f"{wanted}.")):
+            return f"pool {pool.name} on {version}"
+    return None
+
+
+def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[DeployedPool] | None) -> PreflightReport:
+    """Read the region (three calls) and evaluate. Azure being unreadable follows `gpushare:guard`: `strict`
+    raises the `AzureReadError`; `warn` returns a report with no checks and the warning."""
+    subscription_id = reads.target.subscription_id
+    try:
+        offers = read_region(subscription_id, stack.location, **reads.read_kwargs())
+    except AzureReadError as err:
+        warning = carry_on_without(stack, err, "deploys without these checks",
+                                   "Continuing without preflight because gpushare:guard is warn: a size, zone, quota "
+                                   "or version problem will fail at `pulumi up` instead")
+        return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, None, warnings=(warning,))
+    return evaluate(stack, offers, deployed, subscription_id)
+
+
+def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Callable[[], AzureReads],
+                      guard: GuardReport | None) -> PreflightReport | None:
+    """Preflight as the Pulumi program runs it: under `pulumi preview`/`up`, after the guard, reusing its
+    agent-pool read; not at all with `gpushare:preflight: off`, an offline `plan` or `plan --deployed FILE`."""
+    if stack.preflight is PreflightMode.OFF or environ.get(DEPLOYED_FILE_ENV) or environ.get(OFFLINE_ENV):
+        return None
+    return check_live(stack, azure(), guard.deployed if guard else None)
+
+
+def findings(report: PreflightReport, verdict: Verdict = Verdict.FAIL) -> list[str]:
+    """One line per check with `verdict` (failed ones by default), with its fix."""
+    return [f"{c.check} {c.subject}: {c.detail}" + (f"\n  fix: {c.fix}" if c.fix else "")
+            for c in report.checks if c.verdict is verdict]
+
+
+def raise_for_failures(report: PreflightReport, *, details: bool = True) -> None:
+    """One `PreflightFailedError` for every failed check: each with detail and fix (the program's message), or
+    only naming them when the table with the fixes was printed already (`details=False`, the CLI)."""
+    if report.passed:
+        return
+    count = len(report.failures)
+    header = (f"preflight: {count} check{'s' if count != 1 else ''} failed for stack {report.stack} in "
+              f"{report.region} (subscription {report.subscription_id}); `pulumi up` would fail on "
+              f"{'them' if count != 1 else 'it'}")
+    if not details:
+        names = ", ".join(f"{c.check} {c.subject}" for c in report.failures)
+        raise PreflightFailedError(f"{header}: {names} (see the fix for each in the output)")
+    raise PreflightFailedError("\n".join([f"{header}:", *(f"- {line}" for line in findings(report))]))
+
+
+_COLUMNS = ("CHECK", "SUBJECT", "VERDICT", "DETAIL")
+
+
+def render_text(report: PreflightReport) -> str:
+    exists = {True: "exists", False: "does not exist yet", None: "could not be read"}[report.cluster_exists]
+    lines = [f"Preflight for stack {report.stack} ({report.source}) in {report.region}, subscription "
+             f"{report.subscription_id}; cluster {exists}", ""]
+    rows = [[c.check, c.subject, c.verdict.value, c.detail] for c in report.checks]
+    widths = [max(len(cell) for cell in column) for column in zip(_COLUMNS, *rows)] if rows else []
+    for row in ([list(_COLUMNS), *rows] if rows else []):
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    fixes = [c for c in report.checks if c.fix and c.verdict is not Verdict.PASS]
+    if fixes:
+        lines += ["", "Fixes:"] + [f"  {c.check} {c.subject}: {c.fix}" for c in fixes]
+    if report.warnings:
+        lines += ["", "Warnings:"] + [f"  ! {w}" for w in report.warnings]
+    failed = len(report.failures)
+    lines += ["", f"{failed} check(s) failed" if failed else "All checks passed"]
+    return "\n".join(lines)

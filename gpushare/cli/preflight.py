@@ -1,0 +1,45 @@
+"""`preflight STACK [--json]`: check against Azure, before `pulumi up`, that the stack's VM sizes, zones, vCPU quota
+and Kubernetes version can be had in its region. Four ARM reads at most, whatever the pool count.
+
+Exit codes: 0 every check passed, 1 a check failed, 2 invalid stack file or no subscription to read, 4 Azure could
+not be read (unreachable, credentials refused, role missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
+from gpushare.azure.deployed import read_live
+from gpushare.azure.preflight import evaluate, raise_for_failures, render_text
+from gpushare.azure.region_offers import read_region
+from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.stackfile.config import parse_stack_file
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "preflight", help="check in Azure that the stack's GPUs can be had: sizes, zones, quota, Kubernetes version",
+        description="Read the stack's region from Azure (VM sizes, vCPU quota, AKS versions, the cluster's pools) "
+                    "and check the stack against it. Needs Reader on the subscription; exit 1 when a check fails.",
+    )
+    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    stack = parse_stack_file(read_stack_argument(args.stack))
+    target = arm_target(stack, os.environ)
+    with SharedCredential(stack.azure.environment, os.environ) as credential:
+        reads = AzureReads(target, credential)
+        cluster = stack.cluster
+        # The guard's own reader: the same one call `pulumi preview` makes.
+        deployed = read_live(target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs())
+        offers = read_region(target.subscription_id, stack.location, **reads.read_kwargs())
+    report = evaluate(stack, offers, deployed, target.subscription_id)
+    print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
+    raise_for_failures(report, details=False)
+    return 0

@@ -1,0 +1,40 @@
+"""`stacks --changed-since REF [--json]`: the stacks a change affects, for a workflow matrix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from gpushare.review.changed_stacks import changed_stacks, named_stack
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "stacks", help="stacks a change affects (git diff against REF's merge base), as a CI matrix",
+        description="List the stacks affected by the changes between the merge base of REF and HEAD: a changed "
+                    "stack file -> that stack; code, Pulumi.yaml or requirements*.txt -> every stack; docs and "
+                    "tests -> none. Deleted stack files are reported on stderr, never listed.",
+    )
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--changed-since", metavar="REF",
+                       help="base commit or ref, e.g. the PR's base SHA or origin/main (40 zeros: every stack)")
+    which.add_argument("--named", metavar="STACK", help="just this stack, checked to exist (a manual deploy)")
+    parser.add_argument("--json", action="store_true", help="print one JSON list of stack names (a matrix)")
+    parser.add_argument("--project", metavar="DIR", type=Path, default=Path("."),
+                        help="project directory holding stacks/ (default: the current directory)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.named is not None:
+        result = named_stack(args.named, args.project)
+    else:
+        result = changed_stacks(args.changed_since, args.project)
+    print(result.reason, file=sys.stderr)
+    for stack in result.deleted:
+        print(f"warning: stack {stack}: its file was deleted, so it is neither previewed nor deployed; its "
+              f"resources stay in Azure until `pulumi destroy --stack {stack}`", file=sys.stderr)
+    print(json.dumps(list(result.stacks)) if args.json else "\n".join(result.stacks))
+    return 0

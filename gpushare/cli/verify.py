@@ -1,0 +1,108 @@
+"""`verify STACK [--json] [--kubeconfig FILE] [--context NAME] [--wait SECONDS] [--smoke]`: check on the live
+cluster that every GPU pool offers what `plan` promised. Read-only, except `--smoke`'s namespace and pods.
+
+Exit 0 when everything passes (pending pools and nodes are not failures), 1 on a mismatch, 4 when the cluster cannot
+be reached or refuses the credentials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.kubernetes.tenants import tenant_manifests
+from gpushare.kubernetes.verify import (
+    SmokeResult,
+    Verdict,
+    VerifyReport,
+    evaluate,
+    manifest_findings,
+    pool_expectations,
+    render_text,
+    smoke_skips,
+)
+from gpushare.stackfile.config import parse_stack_file
+
+DEFAULT_POLL_INTERVAL = 10.0
+DEFAULT_SMOKE_TIMEOUT = 600.0
+"""Long enough for an autoscaled pool to add a node from 0 and pull the CUDA image."""
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "verify", help="check on the live cluster that every pool advertises what the plan promised",
+        description="Compare each pool's nodes (allocatable GPU resources, device-plugin config label, GPU Operator "
+                    "labels) and the operator's pods with the plan. Read-only unless --smoke.",
+    )
+    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--kubeconfig", metavar="FILE", type=Path,
+                        help="kubeconfig to use (default: KUBECONFIG, then ~/.kube/config)")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current context)")
+    parser.add_argument("--wait", metavar="SECONDS", type=float, default=0.0,
+                        help="poll until everything passes or SECONDS run out (progress on stderr)")
+    parser.add_argument("--poll-interval", metavar="SECONDS", type=float, default=DEFAULT_POLL_INTERVAL,
+                        help=f"seconds between polls with --wait and --smoke (default {DEFAULT_POLL_INTERVAL:.0f})")
+    parser.add_argument("--smoke", action="store_true",
+                        help="also run one short pod per pool (nvidia-smi -L) in a namespace created and deleted "
+                             "for the run, and show its output")
+    parser.add_argument("--smoke-timeout", metavar="SECONDS", type=float, default=DEFAULT_SMOKE_TIMEOUT,
+                        help=f"how long smoke pods may take (default {DEFAULT_SMOKE_TIMEOUT:.0f})")
+    parser.set_defaults(run=run)
+
+
+def _progress(message: str) -> None:
+    print(f"verify: {message}", file=sys.stderr, flush=True)
+
+
+def _summary(report: VerifyReport) -> str:
+    pending = sum(1 for f in report.findings if f.pending and not f.idle)
+    mismatches = sum(1 for f in report.findings if not f.pending)
+    return f"{mismatches} mismatch(es), {pending} pending"
+
+
+def run(args: argparse.Namespace) -> int:
+    stack = parse_stack_file(read_stack_argument(args.stack))
+    expectations = pool_expectations(stack)
+    manifests = tenant_manifests(stack)
+
+    # Imported here: `plan` and the tests of other commands need no Kubernetes client.
+    from gpushare.kubernetes.cluster_read import api_client, read_objects, read_snapshot, run_smoke
+
+    api, context = api_client(args.kubeconfig, args.context)
+    deadline = time.monotonic() + args.wait
+    while True:
+        report = evaluate(expectations, read_snapshot(api))
+        if manifests:
+            report = dataclasses.replace(report, tenant_objects=len(manifests),
+                                         tenants=manifest_findings("tenants", manifests, read_objects(api, manifests)))
+        remaining = deadline - time.monotonic()
+        if report.settled or remaining <= 0:
+            break
+        _progress(f"{_summary(report)}; polling again in {min(args.poll_interval, remaining):.0f}s "
+                  f"({remaining:.0f}s left)")
+        time.sleep(min(args.poll_interval, remaining))
+
+    smoke: list[SmokeResult] = []
+    if args.smoke:
+        smoke = run_smoke(api, expectations, args.smoke_timeout, args.poll_interval, _progress,
+                          skip=smoke_skips(stack))
+        report = dataclasses.replace(report, extra=[f for r in smoke if (f := r.finding()) is not None])
+
+    header = f"stack {stack.stack}, cluster context {context} ({api.configuration.host})"
+    if args.json:
+        document = {"stack": stack.stack, "context": context, "server": api.configuration.host, **report.to_json()}
+        if args.smoke:
+            document["smoke"] = [r.to_json() for r in smoke]
+        print(json.dumps(document, indent=2))
+    else:
+        print(header)
+        print(render_text(report, smoke))
+    if report.verdict is Verdict.PENDING:
+        _progress("pending is not a failure; `--wait SECONDS` polls until it settles")
+    return report.exit_code

@@ -1,0 +1,189 @@
+"""The AKS cluster: its resource group, a hardened managed cluster whose only inline pool is a small system pool,
+its maintenance windows, and the Azure RBAC role assignments that let people and the deployer use it.
+
+GPU pools are never inline: AKS refuses to add inline pools to an existing cluster, and editing inline profiles
+puts every pool into `Scaling`. They are separate `GpuNodePool` components (see gpu_node_pool.py).
+
+The baseline (see `gpushare.azure.cluster_baseline` and README "Hardened cluster"): managed Entra ID with Azure RBAC for
+Kubernetes authorization and local accounts off (no static credential exists), the SKU tier, auto-upgrade channels
+with one maintenance window, Azure CNI Overlay with the Cilium dataplane and network policy, Image Cleaner, the
+OIDC issuer and workload identity, and optional API server authorized IP ranges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import authorization, containerservice, resources
+
+from gpushare.azure import cluster_baseline as baseline
+from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, principal_type
+from gpushare.stackfile.model import SYSTEM_POOL_NAME, Cluster, NodeOsChannel, UpgradeChannel
+
+
+@dataclass(frozen=True)
+class AksClusterArgs:
+    cluster: Cluster
+    """Required. The validated cluster settings."""
+    location: str
+    """Required. Azure region of the resource group and the cluster."""
+
+
+class AksCluster(pulumi.ComponentResource):
+    """Resource group + hardened AKS cluster, both protected against deletion, with the cluster's maintenance
+    windows and role assignments."""
+
+    cluster_name: pulumi.Output[str]
+    """The AKS cluster's name in Azure."""
+    oidc_issuer_url: pulumi.Output[str]
+    """Issuer URL for workload identity federation."""
+    resource_group_name: pulumi.Output[str]
+    """The resource group holding the cluster."""
+    resource_id: pulumi.Output[str]
+    """ARM ID of the managed cluster."""
+    deployer_access: authorization.RoleAssignment | None
+    """RBAC Cluster Admin for the identity running Pulumi (with `grantDeployer`); every Kubernetes resource waits
+    for it."""
+
+    def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpushare:cluster:AksCluster", name, None, opts)
+        cluster = args.cluster
+        client = authorization.get_client_config_output()
+        self.resource_group = resources.ResourceGroup(
+            f"{name}-rg", resource_group_name=cluster.resource_group, location=args.location,
+            # Deleting the resource group deletes the cluster and every GPU pool in it, protected or not.
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
+        )
+        # Right after the resource group and before the cluster: AKS takes minutes to build the cluster, time for
+        # the assignment to propagate (AKS docs: up to five minutes) before the first Kubernetes call.
+        self.deployer_access = self._deployer_access(name, cluster, client) if cluster.access.grant_deployer else None
+        upgrades = cluster.upgrades
+        self.managed_cluster = containerservice.ManagedCluster(
+            f"{name}-aks",
+            resource_name_=cluster.name,
+            resource_group_name=self.resource_group.name,
+            location=args.location,
+            dns_prefix=cluster.dns_prefix,
+            kubernetes_version=cluster.kubernetes_version,
+            identity=containerservice.ManagedClusterIdentityArgs(
+                type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED,
+            ),
+            sku=containerservice.ManagedClusterSKUArgs(name=baseline.SKU_NAME, tier=cluster.tier.value),
+            agent_pool_profiles=[
+                containerservice.ManagedClusterAgentPoolProfileArgs(
+                    name=SYSTEM_POOL_NAME,
+                    mode=containerservice.AgentPoolMode.SYSTEM,
+                    vm_size=cluster.system_pool.vm_size,
+                    count=cluster.system_pool.count,
+                    os_type=containerservice.OSType.LINUX,
+                    type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+                ),
+            ],
+            # Entra ID only: Azure RBAC authorizes Kubernetes calls, no certificate-based local account exists.
+            aad_profile=containerservice.ManagedClusterAADProfileArgs(managed=True, enable_azure_rbac=True),
+            disable_local_accounts=True,
+            enable_rbac=True,
+            auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
+                upgrade_channel=upgrades.channel.value, node_os_upgrade_channel=upgrades.node_os.value,
+            ),
+            api_server_access_profile=containerservice.ManagedClusterAPIServerAccessProfileArgs(
+                # Sent even when empty, so removing the last range opens the API server again.
+                authorized_ip_ranges=list(cluster.api_server.authorized_ip_ranges),
+            ),
+            network_profile=containerservice.ContainerServiceNetworkProfileArgs(
+                network_plugin=baseline.NETWORK_PLUGIN,
+                network_plugin_mode=baseline.NETWORK_PLUGIN_MODE,
+                network_dataplane=baseline.NETWORK_DATAPLANE,
+                network_policy=baseline.NETWORK_POLICY,
+                pod_cidr=baseline.POD_CIDR,
+                service_cidr=baseline.SERVICE_CIDR,
+                dns_service_ip=baseline.DNS_SERVICE_IP,
+            ),
+            oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
+            security_profile=containerservice.ManagedClusterSecurityProfileArgs(
+                workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
+                image_cleaner=containerservice.ManagedClusterSecurityProfileImageCleanerArgs(
+                    enabled=True, interval_hours=baseline.IMAGE_CLEANER_INTERVAL_HOURS,
+                ),
+            ),
+            # Deleting or replacing the cluster deletes every GPU pool with it.
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
+        )
+        self.maintenance_windows = self._maintenance_windows(name, cluster)
+        self.admin_group_access = [
+            self._admin_group_access(name, cluster, client, group) for group in cluster.access.admin_groups
+        ]
+        self.cluster_name = self.managed_cluster.name
+        self.oidc_issuer_url = self.managed_cluster.oidc_issuer_profile.apply(
+            lambda profile: profile.issuer_url if profile else None
+        )
+        self.resource_group_name = self.resource_group.name
+        self.resource_id = self.managed_cluster.id
+        self.register_outputs({
+            "cluster_name": self.cluster_name,
+            "oidc_issuer_url": self.oidc_issuer_url,
+            "resource_group_name": self.resource_group_name,
+            "resource_id": self.resource_id,
+        })
+
+    def _deployer_access(self, name: str, cluster: Cluster,
+                         client: pulumi.Output[authorization.GetClientConfigResult]) -> authorization.RoleAssignment:
+        # ARM rejects a principalType that does not match the principal (UnmatchedPrincipalType), and the SDK
+        # would send `User` if none were given: read it from the deployer's own token (a person locally, a service
+        # principal or managed identity in CI).
+        token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token
+        return authorization.RoleAssignment(
+            f"{name}-deployer-admin",
+            role_assignment_name=client.apply(lambda c: baseline.role_assignment_name(
+                baseline.resource_group_scope(c.subscription_id, cluster.resource_group), c.object_id)),
+            scope=self.resource_group.id,
+            principal_id=client.object_id,
+            principal_type=pulumi.Output.unsecret(pulumi.Output.secret(token).apply(principal_type)),
+            role_definition_id=client.apply(lambda c: baseline.role_definition_id(c.subscription_id)),
+            description="gpushare: the identity that deploys this stack manages its Kubernetes objects",
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _admin_group_access(self, name: str, cluster: Cluster,
+                            client: pulumi.Output[authorization.GetClientConfigResult],
+                            group: str) -> authorization.RoleAssignment:
+        return authorization.RoleAssignment(
+            f"{name}-admins-{group}",
+            role_assignment_name=client.apply(lambda c: baseline.role_assignment_name(
+                baseline.cluster_scope(c.subscription_id, cluster.resource_group, cluster.name), group)),
+            scope=self.managed_cluster.id,
+            principal_id=group,
+            principal_type=authorization.PrincipalType.GROUP,
+            role_definition_id=client.apply(lambda c: baseline.role_definition_id(c.subscription_id)),
+            description=f"gpushare: an admin group (gpushare:cluster.access.adminGroups) of cluster {cluster.name}",
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _maintenance_windows(self, name: str, cluster: Cluster) -> list[containerservice.MaintenanceConfiguration]:
+        """One weekly window for both upgrade channels; a channel that upgrades nothing gets no schedule."""
+        upgrades = cluster.upgrades
+        window = upgrades.window
+        schedules = []
+        if upgrades.channel is not UpgradeChannel.NONE:
+            schedules.append(("upgrade-window", baseline.AUTO_UPGRADE_SCHEDULE))
+        if upgrades.node_os not in (NodeOsChannel.NONE, NodeOsChannel.UNMANAGED):
+            schedules.append(("node-os-window", baseline.NODE_OS_UPGRADE_SCHEDULE))
+        return [
+            containerservice.MaintenanceConfiguration(
+                f"{name}-{suffix}",
+                resource_group_name=self.resource_group.name,
+                resource_name_=self.managed_cluster.name,
+                config_name=config_name,
+                maintenance_window=containerservice.MaintenanceWindowArgs(
+                    schedule=containerservice.ScheduleArgs(
+                        weekly=containerservice.WeeklyScheduleArgs(day_of_week=window.day.value, interval_weeks=1),
+                    ),
+                    start_time=window.start,
+                    duration_hours=window.hours,
+                    utc_offset="+00:00",
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for suffix, config_name in schedules
+        ]

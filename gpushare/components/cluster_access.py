@@ -1,0 +1,61 @@
+"""Kubernetes access to the Entra-only cluster: the provider every Kubernetes resource uses, and the kubeconfig
+for people.
+
+The provider authenticates with a bearer token for AKS's Entra server application, obtained by the azure-native
+provider itself (`getClientToken`), so the identity that deploys the cluster (az login locally, OIDC in CI) also
+talks to it, with no kubelogin binary. See `gpushare.kubernetes.kubeconfig`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import authorization, containerservice
+
+from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, token_kubeconfig
+
+
+@dataclass(frozen=True)
+class ClusterAccessArgs:
+    resource_group_name: pulumi.Input[str]
+    """Required. The cluster's resource group."""
+    cluster_name: pulumi.Input[str]
+    """Required. The cluster's name; its credentials are read once it exists."""
+    cluster_id: pulumi.Input[str]
+    """Required. The cluster's ARM ID: the provider's `clusterIdentifier`."""
+    provider_aliases: Sequence[pulumi.Alias] = field(default_factory=tuple)
+    """Earlier names of the provider, so moving it here does not touch the resources it manages."""
+
+
+class ClusterAccess(pulumi.ComponentResource):
+    """The Kubernetes provider (Entra token) and the Entra user kubeconfig for people."""
+
+    provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]
+    """Secret. The Entra user kubeconfig as `az aks get-credentials` writes it: its user runs kubelogin."""
+
+    def __init__(self, name: str, args: ClusterAccessArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpushare:cluster:ClusterAccess", name, None, opts)
+        # The user credentials, not the admin ones: with local accounts off AKS refuses static credentials, and the
+        # user kubeconfig of an Entra cluster holds no secret (server, CA and a kubelogin exec stanza).
+        credentials = containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=args.resource_group_name, resource_name=args.cluster_name,
+        )
+        encoded = credentials.kubeconfigs[0].value
+        token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token
+        self.provider = k8s.Provider(
+            f"{name}-provider",
+            # The token is marked secret here: an invoke result is not necessarily secret.
+            kubeconfig=pulumi.Output.secret(pulumi.Output.all(encoded, token).apply(
+                lambda values: token_kubeconfig(values[0], values[1]))),
+            # A token changes every run, and the kubeconfig is unknown in a preview that updates the cluster:
+            # with a stable identifier pulumi-kubernetes plans an update of the provider, never a replace of every
+            # Kubernetes resource (DiffConfig, pulumi-kubernetes v4.16+).
+            cluster_identifier=args.cluster_id,
+            opts=pulumi.ResourceOptions(parent=self, aliases=list(args.provider_aliases)),
+        )
+        self.kubeconfig = pulumi.Output.secret(encoded.apply(decode_kubeconfig))
+        self.register_outputs({"kubeconfig": self.kubeconfig})

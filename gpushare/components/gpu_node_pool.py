@@ -1,0 +1,117 @@
+"""One GPU node pool: a separate, protected AKS `AgentPool` labelled and tainted for the GPU Operator."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import containerservice
+
+from gpushare.sharing.node_count import count_to_send
+from gpushare.stackfile.model import DriverOwner, GpuPool
+
+CREATE_ONLY_REPLACED_BY_GPUSHARE = ("gpuProfile", "availabilityZones")
+"""Create-only agent pool inputs (wire names) missing from azure-native's own replace list. Not `osSKU`: AKS
+migrates a pool between Ubuntu and AzureLinux in place by reimaging its nodes (`az aks nodepool update --os-sku`),
+so an OS change is an update (the guard notes it), never a delete-and-recreate."""
+
+
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    pool: GpuPool
+    """Required. The validated pool."""
+    driver: DriverOwner
+    """Required. Who installs the NVIDIA driver; `operator` creates the pool with `gpuProfile.driver=None`."""
+    cluster_name: pulumi.Input[str]
+    """Required. The AKS cluster the pool joins."""
+    resource_group_name: pulumi.Input[str]
+    """Required. The cluster's resource group."""
+    node_labels: Mapping[str, str]
+    """Required. The pool's node labels, `gpushare.sharing.node_labels.pool_node_labels(stack, pool)`."""
+    after: pulumi.Resource | None = None
+    """Optional. The agent pool this one waits for: AKS refuses concurrent agent-pool operations on one cluster."""
+    live_count: int | None = None
+    """Optional. The pool's node count as deployed (read once per run by the guard); None for a new pool or when
+    unknown. Autoscaled pools send it, clamped to the new bounds."""
+    device_config: pulumi.Resource | None = None
+    """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
+    keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
+    for the ConfigMap update."""
+    node_taints: tuple[str, ...] | None = None
+    """Optional. The pool's node taints (`gpushare.stackfile.model.pool_node_taints`: a pool dedicated to a tenant adds the
+    tenant's). Default: the pool's own, the GPU taint."""
+
+
+class GpuNodePool(pulumi.ComponentResource):
+    """A GPU pool. MIG pools carry `gpuInstanceProfile`; the sharing mode lives in the device-plugin config that
+    the `nvidia.com/device-plugin.config` label selects."""
+
+    agent_pool: containerservice.AgentPool
+    """The AKS agent pool; the next pool in the stack waits for it."""
+    name: pulumi.Output[str]
+    """The agent pool's name in AKS."""
+    resource_id: pulumi.Output[str]
+    """ARM ID of the agent pool."""
+
+    def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpushare:pool:GpuNodePool", name, None, opts)
+        pool = args.pool
+        scaling: dict = (
+            {"enable_auto_scaling": True, "min_count": pool.autoscale.min, "max_count": pool.autoscale.max}
+            if pool.autoscale else {}
+        )
+        # An autoscaled pool's count: AKS wants one inside [min, max] on every PUT, and expects the current one
+        # (Azure/AKS#1627). `ignore_changes=["count"]` would make the engine send the count stored in state (the
+        # creation-time `min`) on every later update, which AKS refuses once it is outside the new bounds (min
+        # raised above it, max lowered below it, a fixed pool turned autoscaled) and which otherwise asks AKS to
+        # scale the pool back to it. So when the live count is known it is sent, clamped, and not ignored: a
+        # preview shows `count` changing when the autoscaler moved since the last run, and the update re-sends what
+        # is running (if the autoscaler moves between the read and the PUT, it corrects the difference itself).
+        # Only when it is unknown (a new pool, or Azure unreadable under `gpushare:guard: warn`) is `count` ignored:
+        # creation still sends `min`, and an existing pool keeps its stored value rather than being scaled to `min`.
+        count_unknown = pool.autoscale is not None and args.live_count is None
+        self.agent_pool = containerservice.AgentPool(
+            f"{name}-agentpool",
+            agent_pool_name=pool.name,
+            resource_name_=args.cluster_name,
+            resource_group_name=args.resource_group_name,
+            mode=containerservice.AgentPoolMode.USER,
+            type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+            os_type=containerservice.OSType.LINUX,
+            os_sku=pool.os_sku.value,
+            vm_size=pool.vm_size.name,
+            gpu_instance_profile=pool.mig.value if pool.mig else None,
+            gpu_profile=(
+                containerservice.GPUProfileArgs(driver=containerservice.GPUDriver.NONE)
+                if args.driver is DriverOwner.OPERATOR else None
+            ),
+            availability_zones=list(pool.zones) or None,
+            node_labels=dict(args.node_labels),
+            # AKS updates nodeTaints in place (aks-docs use-node-taints.md), so a pool becoming dedicated is no replace.
+            node_taints=list(pool.taints if args.node_taints is None else args.node_taints),
+            count=count_to_send(pool, args.live_count),
+            # AKS's default surges an extra node per pool on every node-image or Kubernetes upgrade: a GPU VM the
+            # quota may not have. gpushare's default replaces one node at a time in place (gpushare/upgrades.py).
+            upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(
+                max_surge=pool.upgrade.max_surge, max_unavailable=pool.upgrade.max_unavailable,
+            ),
+            **scaling,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                # A replaced pool is deleted before it is recreated, with every pod on it; `recreate: true` is the
+                # user's explicit consent to that for one run (the guard reports it).
+                protect=not pool.recreate,
+                depends_on=[waited for waited in (args.after, args.device_config) if waited] or None,
+                ignore_changes=["count"] if count_unknown else None,
+                # AKS fixes these at creation too, but azure-native only force-replaces vmSize and
+                # gpuInstanceProfile: without this a change reaches AKS as an update it rejects at apply time.
+                # With it, protection stops the replace in preview, and `recreate: true` really recreates.
+                replace_on_changes=list(CREATE_ONLY_REPLACED_BY_GPUSHARE),
+                # The replacement has the same agent pool name, so the old pool must go first.
+                delete_before_replace=True,
+            ),
+        )
+        self.name = self.agent_pool.name
+        self.resource_id = self.agent_pool.id
+        self.register_outputs({"name": self.name, "resource_id": self.resource_id})

@@ -1,0 +1,103 @@
+"""The NVIDIA GPU Operator on the new cluster, with gpushare's device-plugin ConfigMap (one config per GPU pool).
+
+The release waits for the cluster (through the provider's kubeconfig) and the ConfigMap, never for the GPU pools:
+it installs while AKS is still creating them, and each pool's nodes pick their config by label as they join.
+Every object also waits for `depends_on` (the deployer's Azure RBAC role assignment): without it the API server
+answers 403, and pulumi-kubernetes does not retry a Forbidden during `up`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpushare.sharing.operator_values import (
+    CHART_NAME,
+    CHART_REPOSITORY,
+    CONFIG_MAP_NAME,
+    NAMESPACE,
+    RELEASE_NAME,
+    operator_plan,
+)
+from gpushare.stackfile.model import StackConfig
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "gpushare"}
+POD_SECURITY_PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
+"""The operator's DaemonSets run privileged with host paths (driver, toolkit, device plugin, MPS daemon with
+hostPID): NVIDIA's install guide labels the namespace `enforce=privileged` wherever Pod Security Admission enforces
+a stricter level, or the DaemonSets' pods are refused at admission and GPU nodes never get a device plugin."""
+
+
+@dataclass(frozen=True)
+class GpuOperatorArgs:
+    stack: StackConfig
+    """Required. The validated stack: its operator settings and GPU pools decide the configs and chart values."""
+    provider: k8s.Provider
+    """Required. The cluster's Kubernetes provider (`ClusterAccess.provider`)."""
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    """What every Kubernetes object must wait for besides the provider: the role assignment granting access."""
+
+
+class GpuOperator(pulumi.ComponentResource):
+    """`gpu-operator` namespace, device-plugin ConfigMap and the GPU Operator Helm release."""
+
+    chart_version: pulumi.Output[str]
+    """The GPU Operator chart version installed."""
+    config_hash: pulumi.Output[str]
+    """sha256 of the device-plugin ConfigMap data (the `deviceConfigHash` export)."""
+    config_map: k8s.core.v1.ConfigMap
+    """The device-plugin ConfigMap; GPU pools wait for it, since their node labels name its keys."""
+    config_map_name: pulumi.Output[str]
+    """The device-plugin ConfigMap (keys: `<pool>-<config hash>` per pool, plus the whole-GPU default)."""
+    namespace: pulumi.Output[str]
+    """Namespace of the release and the ConfigMap."""
+    release_name: pulumi.Output[str]
+    """The Helm release name."""
+
+    def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
+        plan = operator_plan(args.stack)
+        super().__init__("gpushare:operator:GpuOperator", name, None, opts)
+        after_access = list(args.depends_on)
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after_access)
+        # A Namespace of our own, not the release's create_namespace: the ConfigMap must exist before the release.
+        self.kubernetes_namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAMESPACE, labels={**MANAGED_BY, **POD_SECURITY_PRIVILEGED}),
+            opts=in_cluster,
+        )
+        # Created by gpushare, not by the chart (`devicePlugin.config.create` stays off): gpushare owns every key.
+        self.config_map = k8s.core.v1.ConfigMap(
+            f"{name}-configmap",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=CONFIG_MAP_NAME, namespace=self.kubernetes_namespace.metadata.name, labels=MANAGED_BY,
+            ),
+            data=plan.config_map_data,
+            opts=in_cluster,
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=RELEASE_NAME,
+            chart=CHART_NAME,
+            version=plan.chart_version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=CHART_REPOSITORY),
+            namespace=self.kubernetes_namespace.metadata.name,
+            values=plan.values,
+            # The operator reads the ConfigMap at start-up (devicePlugin.config.name); it must be there first.
+            opts=pulumi.ResourceOptions(parent=self, provider=args.provider,
+                                        depends_on=[*after_access, self.config_map]),
+        )
+        self.chart_version = self.release.version
+        self.config_hash = pulumi.Output.from_input(plan.config_hash)
+        self.config_map_name = self.config_map.metadata.name
+        self.namespace = self.kubernetes_namespace.metadata.name
+        self.release_name = self.release.name
+        self.register_outputs({
+            "chart_version": self.chart_version,
+            "config_hash": self.config_hash,
+            "config_map_name": self.config_map_name,
+            "namespace": self.namespace,
+            "release_name": self.release_name,
+        })

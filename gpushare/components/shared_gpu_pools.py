@@ -1,0 +1,41 @@
+"""The admission policy for every namespace that is no tenant's: GPU pods there may use only the pools no tenant
+lists (`gpushare.kubernetes.tenants.shared_pool_policy`). Registered only when the stack has tenants."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+
+from gpushare.components.tenant import register_manifest
+from gpushare.kubernetes.tenants import shared_pool_policy
+from gpushare.stackfile.model import StackConfig
+
+
+@dataclass(frozen=True)
+class SharedGpuPoolsArgs:
+    stack: StackConfig
+    """Required. The validated stack, with at least one tenant."""
+    provider: pulumi.ProviderResource
+    """Required. The Kubernetes provider of the stack's cluster."""
+    depends_on: Sequence[pulumi.Resource] = ()
+    """Optional. Resources both objects wait for (e.g. the deployer's cluster role assignment). Default: none."""
+
+
+class SharedGpuPools(pulumi.ComponentResource):
+    """ValidatingAdmissionPolicy and binding for GPU pods outside tenant namespaces."""
+
+    policy_name: pulumi.Output[str]
+    """The ValidatingAdmissionPolicy's name."""
+
+    def __init__(self, name: str, args: SharedGpuPoolsArgs, opts: pulumi.ResourceOptions | None = None):
+        policy_manifest, binding_manifest = shared_pool_policy(args.stack)
+        super().__init__("gpushare:tenant:SharedGpuPools", name, None, opts)
+        after = list(args.depends_on)
+        policy = register_manifest(f"{name}-policy", policy_manifest,
+                                   pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after))
+        register_manifest(f"{name}-binding", binding_manifest,
+                          pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[*after, policy]))
+        self.policy_name = policy.metadata.name
+        self.register_outputs({"policy_name": self.policy_name})

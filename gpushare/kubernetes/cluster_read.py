@@ -1,0 +1,319 @@
+"""Reads (and, for `--smoke`, short-lived writes) against a live cluster with the official `kubernetes` client.
+
+The kubeconfig is found as kubectl finds it: `--kubeconfig`, else `KUBECONFIG` (paths joined by `:`), else
+`~/.kube/config`. Responses are kept as the API's JSON (`_preload_content=False`), which `gpushare.kubernetes.verify` reads.
+Every failure to reach the API server or to be let in becomes a `ClusterAccessError` (exit 4) naming which one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import urllib3
+import yaml
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+from gpushare.errors import ClusterAccessError
+from gpushare.kubernetes.verify import (
+    MPS_DS,
+    OPERATOR_DAEMONSETS,
+    SMOKE_NAMESPACE_PREFIX,
+    ClusterSnapshot,
+    ObjectRef,
+    PoolExpectation,
+    SmokeResult,
+    object_ref,
+    smoke_pod,
+)
+from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
+from gpushare.stackfile.model import POOL_LABEL
+
+DEFAULT_KUBECONFIG = "~/.kube/config"
+REQUEST_TIMEOUT = (10, 60)
+"""(connect, read) seconds per API call."""
+CREDENTIALS_HINT = (
+    "for an AKS cluster with Entra ID: `az aks get-credentials --resource-group RG --name CLUSTER` and, if the "
+    "kubeconfig runs kubelogin, `kubelogin convert-kubeconfig -l azurecli` (kubelogin must be on PATH)"
+)
+_APPS = ",".join((*OPERATOR_DAEMONSETS, MPS_DS))
+
+
+def kubeconfig_paths(flag: Path | None) -> list[Path]:
+    if flag is not None:
+        return [flag]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
+    return [Path(DEFAULT_KUBECONFIG).expanduser()]
+
+
+def api_client(kubeconfig: Path | None, context: str | None) -> tuple[client.ApiClient, str]:
+    """An ApiClient for the kubeconfig's context (`context` or its current one), and the context's name."""
+    paths = kubeconfig_paths(kubeconfig)
+    existing = [p for p in paths if p.is_file()]
+    if not existing:
+        error = ClusterAccessError(f"no kubeconfig at {', '.join(str(p) for p in paths)}")
+        error.hint = f"pass --kubeconfig FILE or set KUBECONFIG; {CREDENTIALS_HINT}"
+        raise error
+    joined = os.pathsep.join(str(p) for p in existing)
+    try:
+        contexts, current = config.list_kube_config_contexts(config_file=joined)
+        names = [c["name"] for c in contexts]
+        chosen = context or (current or {}).get("name")
+        if chosen not in names:
+            error = ClusterAccessError(f"{joined}: no context {chosen!r}")
+            error.hint = f"contexts in the kubeconfig: {', '.join(names) or 'none'}; pick one with --context NAME"
+            raise error
+        with _logged_errors() as errors:
+            api = config.new_client_from_config(config_file=joined, context=chosen, persist_config=False)
+        if errors:
+            error = ClusterAccessError(f"the credential plugin of context {chosen} in {joined} failed: {errors[0]}")
+            error.hint = CREDENTIALS_HINT
+            raise error
+        return api, chosen
+    except (ConfigException, yaml.YAMLError) as exc:
+        # A kubeconfig that is not YAML, or not a kubeconfig.
+        error = ClusterAccessError(f"the kubeconfig {joined} cannot be used: {exc}")
+        error.hint = CREDENTIALS_HINT
+        raise error from None
+
+
+@contextlib.contextmanager
+def _logged_errors() -> Iterator[list[str]]:
+    """Errors the kubernetes client logs instead of raising: a failing exec plugin (kubelogin missing, not logged
+    in) is only logged (`KubeConfigLoader._load_from_exec_plugin`), and the calls would then go out without a token."""
+    messages: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    handler = Collect(logging.ERROR)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        root.removeHandler(handler)
+
+
+def _server(api: client.ApiClient) -> str:
+    return api.configuration.host
+
+
+def _access_error(api: client.ApiClient, what: str, exc: Exception) -> ClusterAccessError:
+    server = _server(api)
+    if isinstance(exc, ApiException) and exc.status == 401:
+        error = ClusterAccessError(f"the API server {server} refused the credentials (401 Unauthorized) to {what}")
+        error.hint = f"the token is missing or expired; {CREDENTIALS_HINT}"
+    elif isinstance(exc, ApiException) and exc.status == 403:
+        error = ClusterAccessError(
+            f"the API server {server} accepted the credentials but may not {what} (403 Forbidden)")
+        error.hint = (
+            "verify reads nodes, and pods, DaemonSets and the ConfigMap in namespace "
+            f"{NAMESPACE} (`--smoke` also creates a namespace and pods): grant an Azure RBAC data role such as "
+            "Azure Kubernetes Service RBAC Cluster Admin; new role assignments take up to five minutes to apply"
+        )
+    elif isinstance(exc, ApiException) and exc.status:
+        error = ClusterAccessError(f"the API server {server} answered {exc.status} {exc.reason} to {what}: "
+                                   f"{_api_message(exc)}")
+        error.hint = "retry; if it persists, check the cluster's health in the Azure portal"
+    else:
+        reason = getattr(exc, "reason", None) or exc
+        error = ClusterAccessError(f"cannot reach the API server {server} to {what}: {reason}")
+        error.hint = (
+            "check the server address in the kubeconfig and your network path to it (a private cluster is reachable "
+            f"only from its virtual network); {CREDENTIALS_HINT}"
+        )
+    return error
+
+
+def _api_message(exc: ApiException) -> str:
+    try:
+        return json.loads(exc.body).get("message", "")
+    except (TypeError, ValueError, AttributeError):
+        return str(exc.body or "")[:200]
+
+
+def call(api: client.ApiClient, what: str, request: Callable[..., Any], *args: Any,
+         missing_ok: bool = False, **kwargs: Any) -> Any:
+    """One API call returning its JSON (None for a 404 when `missing_ok`); failures become ClusterAccessError."""
+    return _decode(_send(api, what, request, *args, missing_ok=missing_ok, **kwargs))
+
+
+def _decode(response: Any) -> Any:
+    return json.loads(response.data) if response is not None and response.data else None
+
+
+def _send(api: client.ApiClient, what: str, request: Callable[..., Any], *args: Any,
+          missing_ok: bool = False, **kwargs: Any) -> Any:
+    try:
+        return request(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **kwargs)
+    except ApiException as exc:
+        if missing_ok and exc.status == 404:
+            return None
+        raise _access_error(api, what, exc) from None
+    except (urllib3.exceptions.HTTPError, OSError, ConfigException) as exc:
+        raise _access_error(api, what, exc) from None
+
+
+def read_snapshot(api: client.ApiClient) -> ClusterSnapshot:
+    """Nodes of gpushare's pools, the device-plugin ConfigMap, and the operator's DaemonSets and pods."""
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    nodes = call(api, "list nodes", core.list_node, label_selector=POOL_LABEL)
+    config_map = call(api, f"read ConfigMap {NAMESPACE}/{CONFIG_MAP_NAME}", core.read_namespaced_config_map,
+                      CONFIG_MAP_NAME, NAMESPACE, missing_ok=True)
+    daemon_sets = call(api, f"list DaemonSets in {NAMESPACE}", apps.list_namespaced_daemon_set, NAMESPACE)
+    pods = call(api, f"list pods in {NAMESPACE}", core.list_namespaced_pod, NAMESPACE,
+                label_selector=f"app in ({_APPS})")
+    return ClusterSnapshot(
+        nodes=nodes.get("items") or [],
+        config_map=config_map,
+        daemon_sets=daemon_sets.get("items") or [],
+        pods=pods.get("items") or [],
+        now=datetime.now(timezone.utc),
+    )
+
+
+def _pod_detail(pod: dict) -> str:
+    """The scheduler's or kubelet's reason a pod is not running yet."""
+    status = pod.get("status") or {}
+    for condition in status.get("conditions") or []:
+        if condition.get("status") == "False" and condition.get("message"):
+            return condition["message"]
+    for container in status.get("containerStatuses") or []:
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason"):
+            return f"{waiting['reason']}: {waiting.get('message', '')}".rstrip(": ")
+    return ""
+
+
+def smoke_namespace() -> str:
+    """A fresh name per run, so two runs never share (or delete) each other's namespace."""
+    return SMOKE_NAMESPACE_PREFIX + secrets.token_hex(3)
+
+
+_REJECTIONS = ("denied the request", "denied request", "exceeded quota")
+"""Words of a 403 that come from admission (webhook, ValidatingAdmissionPolicy with reason Forbidden) or a quota,
+not from RBAC: the pod was refused, the credentials were fine."""
+
+
+def _create_smoke_pod(api: client.ApiClient, core: client.CoreV1Api, namespace: str,
+                      expect: PoolExpectation) -> str | None:
+    """None when the pod was created; the API server's message when admission or a quota refused it (422, or a
+    403 that says so)."""
+    try:
+        core.create_namespaced_pod(namespace, smoke_pod(expect, namespace), _preload_content=False,
+                                   _request_timeout=REQUEST_TIMEOUT)
+    except ApiException as exc:
+        message = _api_message(exc)
+        if exc.status == 422 or (exc.status == 403 and any(words in message for words in _REJECTIONS)):
+            return message
+        raise _access_error(api, f"create a pod in {namespace}", exc) from None
+    except (urllib3.exceptions.HTTPError, OSError, ConfigException) as exc:
+        raise _access_error(api, f"create a pod in {namespace}", exc) from None
+    return None
+
+
+def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeout: float, poll_interval: float,
+              progress: Callable[[str], None], skip: Mapping[str, str] | None = None,
+              clock: Callable[[], float] = time.monotonic,
+              sleep: Callable[[float], None] = time.sleep) -> list[SmokeResult]:
+    """One smoke pod per pool in a namespace created for the run and deleted afterwards, also on failure. Pools in
+    `skip` (pool -> why) get no pod."""
+    skip = skip or {}
+    skipped = [SmokeResult(e.pool, "Skipped", None, "", skip[e.pool]) for e in expectations if e.pool in skip]
+    expectations = [e for e in expectations if e.pool not in skip]
+    if not expectations:
+        return skipped
+    return skipped + _run_smoke(api, expectations, timeout, poll_interval, progress, clock, sleep)
+
+
+def _run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeout: float, poll_interval: float,
+               progress: Callable[[str], None], clock: Callable[[], float],
+               sleep: Callable[[float], None]) -> list[SmokeResult]:
+    core = client.CoreV1Api(api)
+    namespace = smoke_namespace()
+    call(api, f"create namespace {namespace}", core.create_namespace, {
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": namespace, "labels": {"app.kubernetes.io/managed-by": "gpushare-verify"}},
+    })
+    try:
+        rejected = {}
+        for expect in expectations:
+            if (message := _create_smoke_pod(api, core, namespace, expect)) is not None:
+                rejected[expect.pool] = message
+        progress(f"smoke: {len(expectations) - len(rejected)} pod(s) in namespace {namespace}, up to {timeout:.0f}s")
+        deadline = clock() + timeout
+        pending = {e.pool: f"smoke-{e.pool}" for e in expectations if e.pool not in rejected}
+        finished: dict[str, dict] = {}
+        last: dict[str, dict] = {}
+        while True:
+            for pool, name in list(pending.items()):
+                pod = call(api, f"read pod {namespace}/{name}", core.read_namespaced_pod, name, namespace)
+                last[pool] = pod
+                if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                    finished[pool] = pod
+                    del pending[pool]
+            if not pending or clock() >= deadline:
+                break
+            progress(f"smoke: waiting for {', '.join(sorted(pending))}")
+            sleep(poll_interval)
+        results = []
+        for expect in expectations:
+            if expect.pool in rejected:
+                results.append(SmokeResult(expect.pool, "Rejected", None, "", rejected[expect.pool]))
+                continue
+            pod = last[expect.pool]
+            name = f"smoke-{expect.pool}"
+            phase = (pod.get("status") or {}).get("phase") or "Pending"
+            log = ""
+            if expect.pool in finished:
+                response = _send(api, f"read the log of pod {namespace}/{name}", core.read_namespaced_pod_log,
+                                 name, namespace)
+                log = response.data.decode(errors="replace") if response is not None else ""
+            results.append(SmokeResult(expect.pool, phase, (pod.get("spec") or {}).get("nodeName"), log,
+                                       "" if expect.pool in finished else _pod_detail(pod)))
+        return results
+    finally:
+        try:
+            call(api, f"delete namespace {namespace}", core.delete_namespace, namespace)
+        except ClusterAccessError as exc:
+            progress(f"smoke: could not delete namespace {namespace}: {exc}; delete it with "
+                     f"`kubectl delete namespace {namespace}`")
+
+
+_READERS: dict[tuple[str, str], tuple[type, str]] = {
+    ("v1", "Namespace"): (client.CoreV1Api, "read_namespace"),
+    ("v1", "ResourceQuota"): (client.CoreV1Api, "read_namespaced_resource_quota"),
+    ("v1", "LimitRange"): (client.CoreV1Api, "read_namespaced_limit_range"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): (client.RbacAuthorizationV1Api, "read_namespaced_role_binding"),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"):
+        (client.AdmissionregistrationV1Api, "read_validating_admission_policy"),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"):
+        (client.AdmissionregistrationV1Api, "read_validating_admission_policy_binding"),
+}
+"""The kinds gpushare renders for tenants, each read by name with its typed API."""
+
+
+def read_objects(api: client.ApiClient, manifests: list[dict]) -> dict[ObjectRef, dict | None]:
+    """The live object for each manifest (None when it does not exist)."""
+    live: dict[ObjectRef, dict | None] = {}
+    for manifest in manifests:
+        api_version, kind, namespace, name = ref = object_ref(manifest)
+        api_class, method = _READERS[(api_version, kind)]
+        args = (name, namespace) if namespace else (name,)
+        where = f"{namespace}/{name}" if namespace else name
+        live[ref] = call(api, f"read {kind} {where}", getattr(api_class(api), method), *args, missing_ok=True)
+    return live

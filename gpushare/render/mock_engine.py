@@ -1,0 +1,353 @@
+"""Offline execution of Pulumi code under the SDK's mock engine, recording every registration.
+
+The stock `MockResourceArgs` carries no resource options, so `RecordingMonitor` reads them from the raw
+RegisterResource request (protect, dependencies, ignoreChanges, parent, provider). `GpushareMocks` stands in for
+the providers: it echoes inputs and fills the outputs the program reads (names, ids, kubeconfig), because the
+mock engine does no autonaming and a missing output silently drops downstream inputs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+from unittest import mock
+
+import pulumi
+from pulumi.runtime import mocks, rpc, settings
+
+from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV
+from gpushare.stackfile.project import STACK_FILE_ENV
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROGRAM = PROJECT_DIR / "__main__.py"
+MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+MOCK_TENANT = "11111111-1111-1111-1111-111111111111"
+
+MOCK_DEPLOYER_OBJECT_ID = "5c0f3e2a-8b71-4d9e-a6c4-2f1b7e9d3a58"
+"""The object ID `getClientConfig` reports for the identity running Pulumi."""
+
+# The user kubeconfig the mocked credentials invoke returns, shaped as AKS returns it for an Entra cluster (exec
+# format, kubelogin with device-code login); no cluster answers at this address.
+MOCK_KUBECONFIG = f"""apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: bW9jay1jbHVzdGVyLWNh
+    server: https://mock-dns.hcp.westeurope.azmk8s.invalid:443
+  name: mock
+contexts:
+- context:
+    cluster: mock
+    user: clusterUser_mock-rg_mock
+  name: mock
+current-context: mock
+kind: Config
+preferences: {{}}
+users:
+- name: clusterUser_mock-rg_mock
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      args:
+      - get-token
+      - --environment
+      - AzurePublicCloud
+      - --server-id
+      - 6dae42f8-4368-4678-94ff-3960e28e3630
+      - --client-id
+      - 80faf920-1908-4b52-b5ef-a8e7bedfc67a
+      - --tenant-id
+      - {MOCK_TENANT}
+      - --login
+      - devicecode
+      command: kubelogin
+      env: null
+      installHint: |2
+
+        kubelogin is not installed which is required to connect to AAD enabled cluster.
+      provideClusterInfo: false
+"""
+
+
+def mock_jwt(claims: dict[str, Any]) -> str:
+    """An unsigned JWT with these claims: what Entra issues, minus a signature nobody here checks."""
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.signature"
+
+
+MOCK_USER_TOKEN = mock_jwt({"aud": "6dae42f8-4368-4678-94ff-3960e28e3630", "oid": MOCK_DEPLOYER_OBJECT_ID,
+                            "idtyp": "user", "scp": "user.read"})
+"""What `getClientToken` returns: a person's (az login) Entra token for AKS's server application."""
+
+
+@dataclass
+class RecordedResource:
+    """One registration as the engine would receive it."""
+
+    type: str
+    name: str
+    urn: str
+    custom: bool
+    inputs: dict[str, Any]
+    """Inputs under their camelCase wire names, numbers normalised, secrets unwrapped."""
+    protect: bool = False
+    depends_on: list[str] = field(default_factory=list)
+    """Logical names this resource waits for: explicit depends_on plus resources its inputs came from."""
+    parent: str | None = None
+    provider: str | None = None
+    ignore_changes: list[str] = field(default_factory=list)
+    replace_on_changes: list[str] = field(default_factory=list)
+    delete_before_replace: bool = False
+    retain_on_delete: bool = False
+    """Removing the resource from the program leaves the real object in place."""
+    secret_inputs: list[str] = field(default_factory=list)
+    """Top-level input keys that were marked secret."""
+    aliases: list[dict[str, str]] = field(default_factory=list)
+    """Earlier identities (`{"name", "parentUrn"}` of an alias spec, or `{"urn"}`); not part of plan JSON."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "inputs": self.inputs,
+            "protect": self.protect,
+            "dependsOn": self.depends_on,
+            "parent": self.parent,
+            "provider": self.provider,
+            "ignoreChanges": self.ignore_changes,
+            "replaceOnChanges": self.replace_on_changes,
+            "deleteBeforeReplace": self.delete_before_replace,
+            "retainOnDelete": self.retain_on_delete,
+            "secretInputs": self.secret_inputs,
+        }
+
+
+@dataclass
+class Recording:
+    resources: list[RecordedResource]
+    warnings: list[str]
+    exports: dict[str, Any]
+    error: Exception | None = None
+    """What the program raised, when run with `check=False`; everything registered before it is still recorded."""
+    invokes: list[str] = field(default_factory=list)
+    """The token of every provider function the program called (`azure-native:authorization:getClientToken`...)."""
+
+    def by_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def get(self, type_: str, name: str) -> RecordedResource:
+        for r in self.resources:
+            if r.type == type_ and r.name == name:
+                return r
+        known = ", ".join(f"{r.type}::{r.name}" for r in self.resources)
+        raise KeyError(f"no {type_} named {name!r}; registered: {known}")
+
+
+def _normalise(value: Any) -> Any:
+    """Protobuf Struct turns every number into a float (give integral ones back as int) and does not keep key
+    order (sort keys, so the same program gives the same plan)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _normalise(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [_normalise(v) for v in value]
+    return value
+
+
+def _urn_name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def _parent_name(parent_urn: str) -> str | None:
+    """The parent's logical name; None for top-level resources (whose parent is the root stack)."""
+    if not parent_urn or parent_urn.split("::")[2].endswith("pulumi:pulumi:Stack"):
+        return None
+    return _urn_name(parent_urn)
+
+
+def _alias(alias: Any) -> dict[str, str]:
+    if alias.HasField("urn"):
+        return {"urn": alias.urn}
+    return {"name": alias.spec.name, "parentUrn": alias.spec.parentUrn}
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    def __init__(self, mocks_: mocks.Mocks):
+        super().__init__(mocks_)
+        self.recorded: list[RecordedResource] = []
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        raw = rpc.deserialize_properties(request.object)
+        secret_keys = sorted(k for k, v in raw.items() if rpc.is_rpc_secret(v))
+        inputs = {k: rpc.unwrap_rpc_secret(v) if k in secret_keys else v for k, v in raw.items()}
+        dependencies = list(request.dependencies)
+        for deps in request.propertyDependencies.values():
+            dependencies.extend(deps.urns)
+        depends_on = sorted({_urn_name(u) for u in dependencies})
+        self.recorded.append(
+            RecordedResource(
+                type=request.type,
+                name=request.name,
+                urn=response.urn,
+                custom=bool(request.custom),
+                inputs=_normalise({k: v for k, v in inputs.items() if not k.startswith("__")}),
+                protect=bool(request.protect),
+                depends_on=depends_on,
+                parent=_parent_name(request.parent),
+                # A provider reference is "<provider urn>::<provider id>".
+                provider=_urn_name(request.provider.rsplit("::", 1)[0]) if request.provider else None,
+                ignore_changes=list(request.ignoreChanges),
+                replace_on_changes=list(request.replaceOnChanges),
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                retain_on_delete=bool(request.retainOnDelete),
+                secret_inputs=secret_keys,
+                aliases=[_alias(a) for a in request.aliases],
+            )
+        )
+        return response
+
+
+class GpushareMocks(mocks.Mocks):
+    """Provider stand-ins: echo inputs, add the outputs a real provider computes and the program reads."""
+
+    client_token = MOCK_USER_TOKEN
+    """What `getClientToken` answers (a test may patch it, e.g. with a service principal's token)."""
+
+    def __init__(self) -> None:
+        self.invokes: list[str] = []
+        """The token of every provider function called, in order."""
+
+    def new_resource(self, args: mocks.MockResourceArgs):
+        state = dict(args.inputs)
+        physical = (
+            args.inputs.get("agentPoolName")
+            or args.inputs.get("resourceName")
+            or args.inputs.get("resourceGroupName")
+            or args.inputs.get("name")
+            or args.name
+        )
+        if args.typ.startswith("azure-native:"):
+            state.setdefault("name", physical)
+            resource_id = f"/subscriptions/{MOCK_SUBSCRIPTION}/mock/{args.typ.rsplit(':', 1)[-1]}/{physical}"
+            state["azureApiVersion"] = "2025-09-01"
+            if args.typ == "azure-native:containerservice:ManagedCluster":
+                state["oidcIssuerProfile"] = {"enabled": True, "issuerURL": f"https://oidc.mock.invalid/{physical}/"}
+                state["fqdn"] = f"{physical}.hcp.mock.invalid"
+            return resource_id, state
+        if args.typ.startswith("kubernetes:"):
+            metadata = dict(state.get("metadata") or {})
+            metadata.setdefault("name", args.name)
+            state["metadata"] = metadata
+            return f"{metadata.get('namespace', '')}/{metadata['name']}".lstrip("/"), state
+        return f"{args.name}-id", state
+
+    def call(self, args: mocks.MockCallArgs):
+        self.invokes.append(args.token)
+        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
+            value = base64.b64encode(MOCK_KUBECONFIG.encode()).decode()
+            return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        if args.token == "azure-native:authorization:getClientConfig":
+            return {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": MOCK_DEPLOYER_OBJECT_ID,
+                    "subscriptionId": MOCK_SUBSCRIPTION, "tenantId": MOCK_TENANT}
+        if args.token == "azure-native:authorization:getClientToken":
+            return {"token": self.client_token}
+        return {}
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self):
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def run_pulumi(
+    fn: Callable[[], Any],
+    *,
+    stack: str = "dev",
+    config: dict[str, str] | None = None,
+    preview: bool = False,
+    check: bool = True,
+) -> Recording:
+    """Run `fn` (which constructs resources) under mocks and return everything it registered.
+
+    `config` maps full keys (`gpushare:pools`) to the strings the CLI would pass (objects JSON-encoded).
+    Mocks are installed before `fn` runs: a resource constructed earlier would never register.
+    An exception from `fn` propagates, or with `check=False` is returned in `Recording.error`.
+    """
+    settings.reset_options(project="gpushare", stack=stack, preview=preview)
+    pulumi.runtime.set_all_config(dict(config or {}))
+    provider_mocks = GpushareMocks()
+    monitor = RecordingMonitor(provider_mocks)
+    logger = logging.getLogger("gpushare.mock")
+    logger.propagate = False
+    collector = _WarningCollector()
+    logger.addHandler(collector)
+    mocks.set_mocks(monitor.mocks, project="gpushare", stack=stack, preview=preview, logger=logger, monitor=monitor)
+    exports: dict[str, Any] = {}
+
+    @mocks.test
+    def body():
+        fn()
+        root = settings.get_root_resource()
+        outputs = getattr(root, "outputs", None) or {}
+        return pulumi.Output.all(**outputs).apply(exports.update) if outputs else None
+
+    error = None
+    try:
+        body()
+    except Exception as exc:
+        if check:
+            raise
+        error = exc
+    finally:
+        logger.removeHandler(collector)
+    return Recording(resources=monitor.recorded, warnings=collector.messages, exports=_normalise(exports), error=error,
+                     invokes=list(provider_mocks.invokes))
+
+
+def run_program(
+    stack: str,
+    config: dict[str, str],
+    *,
+    stack_file: Path | None = None,
+    deployed: Path | None = None,
+    live_guard: bool = False,
+    preview: bool = True,
+    check: bool = True,
+) -> Recording:
+    """Run the project's real `__main__.py` under mocks, as `pulumi preview` would run it.
+
+    The guard checks against `deployed` (an `az aks nodepool list -o json` file) when given, and is skipped
+    otherwise; `live_guard=True` lets it read Azure as under the real engine (tests replace the reader).
+    `stack_file` is the file messages name.
+    """
+    environ = {
+        STACK_FILE_ENV: str(stack_file) if stack_file else None,
+        DEPLOYED_FILE_ENV: str(deployed) if deployed else None,
+        OFFLINE_ENV: None if deployed or live_guard else "1",
+    }
+    with mock.patch.dict(os.environ):
+        for key, value in environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        return run_pulumi(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), stack=stack, config=config,
+                          preview=preview, check=check)
+
+
+__all__ = ["RecordedResource", "Recording", "run_pulumi", "run_program", "MOCK_SUBSCRIPTION", "MOCK_DEPLOYER_OBJECT_ID",
+           "MOCK_KUBECONFIG", "MOCK_USER_TOKEN", "mock_jwt"]

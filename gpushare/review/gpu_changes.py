@@ -1,0 +1,382 @@
+"""What a change does to GPU capacity: the model `report` (a cloud preview) and `compare` (two offline plans) share.
+
+Both reduce their input to `PoolTransition`s (a pool's AgentPool inputs and device-plugin config, before and after)
+and an `OperatorTransition` (the GPU Operator release's chart version and values, and the ConfigMap's keys), and
+render them with the same functions, so the two outputs cannot drift.
+
+Capacity follows the values to where they take effect:
+- GPUs per node from the AgentPool's `vmSize` (catalog), MIG instances per GPU from `gpuInstanceProfile` (AKS
+  partitions each GPU into 7/3/2/1/1 instances for MIG1g..MIG7g);
+- node counts from `count`, or `minCount`..`maxCount` when `enableAutoScaling` is on (the autoscaler owns `count`);
+- the device-plugin config a pool's nodes read is the ConfigMap key in their `nvidia.com/device-plugin.config` node
+  label (the plugin's config-manager sidecar reads that label; NVIDIA/k8s-device-plugin cmd/config-manager), or the
+  pool name when the label is missing; its `sharing` section gives replicas and `renameByDefault` (`.shared`);
+- the MIG strategy is the release's `mig.strategy` (the chart passes it as env MIG_STRATEGY, which beats the file's
+  `flags.migStrategy`), else the pool's `gpushare.io/mig-strategy` label, else the file's.
+The count itself is `gpushare.sharing.capacity.pool_capacity`, the function `plan` uses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import yaml
+
+from gpushare.review.markdown import code, table
+from gpushare.sharing.capacity import base_resource, pool_capacity
+from gpushare.stackfile.catalog import MigProfile, find_vm_size
+from gpushare.stackfile.model import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    MIG_STRATEGY_LABEL,
+    POOL_LABEL,
+    SHARING_LABEL,
+    GpuPool,
+    MigStrategy,
+    Sharing,
+    SharingStrategy,
+)
+
+AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
+CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
+"""The device-plugin ConfigMap is the one named `operator_values.CONFIG_MAP_NAME`."""
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+"""The GPU Operator release is the one whose chart is `operator_values.CHART_NAME`."""
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+"""What Pulumi prints for a value known only after apply (`UnknownStringValue`, pulumi sdk/go/common/resource/plugin/rpc.go)."""
+
+DESTROYS = "destroys the pool's nodes and every pod on them"
+RESTARTS = "device plugin restarts on these nodes"
+RESTARTS_EVERYWHERE = "device plugin restarts on every GPU node (its DaemonSet's pod template changes)"
+DESTRUCTIVE = ("replace", "delete")
+
+_SHARING_KEYS = (("mps", SharingStrategy.MPS), ("timeSlicing", SharingStrategy.TIME_SLICING))
+"""`mps` first: with both sections the plugin uses MPS only."""
+
+
+@dataclass(frozen=True)
+class PoolSide:
+    """One GPU pool before or after the change: its AgentPool inputs (wire names) and its device-plugin config."""
+
+    name: str
+    inputs: Mapping
+    config: str | None
+    """The config YAML its nodes read; None when the ConfigMap is not in the input."""
+    mig_strategy: str | None = None
+    """The release's `mig.strategy`, when known."""
+
+    @property
+    def config_key(self) -> str:
+        labels = self.inputs.get("nodeLabels")
+        key = labels.get(DEVICE_PLUGIN_CONFIG_LABEL) if isinstance(labels, Mapping) else None
+        return key if isinstance(key, str) and key != UNKNOWN else self.name
+
+
+@dataclass(frozen=True)
+class Capacity:
+    resource: str | None
+    """None when it cannot be known (VM size not in the catalog, or the config not in the input)."""
+    per_node: int | None
+    min_nodes: int | None
+    max_nodes: int | None
+
+    def total(self) -> str:
+        if self.per_node is None or self.min_nodes is None or self.max_nodes is None:
+            return "?"
+        return _range(self.per_node * self.min_nodes, self.per_node * self.max_nodes)
+
+    def nodes(self) -> str:
+        return "?" if self.min_nodes is None or self.max_nodes is None else _range(self.min_nodes, self.max_nodes)
+
+
+@dataclass(frozen=True)
+class PoolTransition:
+    name: str
+    op: str
+    """create, update, replace, delete or same."""
+    before: PoolSide | None
+    after: PoolSide | None
+    protected: bool = False
+
+
+@dataclass(frozen=True)
+class PoolChange:
+    """One row of the GPU table."""
+
+    name: str
+    op: str
+    note: str | None
+    """What happens to the pool as a whole (`new pool: ...`, `pool removed`), instead of field changes."""
+    changes: tuple[str, ...]
+    """`path: old -> new` per changed AgentPool input, then `config: path: old -> new` per device-plugin setting."""
+    before: Capacity | None
+    after: Capacity | None
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OperatorTransition:
+    op: str
+    before: Mapping | None
+    """The release's inputs before (chart `version`, `values`); None when it did not exist or is not in the input."""
+    after: Mapping | None
+    config_keys_before: tuple[str, ...] = ()
+    config_keys_after: tuple[str, ...] = ()
+    config_changed: bool = False
+
+
+# --- values -----------------------------------------------------------------------------------------------
+
+
+def _range(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def show(value: object) -> str:
+    """A value as a reviewer reads it: unknowns and absences spelled out, long values shortened."""
+    if value is None:
+        return "(none)"
+    if value == UNKNOWN:
+        return "(known after apply)"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else f'["{key}"]'
+
+
+def flatten(value: object, prefix: str = "") -> dict[str, object]:
+    """Leaf values by path: `upgradeSettings.maxSurge`, `nodeTaints[0]`, `nodeLabels["gpushare.io/pool"]`."""
+    if isinstance(value, Mapping) and value:
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            name = _key(str(key))
+            path = f"{prefix}{name}" if name.startswith("[") else f"{prefix}.{name}" if prefix else name
+            out.update(flatten(item, path))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for index, item in enumerate(value):
+            out.update(flatten(item, f"{prefix}[{index}]"))
+        return out
+    return {prefix: value}
+
+
+def field_changes(old: object, new: object, prefix: str = "") -> list[tuple[str, object, object]]:
+    """(path, old, new) for every leaf that differs, in the order the paths first appear."""
+    before, after = flatten(old or {}), flatten(new or {})
+    paths = list(dict.fromkeys([*before, *after]))
+    return [(f"{prefix}{p}", before.get(p), after.get(p)) for p in paths if before.get(p) != after.get(p)]
+
+
+def describe(changes: list[tuple[str, object, object]]) -> list[str]:
+    return [f"{path}: {show(old)} -> {show(new)}" for path, old, new in changes]
+
+
+# --- capacity ---------------------------------------------------------------------------------------------
+
+
+def is_gpu_pool(inputs: Mapping) -> bool:
+    """An AgentPool is a GPU pool when its size is in the catalog or it carries gpushare's or the plugin's labels."""
+    labels = inputs.get("nodeLabels") if isinstance(inputs.get("nodeLabels"), Mapping) else {}
+    return (
+        find_vm_size(str(inputs.get("vmSize", ""))) is not None
+        or bool(inputs.get("gpuInstanceProfile"))
+        or POOL_LABEL in labels or DEVICE_PLUGIN_CONFIG_LABEL in labels
+    )
+
+
+def _parse_config(text: str | None) -> Mapping | None:
+    if text is None:
+        return None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return doc if isinstance(doc, Mapping) else None
+
+
+def _sharing_from_config(doc: Mapping, resource: str) -> Sharing | None:
+    sharing = doc.get("sharing") if isinstance(doc.get("sharing"), Mapping) else {}
+    for key, strategy in _SHARING_KEYS:
+        block = sharing.get(key)
+        if not isinstance(block, Mapping):
+            continue
+        for entry in block.get("resources") or []:
+            name = entry.get("name") if isinstance(entry, Mapping) else None
+            replicas = _int(entry.get("replicas")) if isinstance(entry, Mapping) else None
+            if isinstance(name, str) and replicas and (name if "/" in name else f"nvidia.com/{name}") == resource:
+                # The plugin's renameByDefault defaults to false.
+                return Sharing(strategy, replicas, rename_by_default=block.get("renameByDefault") is True)
+        return None  # a sharing section that names other resources shares nothing on these nodes
+    return None
+
+
+def _sharing_from_label(inputs: Mapping) -> Sharing | None:
+    """`gpushare.io/sharing: time-slicing-4` when the config is not in the input; the rename is then unknown."""
+    labels = inputs.get("nodeLabels") if isinstance(inputs.get("nodeLabels"), Mapping) else {}
+    strategy, _, replicas = str(labels.get(SHARING_LABEL, "")).rpartition("-")
+    try:
+        return Sharing(SharingStrategy(strategy), int(replicas))
+    except ValueError:
+        return None
+
+
+def capacity(side: PoolSide) -> Capacity:
+    inputs = side.inputs
+    if inputs.get("enableAutoScaling") is True:
+        min_nodes, max_nodes = _int(inputs.get("minCount")), _int(inputs.get("maxCount"))
+    else:
+        min_nodes = max_nodes = _int(inputs.get("count"))
+    size = find_vm_size(str(inputs.get("vmSize", "")))
+    if size is None:
+        return Capacity(None, None, min_nodes, max_nodes)
+    try:
+        mig = MigProfile(inputs["gpuInstanceProfile"]) if inputs.get("gpuInstanceProfile") else None
+    except ValueError:
+        return Capacity(None, None, min_nodes, max_nodes)
+    doc = _parse_config(side.config)
+    flags = doc.get("flags") if doc and isinstance(doc.get("flags"), Mapping) else {}
+    labels = inputs.get("nodeLabels") if isinstance(inputs.get("nodeLabels"), Mapping) else {}
+    strategy_name = side.mig_strategy or labels.get(MIG_STRATEGY_LABEL) or flags.get("migStrategy")
+    strategy = MigStrategy.MIXED if strategy_name == MigStrategy.MIXED.value else MigStrategy.SINGLE
+    resource = base_resource(GpuPool(side.name, size, mig=mig), strategy)
+    sharing = _sharing_from_config(doc, resource) if doc is not None else _sharing_from_label(inputs)
+    shared = pool_capacity(GpuPool(side.name, size, mig=mig, sharing=sharing), strategy)
+    # Without the config the replicas come from the label, but whether the plugin renames (`.shared`) is unknown.
+    known = doc is not None or sharing is None
+    return Capacity(shared.resource if known else None, shared.per_node, min_nodes, max_nodes)
+
+
+# --- the GPU table ----------------------------------------------------------------------------------------
+
+
+def pool_change(transition: PoolTransition) -> PoolChange:
+    before, after = transition.before, transition.after
+    op = transition.op
+    note = None
+    changes: list[str] = []
+    flags: list[str] = []
+    if op == "create" and after:
+        note = "new pool: " + ", ".join(
+            show(after.inputs[k]) for k in ("vmSize", "gpuInstanceProfile") if after.inputs.get(k))
+    elif op == "delete":
+        note = "pool removed"
+    elif before and after:
+        changes += describe(field_changes(before.inputs, after.inputs))
+        if before.config is not None and after.config is not None and before.config != after.config:
+            old_doc, new_doc = _parse_config(before.config), _parse_config(after.config)
+            changes += (describe(field_changes(old_doc, new_doc, "config: "))
+                        if old_doc is not None and new_doc is not None else ["config: (text changed)"])
+    if op in DESTRUCTIVE:
+        protected = " (protected: `pulumi up` stops unless the stack sets `recreate: true`)" if transition.protected else ""
+        flags.append(f"{op} {DESTROYS}{protected}")
+    elif before and after and before.config is not None and after.config is not None \
+            and (before.config != after.config or before.config_key != after.config_key):
+        flags.append(RESTARTS)
+    return PoolChange(
+        name=transition.name, op=op, note=note, changes=tuple(changes),
+        before=capacity(before) if before else None, after=capacity(after) if after else None, flags=tuple(flags),
+    )
+
+
+def _arrow(before: str | None, after: str | None) -> str:
+    if before is None:
+        return f"- -> {after}"
+    if after is None:
+        return f"{before} -> -"
+    return before if before == after else f"{before} -> {after}"
+
+
+def _show_resource(capacity_: Capacity | None) -> str | None:
+    if capacity_ is None:
+        return None
+    return capacity_.resource or "?"
+
+
+def gpu_rows(change: PoolChange) -> list[str]:
+    per_node = _arrow(
+        None if change.before is None else "?" if change.before.per_node is None else str(change.before.per_node),
+        None if change.after is None else "?" if change.after.per_node is None else str(change.after.per_node),
+    )
+    return [
+        f"**{change.name}**",
+        f"**{change.op}**" if change.op in DESTRUCTIVE else change.op,
+        change.note or "<br>".join(code(c) for c in change.changes) or "(no input changes)",
+        _arrow(_show_resource(change.before), _show_resource(change.after)),
+        per_node,
+        _arrow(change.before.nodes() if change.before else None, change.after.nodes() if change.after else None),
+        _arrow(change.before.total() if change.before else None, change.after.total() if change.after else None),
+    ]
+
+
+GPU_TABLE_HEADERS = ("Pool", "Operation", "What changes", "Resource", "Per node", "Nodes", "Total")
+
+
+def flag_lines(changes: list[PoolChange]) -> list[str]:
+    """The loud part: GitHub alert blocks, one line per flagged pool."""
+    destroy = [f"> - **{c.name}**: {flag}" for c in changes for flag in c.flags if DESTROYS in flag]
+    restart = [f"> - **{c.name}**: {flag}" for c in changes for flag in c.flags if flag == RESTARTS]
+    lines = []
+    if destroy:
+        lines += ["> [!CAUTION]", "> GPU pools destroyed:", *destroy, ""]
+    if restart:
+        lines += ["> [!WARNING]", "> Device-plugin config changes (running pods keep their GPUs; new pods wait for "
+                  "the plugin to re-register):", *restart, ""]
+    return lines
+
+
+def gpu_section(transitions: list[PoolTransition]) -> list[str]:
+    changes = [pool_change(t) for t in transitions]
+    if not changes:
+        return ["#### GPU pools", "", "No GPU node pool in this change.", ""]
+    lines = ["#### GPU pools", ""]
+    lines += flag_lines(changes)
+    rows = [gpu_rows(c) for c in changes]
+    lines += table(GPU_TABLE_HEADERS, rows)
+    lines.append("")
+    if any("?" in cell.split(" -> ") for row in rows for cell in row[3:]):
+        lines += ["`?`: not in this input. The VM size is not in gpushare's catalog, or the device-plugin ConfigMap "
+                  "is unchanged and hidden: run `pulumi preview --json --show-sames`.", ""]
+    return lines
+
+
+def operator_section(transition: OperatorTransition | None) -> list[str]:
+    if transition is None:
+        return []
+    lines = ["#### GPU Operator", ""]
+    before, after = transition.before or {}, transition.after or {}
+    if transition.op != "same" or before != after:
+        version = _arrow(before.get("version") if transition.before else None,
+                         after.get("version") if transition.after else None)
+        lines.append(f"- release: **{transition.op}**, chart {code(version)}")
+        value_changes = describe(field_changes(before.get("values"), after.get("values")))
+        if transition.before and transition.after:
+            lines += [f"  - {code(change)}" for change in value_changes]
+            # A new chart, the plugin's settings or the strategy it gets as env all change its DaemonSet's pods.
+            if before.get("version") != after.get("version") or any(
+                    change.startswith(("devicePlugin.", "mig.")) for change in value_changes):
+                lines.append(f"  - **{RESTARTS_EVERYWHERE}**")
+    old_keys, new_keys = set(transition.config_keys_before), set(transition.config_keys_after)
+    added, removed = sorted(new_keys - old_keys), sorted(old_keys - new_keys)
+    if added or removed or transition.config_changed:
+        detail = [f"added {', '.join(map(code, added))}" if added else "",
+                  f"removed {', '.join(map(code, removed))}" if removed else ""]
+        detail = "; ".join(d for d in detail if d) or "configs changed"
+        lines.append(f"- device-plugin ConfigMap: {detail}")
+    if len(lines) == 2:
+        lines.append("No change to the GPU Operator release or the device-plugin configs.")
+    return [*lines, ""]
+

@@ -1,0 +1,147 @@
+"""`compare`: the GPU table and flags of `report`, from two `plan --json` documents (base and head), with no cloud.
+
+A pull request from a fork gets no OIDC token and so no cloud preview; this is what it gets, and what every PR gets
+seconds after a push. The operation of each pool is derived the way pulumi-azure-native plans it: a change to a
+create-only input is a replace (delete first: `deleteBeforeReplace`), anything else an in-place update, inputs in
+the resource's `ignoreChanges` do not count. An empty plan file stands for a stack that does not exist on that side.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpushare.errors import GpushareError
+from gpushare.review.gpu_changes import (
+    AGENT_POOL_TYPE,
+    CONFIG_MAP_TYPE,
+    RELEASE_TYPE,
+    OperatorTransition,
+    PoolSide,
+    PoolTransition,
+    field_changes,
+    gpu_section,
+    operator_section,
+)
+from gpushare.review.markdown import code
+from gpushare.sharing.operator_values import CHART_NAME, CONFIG_MAP_NAME
+
+AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourceGroupName", "vmSize",
+                                       "gpuInstanceProfile"})
+"""AgentPool inputs pulumi-azure-native itself replaces on (reference pulumi.md, "facts", 3); the resource's own
+`replaceOnChanges` (gpushare adds gpuProfile, availabilityZones, osSKU) come from the plan."""
+
+
+class MalformedPlanError(GpushareError):
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Plan:
+    stack: str | None
+    pools: tuple[Mapping, ...]
+    resources: tuple[Mapping, ...]
+    configs: tuple[Mapping, ...]
+    mig_strategy: str | None
+
+    def agent_pool(self, pool: str) -> Mapping | None:
+        return next((r for r in self.resources if r.get("type") == AGENT_POOL_TYPE
+                     and (r.get("inputs") or {}).get("agentPoolName") == pool), None)
+
+    def config_for(self, pool: str) -> str | None:
+        return next((c.get("config") for c in self.configs if c.get("pool") == pool), None)
+
+    def resource(self, type_: str, match) -> Mapping | None:
+        return next((r for r in self.resources if r.get("type") == type_ and match(r.get("inputs") or {})), None)
+
+
+EMPTY = Plan(None, (), (), (), None)
+
+
+def parse_plan(text: str, source: str) -> Plan:
+    if not text.strip():
+        return EMPTY
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedPlanError(f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+                                 f"expected the output of `python -m gpushare plan STACK --json`") from None
+    problems = []
+    if not isinstance(doc, dict):
+        problems.append(f"the top level must be an object, got {type(doc).__name__}")
+    else:
+        for key in ("pools", "resources", "devicePluginConfigs"):
+            if not isinstance(doc.get(key), list) or not all(isinstance(item, dict) for item in doc[key]):
+                problems.append(f"`{key}` is missing or not a list of objects")
+    if problems:
+        error = MalformedPlanError(f"{source}: not a `plan --json` document:\n" + "\n".join(f"  - {p}" for p in problems))
+        error.hint = "write it with `python -m gpushare plan STACK --json > FILE`; an empty file means no stack"
+        raise error
+    operator = doc.get("operator") if isinstance(doc.get("operator"), Mapping) else {}
+    return Plan(doc.get("stack"), tuple(doc["pools"]), tuple(doc["resources"]), tuple(doc["devicePluginConfigs"]),
+                operator.get("migStrategy"))
+
+
+def _side(plan: Plan, name: str) -> PoolSide:
+    resource = plan.agent_pool(name) or {}
+    return PoolSide(name, resource.get("inputs") or {}, plan.config_for(name), plan.mig_strategy)
+
+
+def _pool_op(base: Plan, head: Plan, name: str) -> str:
+    old, new = base.agent_pool(name) or {}, head.agent_pool(name) or {}
+    ignored = set(new.get("ignoreChanges") or ())
+    changed = {path.split(".")[0].split("[")[0] for path, _, _ in field_changes(old.get("inputs"), new.get("inputs"))}
+    changed -= ignored
+    if changed & (AZURE_NATIVE_REPLACE_KEYS | set(new.get("replaceOnChanges") or ())):
+        return "replace"
+    return "update" if changed else "same"
+
+
+def pool_transitions(base: Plan, head: Plan) -> list[PoolTransition]:
+    base_names = [p["name"] for p in base.pools]
+    head_names = [p["name"] for p in head.pools]
+    head_protected = {p["name"]: bool(p.get("protected")) for p in head.pools}
+    protected = {p["name"]: bool(p.get("protected")) and head_protected.get(p["name"], True) for p in base.pools}
+    transitions = []
+    for name in dict.fromkeys([*head_names, *base_names]):
+        if name not in base_names:
+            transitions.append(PoolTransition(name, "create", None, _side(head, name)))
+        elif name not in head_names:
+            transitions.append(PoolTransition(name, "delete", _side(base, name), None, protected[name]))
+        else:
+            transitions.append(PoolTransition(name, _pool_op(base, head, name), _side(base, name), _side(head, name),
+                                              protected[name]))
+    return transitions
+
+
+def operator_transition(base: Plan, head: Plan) -> OperatorTransition | None:
+    def release(plan: Plan) -> Mapping | None:
+        found = plan.resource(RELEASE_TYPE, lambda i: i.get("chart") == CHART_NAME)
+        return found.get("inputs") if found else None
+
+    def data(plan: Plan) -> Mapping:
+        found = plan.resource(CONFIG_MAP_TYPE, lambda i: (i.get("metadata") or {}).get("name") == CONFIG_MAP_NAME)
+        return (found.get("inputs") or {}).get("data") or {} if found else {}
+
+    old, new = release(base), release(head)
+    if old is None and new is None:
+        return None
+    op = "create" if old is None else "delete" if new is None else "same" if old == new else "update"
+    return OperatorTransition(op, old, new, tuple(data(base)), tuple(data(head)),
+                              config_changed=data(base) != data(head) and bool(data(base)) and bool(data(head)))
+
+
+def render_compare(base: Plan, head: Plan) -> str:
+    stack = head.stack or base.stack
+    lines = [f"### gpushare compare for stack {code(stack) if stack else '(unknown)'}", ""]
+    if base is EMPTY:
+        lines += ["The stack is new in this change: everything below is created.", ""]
+    if head is EMPTY:
+        lines += ["The stack file is removed in this change: nothing deploys it any more, and its resources stay "
+                  "in Azure until someone runs `pulumi destroy`.", ""]
+    lines += gpu_section(pool_transitions(base, head))
+    lines += operator_section(operator_transition(base, head))
+    lines.append("_Offline: from `python -m gpushare plan --json` of the base and the head commit, without Azure. "
+                 "What is deployed may differ; the cloud preview (`report`) reads it._")
+    return "\n".join(lines) + "\n"

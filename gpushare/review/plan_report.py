@@ -1,0 +1,217 @@
+"""The plan a reviewer reads: per-pool capacity, the resources the program registers, and warnings.
+
+`plan_document` is the `plan --json` object (keys are only ever added); `render_text` is the table view of it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import yaml
+
+from gpushare.azure.guard import GuardReport, offline_warnings
+from gpushare.kubernetes.tenants import shared_pools, tenant_plan
+from gpushare.sharing.capacity import pool_capacity
+from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
+from gpushare.sharing.upgrades import upgrade_summary
+from gpushare.stackfile.model import GpuPool, StackConfig
+
+POOL_COLUMNS = (
+    ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
+    ("RESOURCE", "resource"), ("PER NODE", "perNode"), ("NODES", "nodes"), ("TOTAL", "total"),
+)
+
+
+def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
+    capacity = pool_capacity(pool, stack.operator.mig_strategy)
+    return {
+        "name": pool.name,
+        "vmSize": pool.vm_size.name,
+        "gpu": pool.vm_size.gpu.display_name,
+        "gpusPerNode": pool.vm_size.gpus,
+        "mig": pool.mig.value if pool.mig else None,
+        "slice": capacity.slice,
+        "sharing": pool.sharing.strategy.value if pool.sharing else None,
+        "replicas": pool.sharing.replicas if pool.sharing else None,
+        "resource": capacity.resource,
+        "perNode": capacity.per_node,
+        "minNodes": pool.min_nodes,
+        "maxNodes": pool.max_nodes,
+        "minTotal": capacity.total(pool.min_nodes),
+        "maxTotal": capacity.total(pool.max_nodes),
+        "usableShare": f"{capacity.usable_share.numerator}/{capacity.usable_share.denominator}",
+        "zones": list(pool.zones),
+        "protected": not pool.recreate,
+        "upgrade": {"maxSurge": pool.upgrade.max_surge, "maxUnavailable": pool.upgrade.max_unavailable,
+                    "summary": upgrade_summary(pool, stack.operator.mig_strategy)},
+    }
+
+
+def in_dependency_order(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Resources in an order that is the same on every run (the engine registers them concurrently): each after
+    what it waits for (dependsOn, provider), Azure before Kubernetes, then by name."""
+    names = {r["name"] for r in resources}
+    waits_for = {r["name"]: {d for d in [*r["dependsOn"], r.get("provider")] if d in names} for r in resources}
+    by_name = {r["name"]: r for r in resources}
+
+    def rank(name: str) -> tuple[bool, str]:
+        return (not by_name[name]["type"].startswith("azure-native:"), name)
+
+    ready = [rank(name) for name, deps in waits_for.items() if not deps]
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        ordered.append(by_name[name])
+        for other, deps in waits_for.items():
+            if name in deps:
+                deps.discard(name)
+                if not deps:
+                    heapq.heappush(ready, rank(other))
+    return ordered
+
+
+def cluster_settings(stack: StackConfig) -> dict[str, Any]:
+    """The hardened cluster's stack settings, as `plan --json` shows them under `cluster`."""
+    cluster = stack.cluster
+    window = cluster.upgrades.window
+    return {
+        "tier": cluster.tier.value,
+        "access": {"adminGroups": list(cluster.access.admin_groups), "grantDeployer": cluster.access.grant_deployer},
+        "upgrades": {"channel": cluster.upgrades.channel.value, "nodeOs": cluster.upgrades.node_os.value,
+                     "window": {"day": window.day.value, "start": window.start, "hours": window.hours}},
+        "apiServer": {"authorizedIpRanges": list(cluster.api_server.authorized_ip_ranges)},
+    }
+
+
+def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
+                  guard: GuardReport | None = None) -> dict[str, Any]:
+    """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`)."""
+    operator = operator_plan(stack)
+    return {
+        "stack": stack.stack,
+        "stackFile": stack.source,
+        "location": stack.location,
+        "cluster": {
+            "name": stack.cluster.name,
+            "resourceGroup": stack.cluster.resource_group,
+            "kubernetesVersion": stack.cluster.kubernetes_version,
+            "systemPool": {"vmSize": stack.cluster.system_pool.vm_size, "count": stack.cluster.system_pool.count},
+            **cluster_settings(stack),
+        },
+        "operator": {
+            "chartVersion": stack.operator.chart_version,
+            "driver": stack.operator.driver.value,
+            "migStrategy": stack.operator.mig_strategy.value,
+            "namespace": NAMESPACE,
+            "configMap": CONFIG_MAP_NAME,
+            "configHash": operator.config_hash,
+            "summary": list(operator.summary),
+        },
+        "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
+        "pools": [pool_row(pool, stack) for pool in stack.pools],
+        "resources": in_dependency_order(resources),
+        "warnings": [*warnings, *(guard.warnings if guard else offline_warnings(stack))],
+        "guard": guard.to_json() if guard else None,
+        "tenants": tenant_plan(stack),
+        "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
+    }
+
+
+def _range(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [headers, *rows]]
+
+
+def _cluster_line(cluster: dict[str, Any]) -> str:
+    upgrades, window = cluster["upgrades"], cluster["upgrades"]["window"]
+    ranges = len(cluster["apiServer"]["authorizedIpRanges"])
+    admins = len(cluster["access"]["adminGroups"])
+    api_server = f"{ranges} CIDR{'s' if ranges != 1 else ''}" if ranges else "any address"
+    return (f"  tier {cluster['tier']}; Entra ID + Azure RBAC, no local accounts; upgrades {upgrades['channel']}, "
+            f"node OS {upgrades['nodeOs']}, {window['day']} {window['start']} UTC for {window['hours']} h; "
+            f"API server from {api_server}; {admins} admin group{'s' if admins != 1 else ''}"
+            f"{', deployer granted' if cluster['access']['grantDeployer'] else ''}")
+
+
+def render_text(document: dict[str, Any]) -> str:
+    op = document["operator"]
+    cluster = document["cluster"]
+    lines = [
+        f"Stack {document['stack']} ({document['stackFile']}): cluster {cluster['name']} in {document['location']}, "
+        f"resource group {cluster['resourceGroup']}",
+        _cluster_line(cluster),
+        "",
+    ]
+    rows = []
+    for pool in document["pools"]:
+        view = dict(pool)
+        view["gpuSummary"] = f"{pool['gpusPerNode']} x {pool['gpu'].removeprefix('NVIDIA ')}"
+        view["sharingSummary"] = f"{pool['sharing']} x{pool['replicas']}" if pool["sharing"] else "-"
+        view["nodes"] = _range(pool["minNodes"], pool["maxNodes"])
+        view["total"] = _range(pool["minTotal"], pool["maxTotal"])
+        rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
+    lines += _table([title for title, _ in POOL_COLUMNS], rows)
+    lines += ["", "Upgrades (node image, Kubernetes):"]
+    lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
+    lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
+    lines += ["", f"Device-plugin configs (ConfigMap {op['namespace']}/{op['configMap']}; key = node label "
+                  f"nvidia.com/device-plugin.config):"]
+    for config in document["devicePluginConfigs"]:
+        owner = f"pool {config['pool']}" if config["pool"] else "nodes without a pool label"
+        lines.append(f"  {config['key']}  ({owner})")
+        lines += [f"    {line}" for line in config["config"].rstrip().splitlines()]
+    lines += _tenant_lines(document)
+    lines += ["", f"Resources ({len(document['resources'])}):"]
+    for resource in document["resources"]:
+        marks = " [protected]" if resource["protect"] else ""
+        after = [d for d in resource["dependsOn"] if d != resource.get("parent")]
+        waits = f"  after: {', '.join(after)}" if after else ""
+        if resource.get("provider"):
+            waits += f"  via: {resource['provider']}"
+        lines.append(f"  + {resource['type']}  {resource['name']}{marks}{waits}")
+    lines += ["", *_guard_lines(document["guard"])]
+    if document["warnings"]:
+        lines += ["", "Warnings:"] + [f"  ! {warning}" for warning in document["warnings"]]
+    return "\n".join(lines)
+
+
+def _tenant_lines(document: dict[str, Any]) -> list[str]:
+    tenants = document.get("tenants") or []
+    if not tenants:
+        return []
+    shared = ", ".join(document["sharedPools"]) or "none (GPU pods are allowed only in tenant namespaces)"
+    lines = ["", f"Tenants (GPU pods in other namespaces may use: {shared}; kube-system and {NAMESPACE} exempt):"]
+    for tenant in tenants:
+        qos = "Guaranteed QoS required" if tenant["guaranteed"] else "any QoS"
+        defaults = tenant["containerDefaults"]
+        lines.append(f"  {tenant['name']}: namespace {tenant['namespace']}, policy {tenant['policy']}, {qos}, "
+                     f"container defaults cpu {defaults['cpu']} memory {defaults['memory']}, "
+                     f"edit groups: {', '.join(tenant['groups']) or 'none'}")
+        for offer in tenant["offers"]:
+            dedicated = f", dedicated (taint {offer['taint']})" if offer["dedicated"] else ", shared with other tenants"
+            lines.append(f"    pool {offer['pool']}: {offer['resource']}, {offer['perNode']} per node, "
+                         f"at most {offer['maxTotal']} ({offer['maxNodes']} node(s)){dedicated}")
+        quota = ", ".join(f"{resource}={units}" for resource, units in tenant["quota"].items()) or "none"
+        lines.append(f"    quota (requests): {quota}")
+        lines.append("    pod snippet (admitted in this namespace):")
+        snippet = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod",
+                                  "metadata": {"name": "gpu-check", "namespace": tenant["namespace"]},
+                                  "spec": tenant["podSpec"]}, sort_keys=False)
+        lines += [f"      {line}" for line in snippet.rstrip().splitlines()]
+    return lines
+
+
+def _guard_lines(guard: dict[str, Any] | None) -> list[str]:
+    if guard is None:
+        return ["Guard: not checked (offline). Pass --deployed FILE (az aks nodepool list ... -o json) to compare "
+                "with the deployed pools; pulumi preview/up checks Azure itself."]
+    lines = [f"Guard (deployed pools from {guard['source']}): {guard['headline']}"]
+    lines += [f"  x {v['pool']}: {v['field']} {v['deployed']} -> {v['wanted']}" for v in guard["violations"]]
+    lines += [f"  note: {note}" for note in guard["notes"]]
+    return lines

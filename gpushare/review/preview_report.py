@@ -1,0 +1,327 @@
+"""`report`: the Markdown a reviewer reads for one stack's `pulumi preview --json`, most important first.
+
+Order: errors from `diagnostics` (a guard or preflight stop, a protect error), the GPU table with its loud flags,
+the GPU Operator release, counts per operation, warnings, then every changed resource in a collapsed <details>
+that is the only part cut to fit the size limit.
+
+Input shape (`display.PreviewDigest`, pulumi pkg/backend/display/json.go): `{steps: [{op, urn, oldState, newState,
+diffReasons, replaceReasons, detailedDiff}], diagnostics: [{urn, prefix, message, severity}], changeSummary: {op:
+n}}`, where every key but `op` and `urn` of a step may be missing. `same` steps are hidden unless the preview ran
+with `--show-sames` (the workflow passes it, so unchanged pools still show their capacity); a replace is one
+`replace` step, or `create-replacement`/`delete-replaced` with `--show-replacement-steps`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpushare.errors import GpushareError
+from gpushare.review.gpu_changes import (
+    AGENT_POOL_TYPE,
+    CONFIG_MAP_TYPE,
+    RELEASE_TYPE,
+    OperatorTransition,
+    PoolSide,
+    PoolTransition,
+    gpu_section,
+    is_gpu_pool,
+    operator_section,
+)
+from gpushare.review.markdown import DEFAULT_MAX_CHARS, code, fence, fit
+from gpushare.sharing.operator_values import CHART_NAME, CONFIG_MAP_NAME
+
+OP_ORDER = ("create", "update", "replace", "delete", "same")
+_POOL_OPS = {
+    "create-replacement": "replace", "delete-replaced": "replace", "import-replacement": "replace",
+    "read-replacement": "replace", "read": "same", "refresh": "same",
+}
+_POOL_OP_RANK = ("replace", "delete", "create", "update", "import", "discard", "same")
+_DETAIL_RANK = ("delete", "replace", "delete-replaced", "create-replacement", "update", "create", "import")
+MAX_ERRORS_SHOWN = 10
+MAX_MESSAGE_CHARS = 2_000
+MAX_WARNINGS_SHOWN = 20
+MAX_WARNING_CHARS = 400
+_MARKUP = re.compile(r"<\{%[^%]*%\}>|\x1b\[[0-9;]*m")
+"""Pulumi's colour tags (`<{%reset%}>`) and ANSI escapes, which may survive into diagnostics."""
+
+
+class MalformedPreviewError(GpushareError):
+    """The input is not what `pulumi preview --json` prints."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Step:
+    op: str
+    urn: str
+    old: Mapping | None
+    new: Mapping | None
+    reasons: tuple[str, ...]
+
+    @property
+    def type(self) -> str:
+        state = self.new or self.old or {}
+        return str(state.get("type") or urn_type(self.urn))
+
+    @property
+    def name(self) -> str:
+        return self.urn.split("::", 3)[-1]
+
+    def inputs(self, side: str) -> Mapping | None:
+        state = self.old if side == "old" else self.new
+        if state is None:
+            return None
+        inputs = state.get("inputs")
+        return inputs if isinstance(inputs, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class Preview:
+    steps: tuple[Step, ...]
+    diagnostics: tuple[Mapping, ...]
+    change_summary: Mapping[str, int] | None
+
+
+def urn_type(urn: str) -> str:
+    """`urn:pulumi:stack::project::parent$type::name` -> `type`."""
+    parts = urn.split("::")
+    return parts[2].rsplit("$", 1)[-1] if len(parts) >= 4 else ""
+
+
+def urn_stack(urn: str) -> str | None:
+    """`urn:pulumi:stack::project::...` -> `stack`."""
+    if not urn.startswith("urn:pulumi:"):
+        return None
+    return urn.split("::", 1)[0].removeprefix("urn:pulumi:") or None
+
+
+# --- parsing ----------------------------------------------------------------------------------------------
+
+
+def parse_preview(text: str, source: str) -> Preview:
+    """Raises MalformedPreviewError naming `source`, where and what, for anything that is not a preview digest."""
+    if not text.strip():
+        raise MalformedPreviewError(
+            f"{source}: empty; `pulumi preview --json` printed nothing (its error is in the step's log)")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedPreviewError(
+            f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            f"expected the output of `pulumi preview --json`") from None
+    problems = _shape_problems(doc)
+    if problems:
+        error = MalformedPreviewError(
+            f"{source}: not a `pulumi preview --json` document:\n" + "\n".join(f"  - {p}" for p in problems[:10]))
+        error.hint = "pass the file `pulumi preview --json > FILE` wrote (stdout only; logs go to stderr)"
+        raise error
+    steps = tuple(
+        Step(op=s["op"], urn=s["urn"], old=s.get("oldState"), new=s.get("newState"), reasons=_reasons(s))
+        for s in doc.get("steps") or []
+    )
+    summary = doc.get("changeSummary")
+    return Preview(steps, tuple(doc.get("diagnostics") or ()), summary if isinstance(summary, Mapping) else None)
+
+
+def _shape_problems(doc: object) -> list[str]:
+    if not isinstance(doc, dict):
+        return [f"the top level must be an object, got {type(doc).__name__}"]
+    if "steps" not in doc and "diagnostics" not in doc:
+        return ["neither `steps` nor `diagnostics` is present"]
+    problems = []
+    for key in ("steps", "diagnostics"):
+        if doc.get(key) is not None and not isinstance(doc[key], list):
+            problems.append(f"`{key}` must be a list, got {type(doc[key]).__name__}")
+    for index, step in enumerate(doc.get("steps") or [] if isinstance(doc.get("steps"), list) else []):
+        if not isinstance(step, dict):
+            problems.append(f"steps[{index}] must be an object")
+            continue
+        for key in ("op", "urn"):
+            if not isinstance(step.get(key), str):
+                problems.append(f"steps[{index}].{key} is missing or not a string")
+        for key in ("oldState", "newState"):
+            if step.get(key) is not None and not isinstance(step[key], dict):
+                problems.append(f"steps[{index}].{key} must be an object")
+    for index, diagnostic in enumerate(doc.get("diagnostics") or [] if isinstance(doc.get("diagnostics"), list) else []):
+        if not isinstance(diagnostic, dict) or not isinstance(diagnostic.get("message", ""), str):
+            problems.append(f"diagnostics[{index}] must be an object with a string `message`")
+    if doc.get("changeSummary") is not None and not (
+            isinstance(doc["changeSummary"], dict)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in doc["changeSummary"].values())):
+        problems.append("`changeSummary` must map operations to counts")
+    return problems
+
+
+def _reasons(step: Mapping) -> tuple[str, ...]:
+    """What changed: `detailedDiff` paths with their kind, else `replaceReasons` on a replace, else `diffReasons`."""
+    detailed = step.get("detailedDiff")
+    if isinstance(detailed, Mapping) and detailed:
+        return tuple(f"{path} ({d.get('kind', 'update')})" if isinstance(d, Mapping) else path
+                     for path, d in detailed.items())
+    replace = step.get("replaceReasons") or []
+    return tuple(str(r) for r in (replace or step.get("diffReasons") or []))
+
+
+# --- from steps to the shared GPU model -------------------------------------------------------------------
+
+
+def _find(preview: Preview, type_: str, match) -> Step | None:
+    for step in preview.steps:
+        if step.type == type_ and any(match(step.inputs(side) or {}) for side in ("old", "new")):
+            return step
+    return None
+
+
+def _config_data(step: Step | None, side: str) -> Mapping | None:
+    if step is None:
+        return None
+    data = (step.inputs(side) or {}).get("data") if step.inputs(side) is not None else None
+    return data if isinstance(data, Mapping) else None
+
+
+def _mig_strategy(release: Step | None, side: str) -> str | None:
+    values = (release.inputs(side) or {}).get("values") if release and release.inputs(side) is not None else None
+    mig = values.get("mig") if isinstance(values, Mapping) else None
+    strategy = mig.get("strategy") if isinstance(mig, Mapping) else None
+    return strategy if isinstance(strategy, str) else None
+
+
+def pool_transitions(preview: Preview) -> list[PoolTransition]:
+    config_map = _find(preview, CONFIG_MAP_TYPE, lambda i: (i.get("metadata") or {}).get("name") == CONFIG_MAP_NAME)
+    release = _find(preview, RELEASE_TYPE, lambda i: i.get("chart") == CHART_NAME)
+    by_pool: dict[str, list[Step]] = {}
+    for step in preview.steps:
+        if step.type != AGENT_POOL_TYPE:
+            continue
+        inputs = step.inputs("new") or step.inputs("old") or {}
+        if not is_gpu_pool(inputs) and not is_gpu_pool(step.inputs("old") or {}):
+            continue
+        name = str(inputs.get("agentPoolName") or step.name)
+        by_pool.setdefault(name, []).append(step)
+    transitions = []
+    for name, steps in by_pool.items():
+        ops = [_POOL_OPS.get(s.op, s.op) for s in steps]
+        op = min(ops, key=lambda o: _POOL_OP_RANK.index(o) if o in _POOL_OP_RANK else len(_POOL_OP_RANK))
+        old_step = next((s for s in steps if s.old is not None), None)
+        new_step = next((s for s in steps if s.new is not None), None)
+        transitions.append(PoolTransition(
+            name=name, op=op,
+            before=_side(name, old_step, "old", config_map, release) if op != "create" else None,
+            after=_side(name, new_step, "new", config_map, release) if op != "delete" else None,
+            # Pulumi refuses to delete or replace what is protected in state and still protected by the program.
+            protected=bool(old_step and old_step.old.get("protect")) and (
+                new_step is None or bool(new_step.new.get("protect"))),
+        ))
+    return transitions
+
+
+def _side(name: str, step: Step | None, side: str, config_map: Step | None, release: Step | None) -> PoolSide | None:
+    if step is None:
+        return None
+    inputs = step.inputs(side) or {}
+    data = _config_data(config_map, side)
+    pool = PoolSide(name, inputs, None, _mig_strategy(release, side))
+    config = data.get(pool.config_key) if data is not None else None
+    return PoolSide(name, inputs, config if isinstance(config, str) else None, pool.mig_strategy)
+
+
+def operator_transition(preview: Preview) -> OperatorTransition | None:
+    config_map = _find(preview, CONFIG_MAP_TYPE, lambda i: (i.get("metadata") or {}).get("name") == CONFIG_MAP_NAME)
+    release = _find(preview, RELEASE_TYPE, lambda i: i.get("chart") == CHART_NAME)
+    if release is None and config_map is None:
+        return None
+    old_data, new_data = _config_data(config_map, "old"), _config_data(config_map, "new")
+    return OperatorTransition(
+        op=release.op if release else "same",
+        before=release.inputs("old") if release else None,
+        after=release.inputs("new") if release else None,
+        config_keys_before=tuple(old_data or ()),
+        config_keys_after=tuple(new_data or ()),
+        config_changed=old_data is not None and new_data is not None and old_data != new_data,
+    )
+
+
+# --- rendering --------------------------------------------------------------------------------------------
+
+
+def _clean(message: object) -> str:
+    return _MARKUP.sub("", str(message)).strip()
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 30].rstrip() + "\n... (cut; see the workflow log)"
+
+
+def operation_counts(preview: Preview) -> Counter:
+    if preview.change_summary is not None:
+        return Counter({op: n for op, n in preview.change_summary.items() if n})
+    return Counter(step.op for step in preview.steps)
+
+
+def counts_line(counts: Counter) -> str:
+    words = {"create": "to create", "update": "to update", "replace": "to replace", "delete": "to delete",
+             "same": "unchanged"}
+    ordered = [op for op in OP_ORDER if counts.get(op)] + sorted(op for op in counts if op not in OP_ORDER)
+    return " · ".join(f"{counts[op]} {words.get(op, op)}" for op in ordered) or "no resources"
+
+
+def _error_lines(diagnostics: list[Mapping]) -> list[str]:
+    errors = [d for d in diagnostics if d.get("severity") == "error"]
+    if not errors:
+        return []
+    lines = ["> [!CAUTION]", f"> **The preview failed with {len(errors)} error{'s' if len(errors) != 1 else ''}**: "
+             f"`pulumi up` would stop here.", ""]
+    for diagnostic in errors[:MAX_ERRORS_SHOWN]:
+        urn = str(diagnostic.get("urn") or "")
+        where = urn_type(urn)
+        # Errors of the program itself (the guard, preflight, validation) sit on the stack: no resource to name.
+        lines.append(f"**Error** at {code(urn.split('::', 3)[-1])} ({code(where)}):"
+                     if where and where != "pulumi:pulumi:Stack" else "**Error**:")
+        lines += [*fence(_short(_clean(diagnostic.get("message", "")), MAX_MESSAGE_CHARS)), ""]
+    if len(errors) > MAX_ERRORS_SHOWN:
+        lines += [f"_{len(errors) - MAX_ERRORS_SHOWN} more errors in the workflow log._", ""]
+    return lines
+
+
+def _warning_lines(diagnostics: list[Mapping]) -> list[str]:
+    warnings = [d for d in diagnostics if d.get("severity") == "warning"]
+    if not warnings:
+        return []
+    lines = [f"#### Warnings ({len(warnings)})", ""]
+    for diagnostic in warnings[:MAX_WARNINGS_SHOWN]:
+        text = _short(_clean(diagnostic.get("message", "")), MAX_WARNING_CHARS).replace("\n", " ")
+        lines.append(f"- {text}")
+    if len(warnings) > MAX_WARNINGS_SHOWN:
+        lines.append(f"- _{len(warnings) - MAX_WARNINGS_SHOWN} more in the workflow log_")
+    return [*lines, ""]
+
+
+def detail_items(preview: Preview) -> list[str]:
+    """One line per changed resource, the most destructive first (the end is what gets cut)."""
+    changed = [s for s in preview.steps if s.op != "same"]
+    changed.sort(key=lambda s: _DETAIL_RANK.index(s.op) if s.op in _DETAIL_RANK else len(_DETAIL_RANK))
+    items = []
+    for step in changed:
+        what = f": {', '.join(code(r) for r in step.reasons)}" if step.reasons else ""
+        items.append(f"- **{step.op}** {code(step.type)} {code(step.name)}{what}")
+    return items
+
+
+def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    stack = stack or next((urn_stack(s.urn) for s in preview.steps if urn_stack(s.urn)), None)
+    counts = operation_counts(preview)
+    diagnostics = list(preview.diagnostics)
+    head = [f"### gpushare preview of stack {code(stack) if stack else '(unknown)'}", ""]
+    head += _error_lines(diagnostics)
+    head += gpu_section(pool_transitions(preview))
+    head += operator_section(operator_transition(preview))
+    head += ["#### Changes", "", counts_line(counts), ""]
+    head += _warning_lines(diagnostics)
+    items = detail_items(preview)
+    title = f"{len(items)} changed resource{'s' if len(items) != 1 else ''}"
+    return fit(head, title, items, max_chars)

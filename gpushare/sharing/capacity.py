@@ -1,0 +1,109 @@
+"""What each GPU pool offers pods: the resource name the device plugin advertises and how many per node.
+
+- whole GPUs: `nvidia.com/gpu` x GPUs;
+- MIG, `single` strategy: every MIG instance is advertised as `nvidia.com/gpu`;
+- MIG, `mixed` strategy: `nvidia.com/mig-<slice>` (e.g. `nvidia.com/mig-1g.5gb`);
+- time-slicing / MPS: the count above x replicas, and `<resource>.shared` when `renameByDefault` is on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from fractions import Fraction
+
+from gpushare.stackfile.model import GpuPool, MigStrategy, SharingStrategy
+
+WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
+SHARED_SUFFIX = ".shared"
+
+
+@dataclass(frozen=True)
+class PoolCapacity:
+    pool: str
+    base_resource: str
+    """The resource before sharing: the name a device-plugin sharing config lists."""
+    resource: str
+    """The resource pods request on this pool's nodes."""
+    devices_per_node: int
+    """Devices the plugin sees per node before sharing (GPUs, or MIG instances)."""
+    per_node: int
+    slice: str | None
+    usable_share: Fraction
+    """Share of each GPU's compute the MIG layout puts to use (1 without MIG)."""
+
+    def total(self, nodes: int) -> int:
+        return self.per_node * nodes
+
+
+def base_resource(pool: GpuPool, mig_strategy: MigStrategy) -> str:
+    """The resource the device plugin advertises for this pool's devices, before any sharing rename."""
+    if pool.mig and mig_strategy is MigStrategy.MIXED:
+        return f"nvidia.com/mig-{pool.vm_size.mig_slice(pool.mig)}"
+    return WHOLE_GPU_RESOURCE
+
+
+def pool_capacity(pool: GpuPool, mig_strategy: MigStrategy) -> PoolCapacity:
+    size = pool.vm_size
+    devices = size.gpus * (pool.mig.instances_per_gpu if pool.mig else 1)
+    resource = base = base_resource(pool, mig_strategy)
+    per_node = devices
+    if pool.sharing:
+        per_node *= pool.sharing.replicas
+        if pool.sharing.rename_by_default:
+            resource = base + SHARED_SUFFIX
+    return PoolCapacity(
+        pool=pool.name,
+        base_resource=base,
+        resource=resource,
+        devices_per_node=devices,
+        per_node=per_node,
+        slice=size.mig_slice(pool.mig) if pool.mig else None,
+        usable_share=pool.mig.usable_share if pool.mig else Fraction(1),
+    )
+
+
+def capacity_warnings(pool: GpuPool, capacity: PoolCapacity) -> list[str]:
+    """What a reviewer should know about this pool's layout before paying for it."""
+    warnings = []
+    if capacity.usable_share < 1:
+        idle = 1 - capacity.usable_share
+        warnings.append(
+            f"pool {pool.name}: {pool.mig.value} builds {pool.mig.instances_per_gpu} x {capacity.slice} per GPU, "
+            f"leaving {idle.numerator}/{idle.denominator} of each GPU's compute idle; "
+            f"MIG1g and MIG7g use the whole GPU"
+        )
+    if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
+        device, advice = ("MIG slice", "") if pool.mig else ("GPU", "; use MIG for multi-tenant work")
+        warnings.append(
+            f"pool {pool.name}: time-slicing gives {pool.sharing.replicas} pods per {device} with no memory or fault "
+            f"isolation between them{advice}"
+        )
+    if pool.vm_size.note:
+        warnings.append(f"pool {pool.name}: {pool.vm_size.note}")
+    return warnings
+
+
+def ambiguous_resource_warnings(pools: list[tuple[GpuPool, PoolCapacity]]) -> list[str]:
+    """Pools that advertise one resource name for different devices: a pod asking for it may land on any of them."""
+    by_resource: dict[str, list[tuple[GpuPool, PoolCapacity]]] = defaultdict(list)
+    for pool, capacity in pools:
+        by_resource[capacity.resource].append((pool, capacity))
+    warnings = []
+    for resource, entries in by_resource.items():
+        devices = {_device_description(pool, capacity) for pool, capacity in entries}
+        if len(devices) > 1:
+            names = ", ".join(pool.name for pool, _ in entries)
+            warnings.append(
+                f"pools {names} all advertise {resource} but for different devices ({'; '.join(sorted(devices))}); "
+                f"a pod asking for {resource} may land on any of them, so select one with a nodeSelector on "
+                f"gpushare.io/pool"
+            )
+    return warnings
+
+
+def _device_description(pool: GpuPool, capacity: PoolCapacity) -> str:
+    device = f"{pool.vm_size.gpu.display_name.removeprefix('NVIDIA ')}" + (f" {capacity.slice}" if capacity.slice else "")
+    if pool.sharing:
+        device += f" {pool.sharing.strategy.value} x{pool.sharing.replicas}"
+    return device

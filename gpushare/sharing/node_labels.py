@@ -1,0 +1,33 @@
+"""The node labels of a GPU pool: they depend on the whole stack (the cluster's MIG strategy is part of every
+device-plugin config), so they are a function of stack and pool rather than a property of the pool."""
+
+from __future__ import annotations
+
+from gpushare.sharing.device_plugin import pool_config_key
+from gpushare.stackfile.model import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    MIG_STRATEGY_LABEL,
+    POOL_LABEL,
+    SHARING_LABEL,
+    GpuPool,
+    StackConfig,
+    sharing_label,
+)
+
+
+def pool_node_labels(stack: StackConfig, pool: GpuPool) -> dict[str, str]:
+    """What AKS puts on every node of `pool` (and updates in place on existing nodes when it changes):
+    - `nvidia.com/device-plugin.config`: the pool's content-addressed config key (`device_plugin.config_key`);
+    - `gpushare.io/pool`: gpushare's ownership mark, which the guard reads before a pool may go;
+    - `gpushare.io/sharing`: the sharing deployed, so the guard can report a sharing change;
+    - `gpushare.io/mig-strategy` on MIG pools: the strategy they were deployed under, so the guard can report a
+      strategy change (it renames the resource every MIG pool advertises).
+    """
+    labels = {
+        DEVICE_PLUGIN_CONFIG_LABEL: pool_config_key(pool, stack.operator.mig_strategy),
+        POOL_LABEL: pool.name,
+        SHARING_LABEL: sharing_label(pool.sharing),
+    }
+    if pool.mig:
+        labels[MIG_STRATEGY_LABEL] = stack.operator.mig_strategy.value
+    return labels

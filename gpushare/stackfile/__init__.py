@@ -1,0 +1,1 @@
+"""The stack file: its schema and validation, the validated model, the GPU size catalog and Azure regions."""

@@ -1,0 +1,306 @@
+"""The validated stack: frozen dataclasses built by `gpushare.stackfile.config` and read by everything else."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from gpushare.stackfile.catalog import MigProfile, VmSize
+
+SYSTEM_POOL_NAME = "system"
+
+DEFAULT_SYSTEM_POOL_VM_SIZE = "Standard_D4ds_v5"
+DEFAULT_SYSTEM_POOL_COUNT = 2
+DEFAULT_CHART_VERSION = "v26.7.0"
+"""The NVIDIA GPU Operator chart version gpushare's value paths are verified against."""
+DEFAULT_POOL_COUNT = 1
+DEFAULT_RENAME_BY_DEFAULT = True
+DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE = True
+
+GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
+"""Put on every GPU pool so only pods that ask for GPUs land there; the operator's DaemonSets tolerate it."""
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+POOL_LABEL = "gpushare.io/pool"
+"""Marks a node pool as gpushare's: the guard refuses to delete a pool carrying it that the stack no longer lists."""
+SHARING_LABEL = "gpushare.io/sharing"
+"""Records a pool's sharing (`sharing_label`), so the guard sees a sharing change in what Azure reports."""
+TENANT_LABEL = "gpushare.io/tenant"
+"""On a tenant's namespace, and the key of the taint on a pool dedicated to one tenant."""
+NO_SHARING = "none"
+CUDA_CHECK_IMAGE = "nvcr.io/nvidia/cuda:12.1.0-base-ubi8"
+"""The CUDA base image NVIDIA's GPU Operator docs run `nvidia-smi` in (`openshift/mig-ocp.rst`); the driver's
+`nvidia-smi` is mounted into it by the container toolkit. Used by `verify --smoke` and the tenants' pod snippet."""
+MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
+"""On MIG pools: the `operator.migStrategy` (`single`/`mixed`) they were deployed with, so the guard sees a strategy
+change (it renames the resource the pool advertises) in what Azure reports."""
+
+
+class DriverOwner(str, Enum):
+    """Who installs the NVIDIA driver on GPU nodes."""
+
+    AKS = "aks"
+    OPERATOR = "operator"
+
+
+class MigStrategy(str, Enum):
+    """How the device plugin advertises MIG devices, cluster-wide (the chart's `mig.strategy`)."""
+
+    SINGLE = "single"
+    MIXED = "mixed"
+
+
+class SharingStrategy(str, Enum):
+    TIME_SLICING = "time-slicing"
+    MPS = "mps"
+
+
+class OsSku(str, Enum):
+    UBUNTU = "Ubuntu"
+    AZURE_LINUX = "AzureLinux"
+
+
+class GuardMode(str, Enum):
+    """What the guard does when Azure cannot be read: fail (`strict`) or continue on protection alone (`warn`)."""
+
+    STRICT = "strict"
+    WARN = "warn"
+
+
+class Tier(str, Enum):
+    """The AKS control-plane tier (`sku.tier`): Standard carries the uptime SLA; Free is for development."""
+
+    STANDARD = "Standard"
+    FREE = "Free"
+
+
+class UpgradeChannel(str, Enum):
+    """`autoUpgradeProfile.upgradeChannel`: how AKS upgrades the Kubernetes version on its own."""
+
+    PATCH = "patch"
+    STABLE = "stable"
+    RAPID = "rapid"
+    NODE_IMAGE = "node-image"
+    NONE = "none"
+
+
+class NodeOsChannel(str, Enum):
+    """`autoUpgradeProfile.nodeOSUpgradeChannel`: how AKS keeps the nodes' OS image patched."""
+
+    NODE_IMAGE = "NodeImage"
+    SECURITY_PATCH = "SecurityPatch"
+    UNMANAGED = "Unmanaged"
+    NONE = "None"
+
+
+class WeekDay(str, Enum):
+    SUNDAY = "Sunday"
+    MONDAY = "Monday"
+    TUESDAY = "Tuesday"
+    WEDNESDAY = "Wednesday"
+    THURSDAY = "Thursday"
+    FRIDAY = "Friday"
+    SATURDAY = "Saturday"
+
+
+@dataclass(frozen=True)
+class MaintenanceWindow:
+    """When AKS may upgrade (weekly, UTC); GPU pools are drained and their nodes replaced inside it."""
+
+    day: WeekDay = WeekDay.SUNDAY
+    start: str = "02:00"
+    """"HH:MM", UTC."""
+    hours: int = 4
+    """AKS allows 4 to 24."""
+
+
+@dataclass(frozen=True)
+class ClusterUpgrades:
+    channel: UpgradeChannel = UpgradeChannel.PATCH
+    node_os: NodeOsChannel = NodeOsChannel.NODE_IMAGE
+    window: MaintenanceWindow = MaintenanceWindow()
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who gets "Azure Kubernetes Service RBAC Cluster Admin" on the cluster (Entra ID with Azure RBAC)."""
+
+    admin_groups: tuple[str, ...] = ()
+    """Entra group object IDs, assigned on the cluster."""
+    grant_deployer: bool = True
+    """Assign the identity running Pulumi at the resource group, so the program can reach the Kubernetes API."""
+
+
+@dataclass(frozen=True)
+class ApiServer:
+    authorized_ip_ranges: tuple[str, ...] = ()
+    """CIDRs allowed to reach the API server; empty means any address (authentication still applies)."""
+
+
+class PreflightMode(str, Enum):
+    """What a failed preflight check does under `pulumi preview`/`up`: stop the run, warn, or skip the checks."""
+
+    STRICT = "strict"
+    WARN = "warn"
+    OFF = "off"
+
+
+class AzureEnvironment(str, Enum):
+    """The Azure cloud, as azure-native's `environment` setting names it."""
+
+    PUBLIC = "public"
+    USGOVERNMENT = "usgovernment"
+    CHINA = "china"
+
+
+@dataclass(frozen=True)
+class AzureSettings:
+    """Where Azure lives for the stack's reads (guard, preflight): the provider's own settings in the stack file."""
+
+    subscription_id: str | None = None
+    """`azure-native:subscriptionId`; the CLI falls back to AZURE_SUBSCRIPTION_ID, the program asks the provider."""
+    environment: AzureEnvironment = AzureEnvironment.PUBLIC
+    """`azure-native:environment`."""
+
+
+@dataclass(frozen=True)
+class SystemPool:
+    vm_size: str = DEFAULT_SYSTEM_POOL_VM_SIZE
+    count: int = DEFAULT_SYSTEM_POOL_COUNT
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    resource_group: str
+    kubernetes_version: str | None
+    system_pool: SystemPool
+    access: Access = Access()
+    tier: Tier = Tier.STANDARD
+    upgrades: ClusterUpgrades = ClusterUpgrades()
+    api_server: ApiServer = ApiServer()
+
+    @property
+    def dns_prefix(self) -> str:
+        """The API server's DNS prefix: AKS allows 1-54 letters, digits and '-', starting and ending with a letter
+        or digit, where a cluster name may also hold '_' and run to 63. Derived, so it never changes (changing it
+        replaces the cluster)."""
+        return re.sub(r"[^A-Za-z0-9-]", "-", self.name)[:54].strip("-")
+
+
+@dataclass(frozen=True)
+class Operator:
+    chart_version: str = DEFAULT_CHART_VERSION
+    driver: DriverOwner = DriverOwner.AKS
+    mig_strategy: MigStrategy = MigStrategy.SINGLE
+
+
+@dataclass(frozen=True)
+class Sharing:
+    strategy: SharingStrategy
+    replicas: int
+    rename_by_default: bool = DEFAULT_RENAME_BY_DEFAULT
+    fail_requests_greater_than_one: bool = DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE
+
+
+def sharing_label(sharing: Sharing | None) -> str:
+    """`SHARING_LABEL`'s value: `none`, or strategy and replicas per GPU (`time-slicing-4`, `mps-2`)."""
+    return f"{sharing.strategy.value}-{sharing.replicas}" if sharing else NO_SHARING
+
+
+@dataclass(frozen=True)
+class Autoscale:
+    min: int
+    max: int
+
+
+DEFAULT_MAX_SURGE = "0"
+DEFAULT_MAX_UNAVAILABLE = "1"
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    """A pool's AKS `upgradeSettings`, as AKS takes them: a node count (`"1"`) or a percentage of the pool (`"33%"`).
+    The default replaces nodes one at a time in place: AKS's own default surges an extra VM per pool, which for a
+    GPU pool needs spare GPU quota."""
+
+    max_surge: str = DEFAULT_MAX_SURGE
+    max_unavailable: str = DEFAULT_MAX_UNAVAILABLE
+
+
+@dataclass(frozen=True)
+class GpuPool:
+    """One GPU node pool as the stack wants it. `count` is set for fixed pools, `autoscale` for autoscaled ones."""
+
+    name: str
+    vm_size: VmSize
+    mig: MigProfile | None = None
+    sharing: Sharing | None = None
+    count: int | None = DEFAULT_POOL_COUNT
+    autoscale: Autoscale | None = None
+    zones: tuple[str, ...] = ()
+    os_sku: OsSku = OsSku.UBUNTU
+    recreate: bool = False
+    """Accept a delete-and-recreate of this pool for one run (lifts its protection); see the guard."""
+    upgrade: Upgrade = Upgrade()
+
+    @property
+    def min_nodes(self) -> int:
+        return self.autoscale.min if self.autoscale else self.count or 0
+
+    @property
+    def max_nodes(self) -> int:
+        return self.autoscale.max if self.autoscale else self.count or 0
+
+    @property
+    def taints(self) -> tuple[str, ...]:
+        return (GPU_TAINT,)
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """A team: a namespace of the same name whose GPU pods may use only `pools` (see `gpushare.kubernetes.tenants`)."""
+
+    name: str
+    pools: tuple[str, ...]
+    quota: tuple[tuple[str, int], ...] = ()
+    """(advertised resource, most units requested at once in the namespace), in stack order."""
+    groups: tuple[str, ...] = ()
+    """Entra ID group object IDs bound to the `edit` ClusterRole in the namespace."""
+    guaranteed: bool = True
+    """GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits in every container)."""
+
+
+def dedicated_tenant(stack: StackConfig, pool_name: str) -> str | None:
+    """The tenant a pool is dedicated to: the only tenant listing it, or None (no tenant, or several)."""
+    owners = [tenant.name for tenant in stack.tenants if pool_name in tenant.pools]
+    return owners[0] if len(owners) == 1 else None
+
+
+def tenant_taint(tenant_name: str) -> str:
+    return f"{TENANT_LABEL}={tenant_name}:NoSchedule"
+
+
+def pool_node_taints(stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
+    """The pool's AKS node taints: the GPU taint, plus `gpushare.io/tenant=<name>:NoSchedule` on a pool dedicated
+    to one tenant. AKS changes `nodeTaints` of an existing pool in place (`az aks nodepool update --node-taints`,
+    aks-docs use-node-taints.md), and NoSchedule evicts no running pod."""
+    owner = dedicated_tenant(stack, pool.name)
+    return (*pool.taints, tenant_taint(owner)) if owner else pool.taints
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """A whole validated stack file."""
+
+    source: str
+    """The stack file, as named in messages."""
+    stack: str
+    location: str
+    cluster: Cluster
+    operator: Operator
+    pools: tuple[GpuPool, ...]
+    guard: GuardMode = GuardMode.STRICT
+    preflight: PreflightMode = PreflightMode.STRICT
+    azure: AzureSettings = AzureSettings()
+    tenants: tuple[Tenant, ...] = ()

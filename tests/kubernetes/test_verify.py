@@ -1,0 +1,302 @@
+"""`gpushare.kubernetes.verify`: what each pool's nodes must show, and how the live state is judged (pure functions over the
+Kubernetes API's JSON; the CLI tests drive the same code through the real client)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from gpushare.kubernetes.verify import (
+    MPS_DS,
+    OPERATOR_DAEMONSETS,
+    ClusterSnapshot,
+    Verdict,
+    evaluate,
+    manifest_findings,
+    object_ref,
+    pool_expectations,
+    smoke_pod,
+    smoke_skips,
+)
+from gpushare.sharing.operator_values import operator_plan
+from gpushare.stackfile.catalog import MigProfile
+from gpushare.stackfile.model import Autoscale, MigStrategy, Tenant
+from tests.builders import mps, pool, stack, time_slicing
+from tests.kube_stub import config_map, daemon_set, node, pod
+
+NS = "gpu-operator"
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+LONG_AGO = "2026-11-30T08:00:00Z"
+
+PROD = stack(
+    pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G),
+    pool("h100mig", "Standard_NC40ads_H100_v5", mig=MigProfile.MIG3G, sharing=time_slicing(2)),
+    pool("t4batch", "Standard_NC64as_T4_v3", sharing=time_slicing(8, rename_by_default=False),
+         count=None, autoscale=Autoscale(0, 4)),
+    mig_strategy=MigStrategy.MIXED,
+)
+DEV = stack(
+    pool("t4ts", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=2),
+    pool("t4mps", "Standard_NC8as_T4_v3", sharing=mps(4)),
+)
+
+
+def by_pool(config):
+    return {e.pool: e for e in pool_expectations(config)}
+
+
+def test_expectations_under_mixed_name_the_mig_resource_and_its_labels():
+    a100, h100, t4 = (by_pool(PROD)[name] for name in ("a100mig", "h100mig", "t4batch"))
+    assert (a100.resource, a100.per_node) == ("nvidia.com/mig-1g.5gb", 56)
+    assert (a100.product.key, a100.product.value, a100.product.confirmed) == (
+        "nvidia.com/mig-1g.5gb.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", True)
+    assert a100.labels == {"nvidia.com/mig.strategy": "mixed", "nvidia.com/mig-1g.5gb.replicas": "1",
+                           "nvidia.com/mig-1g.5gb.sharing-strategy": "none"}
+    # Renamed to .shared, but GFD's label keys keep the resource's own name and add no -SHARED.
+    assert (h100.resource, h100.per_node) == ("nvidia.com/mig-3g.47gb.shared", 4)
+    assert (h100.product.key, h100.product.value, h100.product.confirmed) == (
+        "nvidia.com/mig-3g.47gb.product", "NVIDIA-H100-NVL-MIG-3g.47gb", False)
+    assert h100.labels["nvidia.com/mig-3g.47gb.replicas"] == "2"
+    assert h100.labels["nvidia.com/mig-3g.47gb.sharing-strategy"] == "time-slicing"
+    # renameByDefault false: the plain resource, and GFD marks the product -SHARED.
+    assert (t4.resource, t4.per_node, t4.product.value) == ("nvidia.com/gpu", 32, "Tesla-T4-SHARED")
+    assert t4.min_nodes == 0
+    assert all(e.daemon_sets == OPERATOR_DAEMONSETS for e in (a100, h100, t4))
+
+
+def test_expectations_under_single_and_mps():
+    single = by_pool(stack(pool("a100", "Standard_ND96asr_v4", mig=MigProfile.MIG1G)))["a100"]
+    assert (single.resource, single.product.key, single.product.value) == (
+        "nvidia.com/gpu", "nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb")
+    t4mps = by_pool(DEV)["t4mps"]
+    assert t4mps.labels["nvidia.com/mps.capable"] == "true"
+    assert t4mps.labels["nvidia.com/gpu.sharing-strategy"] == "mps"
+    assert t4mps.daemon_sets == (*OPERATOR_DAEMONSETS, MPS_DS)
+
+
+def test_config_keys_come_from_the_operator_plan_not_the_pool_name():
+    plan = {c.pool: c for c in operator_plan(DEV).configs if c.pool}
+    for name, expect in by_pool(DEV).items():
+        assert (expect.config_key, expect.config_text) == (plan[name].key, plan[name].text)
+
+
+@pytest.mark.parametrize("found, matches", [
+    ("NVIDIA-H100-NVL-MIG-3g.47gb", True),
+    ("NVIDIA-H100-NVL-PCIe-MIG-3g.47gb", True),  # the name is unconfirmed: any name with the right suffix
+    ("NVIDIA-H100-NVL-MIG-3g.47gb-SHARED", False),
+    ("NVIDIA-H100-NVL", False),
+    ("-MIG-3g.47gb", False),
+])
+def test_an_unconfirmed_product_name_is_checked_by_its_suffix_only(found, matches):
+    assert by_pool(PROD)["h100mig"].product.matches(found) is matches
+
+
+def test_a_confirmed_product_name_must_match_exactly():
+    product = by_pool(PROD)["t4batch"].product
+    assert product.matches("Tesla-T4-SHARED") and not product.matches("Tesla-T4") \
+        and not product.matches("NVIDIA-T4-SHARED")
+
+
+# --- evaluate -------------------------------------------------------------------------------------------
+
+
+def t4ts_node(name: str, config_key: str, *, ready_since: str = LONG_AGO, **labels) -> dict:
+    return node(name, {
+        "gpushare.io/pool": "t4ts", "nvidia.com/device-plugin.config": config_key,
+        "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "4",
+        "nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/mig.strategy": "single", **labels,
+    }, {"nvidia.com/gpu.shared": "4"}, ready_since=ready_since)
+
+
+def snapshot(nodes: list[dict], *, data: dict | None = None, pods: list[dict] | None = None,
+             config=DEV) -> ClusterSnapshot:
+    plan = operator_plan(config)
+    names = [n["metadata"]["name"] for n in nodes]
+    return ClusterSnapshot(
+        nodes=nodes,
+        config_map=config_map(NS, "gpushare-device-plugin-config", plan.config_map_data if data is None else data),
+        daemon_sets=[daemon_set(NS, ds, len(nodes), len(nodes)) for ds in (*OPERATOR_DAEMONSETS, MPS_DS)],
+        pods=pods if pods is not None else [pod(NS, ds, n) for n in names for ds in (*OPERATOR_DAEMONSETS, MPS_DS)],
+        now=NOW,
+    )
+
+
+def only_t4ts(config=DEV):
+    return [by_pool(config)["t4ts"]]
+
+
+def findings(report):
+    return [(f.pending, f.problem, f.cause) for f in report.findings]
+
+
+def test_two_ready_nodes_as_planned_pass():
+    key = by_pool(DEV)["t4ts"].config_key
+    report = evaluate(only_t4ts(), snapshot([t4ts_node("n1", key), t4ts_node("n2", key)]))
+    assert (report.verdict, report.exit_code, findings(report)) == (Verdict.PASS, 0, [])
+
+
+def test_a_fixed_pool_below_its_count_is_pending():
+    key = by_pool(DEV)["t4ts"].config_key
+    report = evaluate(only_t4ts(), snapshot([t4ts_node("n1", key)]))
+    assert findings(report) == [(True, "1 of 2 nodes so far", "the pool is still scaling")]
+    assert (report.verdict, report.exit_code, report.settled) == (Verdict.PENDING, 0, False)
+
+
+def test_an_autoscaled_pool_at_zero_is_pending_but_settled():
+    report = evaluate([by_pool(PROD)["t4batch"]], snapshot([], config=PROD))
+    assert report.verdict is Verdict.PENDING and report.settled and report.exit_code == 0
+
+
+def test_a_stale_config_label_names_both_keys():
+    expect = by_pool(DEV)["t4ts"]
+    data = {**operator_plan(DEV).config_map_data, "t4ts-0ld0ld00": "version: v1\n"}
+    report = evaluate(only_t4ts(), snapshot([t4ts_node("n1", "t4ts-0ld0ld00"), t4ts_node("n2", expect.config_key)],
+                                            data=data))
+    assert findings(report) == [(
+        False, "node n1: its config label is t4ts-0ld0ld00, the plan's config for pool t4ts is " + expect.config_key,
+        "the pool's node labels are from another deployment of the stack",
+    )]
+
+
+def test_a_config_map_entry_that_differs_from_the_plan():
+    expect = by_pool(DEV)["t4ts"]
+    data = {**operator_plan(DEV).config_map_data, expect.config_key: "version: v1\n"}
+    nodes = [t4ts_node("n1", expect.config_key), t4ts_node("n2", expect.config_key)]
+    report = evaluate(only_t4ts(), snapshot(nodes, data=data))
+    assert [p for _, p, _ in findings(report)] == [
+        f"ConfigMap key {expect.config_key} holds another config than the plan"]
+
+
+def test_a_missing_config_map_is_one_operator_finding():
+    key = by_pool(DEV)["t4ts"].config_key
+    state = snapshot([t4ts_node("n1", key), t4ts_node("n2", key)])
+    report = evaluate(only_t4ts(), ClusterSnapshot(state.nodes, None, state.daemon_sets, state.pods, NOW))
+    assert [f.problem for f in report.operator] == ["ConfigMap gpu-operator/gpushare-device-plugin-config not found"]
+    assert report.verdict is Verdict.MISMATCH
+
+
+def test_gfd_labels_that_disagree_with_the_plan():
+    key = by_pool(DEV)["t4ts"].config_key
+    nodes = [t4ts_node("n1", key, **{"nvidia.com/gpu.replicas": "2", "nvidia.com/gpu.product": "Tesla-T4-SHARED"}),
+             t4ts_node("n2", key)]
+    assert [p for _, p, _ in findings(evaluate(only_t4ts(), snapshot(nodes)))] == [
+        "node n1 has nvidia.com/gpu.product=Tesla-T4-SHARED, expected Tesla-T4",
+        "node n1 has nvidia.com/gpu.replicas=2, expected 4",
+    ]
+
+
+def test_a_mig_pool_whose_gpus_are_not_partitioned():
+    expect = by_pool(PROD)["a100mig"]
+    gpu_node = node("m1", {"gpushare.io/pool": "a100mig", "nvidia.com/device-plugin.config": expect.config_key},
+                    {"nvidia.com/gpu": "8"}, ready_since=LONG_AGO)
+    report = evaluate([expect], snapshot([gpu_node], config=PROD))
+    (finding,) = report.findings
+    assert finding.problem == "node m1 advertises nvidia.com/gpu: 8, expected nvidia.com/mig-1g.5gb: 56"
+    assert finding.cause.startswith("MIG is not enabled on the node's GPUs")
+
+
+def test_a_config_that_has_not_reached_the_plugin_yet_says_restart_it():
+    expect = by_pool(DEV)["t4ts"]
+    stale = node("n1", {"gpushare.io/pool": "t4ts", "nvidia.com/device-plugin.config": expect.config_key},
+                 {"nvidia.com/gpu.shared": "2"}, ready_since=LONG_AGO)
+    report = evaluate(only_t4ts(), snapshot([stale, t4ts_node("n2", expect.config_key)]))
+    (finding,) = report.findings
+    assert "the device plugin runs an older config" in finding.cause
+    assert finding.fix == "`kubectl rollout restart -n gpu-operator daemonset/nvidia-device-plugin-daemonset`"
+
+
+def test_a_missing_operator_pod_is_pending_on_a_new_node_and_a_failure_on_an_old_one():
+    key = by_pool(DEV)["t4ts"].config_key
+    fresh = (NOW - timedelta(minutes=2)).isoformat().replace("+00:00", "Z")
+    nodes = [t4ts_node("n1", key, ready_since=fresh), t4ts_node("n2", key)]
+    pods = [pod(NS, ds, "n1") for ds in ("nvidia-device-plugin-daemonset", "nvidia-operator-validator")]
+    pods += [pod(NS, ds, "n2") for ds in ("nvidia-device-plugin-daemonset", "nvidia-operator-validator")]
+    report = evaluate(only_t4ts(), snapshot(nodes, pods=pods))
+    assert [(pending, problem) for pending, problem, _ in findings(report)] == [
+        (True, "node n1 has no gpu-feature-discovery pod"),
+        (False, "node n2 has no gpu-feature-discovery pod"),
+    ]
+
+
+def test_a_not_ready_node_is_pending_and_not_checked():
+    key = by_pool(DEV)["t4ts"].config_key
+    not_ready = node("n2", {"gpushare.io/pool": "t4ts"}, {}, ready=False, ready_since=LONG_AGO)
+    report = evaluate(only_t4ts(), snapshot([t4ts_node("n1", key), not_ready]))
+    assert findings(report) == [(True, "node n2 is NotReady", "the node is joining or unhealthy")]
+    assert report.pools[0].to_json()["nodesReady"] == 1
+
+
+def test_smoke_pod_requests_one_unit_on_the_pool_with_its_tolerations():
+    manifest = smoke_pod(by_pool(PROD)["h100mig"], "gpushare-smoke-abc123")
+    spec = manifest["spec"]
+    assert manifest["metadata"]["namespace"] == "gpushare-smoke-abc123"
+    assert spec["nodeSelector"] == {"gpushare.io/pool": "h100mig"}
+    assert spec["containers"][0]["resources"] == {"limits": {"nvidia.com/mig-3g.47gb.shared": "1"}}
+    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
+                                    "effect": "NoSchedule"}]
+    assert spec["restartPolicy"] == "Never" and spec["securityContext"]["runAsNonRoot"] is True
+
+
+# --- rendered objects --------------------------------------------------------------------------------------
+
+QUOTA = {"apiVersion": "v1", "kind": "ResourceQuota",
+         "metadata": {"name": "gpushare-gpu-quota", "namespace": "team-a", "labels": {"gpushare.io/tenant": "team-a"}},
+         "spec": {"hard": {"requests.nvidia.com/gpu.shared": 8, "limits.memory": "1024Mi"}}}
+POLICY = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+          "metadata": {"name": "gpushare-tenant-team-a"},
+          "spec": {"failurePolicy": "Fail", "validations": [{"expression": "true", "message": "ok"}]}}
+
+
+def live_copy(manifest: dict, **spec) -> dict:
+    """The object as the API server returns it: metadata and spec defaults added, quantities canonicalised."""
+    metadata = {**manifest["metadata"], "uid": "u-1", "resourceVersion": "7",
+                "labels": {**manifest["metadata"].get("labels", {}), "kubernetes.io/metadata.name": "x"}}
+    return {**manifest, "metadata": metadata, "spec": {**manifest["spec"], **spec}, "status": {}}
+
+
+def test_rendered_objects_as_deployed_pass_despite_api_defaults_and_canonical_quantities():
+    live = {
+        object_ref(QUOTA): live_copy(QUOTA, hard={"requests.nvidia.com/gpu.shared": "8", "limits.memory": "1Gi"}),
+        object_ref(POLICY): live_copy(POLICY, matchConstraints={"matchPolicy": "Equivalent"}),
+    }
+    assert manifest_findings("tenants", [QUOTA, POLICY], live) == []
+
+
+def test_a_missing_or_changed_rendered_object_is_a_mismatch():
+    live = {
+        object_ref(QUOTA): live_copy(QUOTA, hard={"requests.nvidia.com/gpu.shared": "4", "limits.memory": "1Gi"}),
+        object_ref(POLICY): None,
+    }
+    assert [f.problem for f in manifest_findings("tenants", [QUOTA, POLICY], live)] == [
+        "ResourceQuota team-a/gpushare-gpu-quota differs from the plan: spec.hard.requests.nvidia.com/gpu.shared: "
+        "'4' in the cluster, 8 rendered",
+        "ValidatingAdmissionPolicy gpushare-tenant-team-a not found",
+    ]
+
+
+def test_during_a_rollout_the_ready_pod_of_a_node_decides():
+    key = by_pool(DEV)["t4ts"].config_key
+    nodes = [t4ts_node("n1", key), t4ts_node("n2", key)]
+    pods = [pod(NS, ds, n) for n in ("n1", "n2") for ds in OPERATOR_DAEMONSETS]
+    starting = pod(NS, "gpu-feature-discovery", "n1", ready=False, phase="Pending")
+    assert evaluate(only_t4ts(), snapshot(nodes, pods=[pods[0], starting, *pods[1:]])).verdict is Verdict.PASS
+    assert evaluate(only_t4ts(), snapshot(nodes, pods=[*pods, starting])).verdict is Verdict.PASS
+
+
+def test_a_ready_device_plugin_that_advertises_nothing():
+    key = by_pool(DEV)["t4ts"].config_key
+    empty = node("n1", {"gpushare.io/pool": "t4ts", "nvidia.com/device-plugin.config": key}, {}, ready_since=LONG_AGO)
+    (finding,) = evaluate(only_t4ts(), snapshot([empty, t4ts_node("n2", key)])).findings
+    assert finding.problem == "node n1 advertises no nvidia.com resource, expected nvidia.com/gpu.shared: 4"
+    assert finding.cause.startswith("the device plugin registered no GPU on this node")
+
+
+def test_a_tenant_pool_gets_its_taint_and_no_smoke_pod():
+    tenanted = dataclasses.replace(PROD, tenants=(Tenant("nlp", ("a100mig",)), Tenant("vision", ("h100mig",))))
+    expectations = by_pool(tenanted)
+    assert expectations["a100mig"].taints == ("nvidia.com/gpu=present:NoSchedule", "gpushare.io/tenant=nlp:NoSchedule")
+    assert expectations["t4batch"].taints == ("nvidia.com/gpu=present:NoSchedule",)
+    assert sorted(smoke_skips(tenanted)) == ["a100mig", "h100mig"]
+    assert smoke_skips(PROD) == {}

@@ -1,0 +1,309 @@
+"""GPU Operator chart values: derived from the stack, limited to verified value paths; content-addressed config keys."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, config_key
+from gpushare.sharing.operator_values import (
+    AKS_RUNTIME_CLASS,
+    CONFIG_MAP_NAME,
+    VERIFIED_CHART_VERSIONS,
+    config_hash,
+    operator_plan,
+    toleration,
+    unknown_value_paths,
+    value_leaf_paths,
+    verified_value_paths,
+)
+from gpushare.stackfile.catalog import MigProfile
+from gpushare.stackfile.model import Autoscale, DriverOwner, MigStrategy, pool_node_taints
+from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
+
+# The chart's own values.yaml, read only to check the path list against it; never part of the project.
+CHART_VALUES_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "gpu-operator-values.yaml"
+
+MIXED_FLEET = stack(
+    pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)),
+    pool("t4mps", "Standard_NC64as_T4_v3", sharing=mps(10)),
+    pool("t4", "Standard_NC4as_T4_v3", count=None, autoscale=Autoscale(0, 4)),
+)
+STACKS = {
+    **CASES,
+    "mixed-fleet": MIXED_FLEET,
+    "operator-driver": dataclasses.replace(
+        MIXED_FLEET, operator=dataclasses.replace(MIXED_FLEET.operator, driver=DriverOwner.OPERATOR)),
+    "no-pools": stack(),
+}
+
+
+def _values(config):
+    return operator_plan(config).values
+
+
+@pytest.mark.parametrize("name", list(STACKS), ids=list(STACKS))
+def test_every_value_path_exists_in_the_pinned_chart(name):
+    values = _values(STACKS[name])
+    known = verified_value_paths(STACKS[name].operator.chart_version)
+    assert value_leaf_paths(values)
+    assert [path for path in value_leaf_paths(values) if path not in known] == []
+
+
+@pytest.mark.parametrize(
+    ("typo", "path"),
+    [
+        ({"devicePlugin": {"configs": {"name": CONFIG_MAP_NAME}}}, "devicePlugin.configs.name"),
+        ({"devicePlugin": {"config": {"nmae": CONFIG_MAP_NAME}}}, "devicePlugin.config.nmae"),
+        ({"nodeFeatureDiscovery": {"worker": {"tolerations": []}}}, "nodeFeatureDiscovery.worker.tolerations"),
+        ({"daemonsets": {"toleration": []}}, "daemonsets.toleration"),
+        ({"migManager": {}}, "migManager"),
+    ],
+    ids=["rejects-configs", "rejects-nmae", "rejects-nfd-camel-case", "rejects-toleration", "rejects-empty-section"],
+)
+def test_path_checker_catches_typos(typo, path):
+    values = _values(MIXED_FLEET)
+    values.update(typo)
+    assert path in unknown_value_paths(values, "v26.7.0")
+
+
+def test_leaf_paths_treat_lists_as_leaves():
+    values = {"a": {"b": [{"c": 1}], "d": {"e": True}}, "f": {}}
+    assert value_leaf_paths(values) == ["a.b", "a.d.e", "f"]
+
+
+def chart_values_file(path: Path = CHART_VALUES_FILE) -> Path:
+    """The reference copy, or a skip on a developer's machine without it. CI (`CI=true`, which lays shared/ beside
+    the clone) must never skip silently: there a missing copy fails the test."""
+    if not path.exists():
+        message = f"chart values.yaml reference copy not available at {path}"
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            pytest.fail(f"{message}; CI must check the value-path list against it")
+        pytest.skip(message)
+    return path
+
+
+@pytest.mark.parametrize("version", VERIFIED_CHART_VERSIONS)
+def test_path_list_matches_the_chart_values_file(version):
+    chart = yaml.safe_load(chart_values_file().read_text())
+    for path in verified_value_paths(version):
+        node = chart
+        for part in path.split("."):
+            assert isinstance(node, dict) and part in node, f"{path} is not in the chart's values.yaml"
+            node = node[part]
+
+
+@pytest.mark.parametrize("ci, outcome", [("true", pytest.fail.Exception), ("", pytest.skip.Exception)],
+                         ids=["ci-fails", "developer-skips"])
+def test_missing_chart_values_copy_fails_under_ci(monkeypatch, tmp_path, ci, outcome):
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome):
+        chart_values_file(tmp_path / "absent.yaml")
+
+
+def test_each_verified_version_has_exactly_one_path_list():
+    files = {p.name for p in resources.files("gpushare.sharing").joinpath("chart_value_paths").iterdir()}
+    assert files == {f"{version}.txt" for version in VERIFIED_CHART_VERSIONS}
+
+
+# --- driver ownership, MIG, device-plugin config -------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("driver", "expected"),
+    [
+        # AKS's containerd has no CDI: with CDI on, the plugin would hand pods CDI device names nothing resolves.
+        (DriverOwner.AKS, {"driver": {"enabled": False}, "toolkit": {"enabled": False},
+                           "operator": {"runtimeClass": AKS_RUNTIME_CLASS}, "cdi": {"enabled": False}}),
+        (DriverOwner.OPERATOR, {"driver": {"enabled": True}, "toolkit": {"enabled": True},
+                                "operator": {"runtimeClass": "nvidia"}, "cdi": {"enabled": True}}),
+    ],
+    ids=["aks-owns-driver", "operator-owns-driver"],
+)
+def test_driver_ownership(driver, expected):
+    values = _values(stack(pool("t4", "Standard_NC4as_T4_v3"), driver=driver))
+    assert {key: values[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize("strategy", list(MigStrategy), ids=[s.value for s in MigStrategy])
+def test_mig_strategy_is_the_stacks_and_mig_manager_is_off(strategy):
+    values = _values(stack(pool("a100", "Standard_ND96asr_v4", mig=MigProfile.MIG3G), mig_strategy=strategy))
+    assert values["mig"] == {"strategy": strategy.value}
+    assert values["migManager"] == {"enabled": False}
+
+
+def test_device_plugin_points_at_gpushares_configmap_and_its_default_key():
+    plan = operator_plan(MIXED_FLEET)
+    config = plan.values["devicePlugin"]["config"]
+    assert config == {"name": CONFIG_MAP_NAME, "default": DEFAULT_CONFIG_KEY}
+    assert config["default"] in plan.config_map_data
+    assert {key.rsplit("-", 1)[0] for key in plan.config_map_data} == {"default-whole", "a100mig", "t4mps", "t4"}
+
+
+# --- tolerations ----------------------------------------------------------------------------------------------
+
+def _tolerates(t: dict, taint: str) -> bool:
+    """Kubernetes matching: same key and effect, and Exists, or Equal with the same value."""
+    key_value, _, effect = taint.rpartition(":")
+    key, _, value = key_value.partition("=")
+    if t.get("key") != key or t.get("effect") not in (None, effect):
+        return False
+    return t.get("operator") == "Exists" or (t.get("operator", "Equal") == "Equal" and t.get("value") == value)
+
+
+@pytest.mark.parametrize("name", list(STACKS), ids=list(STACKS))
+def test_operator_daemonsets_and_nfd_worker_tolerate_every_gpu_pool_taint(name):
+    config = STACKS[name]
+    values = _values(config)
+    for where, tolerations in (("daemonsets", values["daemonsets"]["tolerations"]),
+                               ("nfd worker", values["node-feature-discovery"]["worker"]["tolerations"])):
+        for gpu_pool in config.pools:
+            for taint in pool_node_taints(config, gpu_pool):
+                assert any(_tolerates(t, taint) for t in tolerations), f"{where} does not tolerate {taint}"
+
+
+def test_tolerations_follow_the_pools_taints_not_a_literal(monkeypatch):
+    """Tolerations come from GpuPool.taints: a new taint there must reach both lists."""
+    from gpushare.stackfile.model import GpuPool
+
+    monkeypatch.setattr(GpuPool, "taints", property(lambda self: ("nvidia.com/gpu=present:NoSchedule",
+                                                                  f"gpushare.io/pool={self.name}:NoSchedule")))
+    values = _values(MIXED_FLEET)
+    expected = [toleration("gpushare.io/pool=a100mig:NoSchedule"), toleration("gpushare.io/pool=t4:NoSchedule"),
+                toleration("gpushare.io/pool=t4mps:NoSchedule"), toleration("nvidia.com/gpu=present:NoSchedule")]
+    assert values["daemonsets"]["tolerations"] == expected
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == expected
+
+
+@pytest.mark.parametrize(
+    ("taint", "expected"),
+    [("nvidia.com/gpu=present:NoSchedule",
+      {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}),
+     ("dedicated:NoExecute", {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"})],
+    ids=["key-value", "key-only"],
+)
+def test_toleration_from_taint(taint, expected):
+    assert toleration(taint) == expected
+
+
+# --- content-addressed keys ----------------------------------------------------------------------------------
+
+def _keys(config) -> dict[str, str]:
+    """Each pool's ConfigMap key (= its nodes' device-plugin.config label)."""
+    plan = operator_plan(config)
+    assert plan.config_map_data == {c.key: c.text for c in plan.configs}
+    return {c.pool: c.key for c in plan.configs if c.pool}
+
+
+def test_no_chart_value_carries_a_config_hash():
+    """A hash in the DaemonSets' env would restart the device plugin on every GPU node on any config change."""
+    values = operator_plan(MIXED_FLEET).values
+    assert "env" not in values["devicePlugin"]
+    assert "gfd" not in values
+
+
+def test_a_pool_key_is_its_name_and_the_first_8_hex_of_its_configs_sha256():
+    plan = operator_plan(MIXED_FLEET)
+    for config in plan.configs:
+        if config.pool:
+            assert config.key == f"{config.pool}-{hashlib.sha256(config.text.encode()).hexdigest()[:8]}"
+            assert config.key == config_key(config.pool, config.text)
+        else:
+            assert config.key == DEFAULT_CONFIG_KEY
+
+
+UNCHANGED = {
+    "count": lambda c: with_pool(c, 2, count=None, autoscale=Autoscale(1, 8)),
+    "autoscale": lambda c: with_pool(c, 2, count=None, autoscale=Autoscale(0, 2)),
+    "fixed-count": lambda c: with_pool(c, 0, count=5),
+    "zones": lambda c: with_pool(c, 1, zones=("1", "2")),
+    "recreate": lambda c: with_pool(c, 1, recreate=True),
+    # Under `single` every MIG slice is advertised as nvidia.com/gpu, so the file does not name the profile.
+    "mig-profile-under-single": lambda c: with_pool(c, 0, mig=MigProfile.MIG2G),
+    "pool-order": lambda c: dataclasses.replace(c, pools=tuple(reversed(c.pools))),
+    "driver-owner": lambda c: dataclasses.replace(c, operator=dataclasses.replace(c.operator,
+                                                                                  driver=DriverOwner.OPERATOR)),
+}
+# change -> (stack after it, the one pool whose key changes)
+CHANGED = {
+    "replicas": (lambda c: with_pool(c, 1, sharing=mps(12)), "t4mps"),
+    "strategy": (lambda c: with_pool(c, 1, sharing=time_slicing(10)), "t4mps"),
+    "rename": (lambda c: with_pool(c, 0, sharing=time_slicing(2, rename_by_default=False)), "a100mig"),
+    "fail-requests": (lambda c: with_pool(c, 0, sharing=time_slicing(2, fail_requests_greater_than_one=False)),
+                      "a100mig"),
+    "sharing-added": (lambda c: with_pool(c, 2, sharing=time_slicing(2)), "t4"),
+}
+
+
+@pytest.mark.parametrize("change", list(UNCHANGED), ids=[f"same-on-{c}" for c in UNCHANGED])
+def test_keys_ignore_what_no_config_shows(change):
+    assert _keys(UNCHANGED[change](MIXED_FLEET)) == _keys(MIXED_FLEET)
+
+
+@pytest.mark.parametrize("change", list(CHANGED), ids=[f"changes-on-{c}" for c in CHANGED])
+def test_a_config_change_changes_that_pools_key_only(change):
+    """Only the changed pool's nodes get a new label, so only their device plugin and MPS daemon reload."""
+    mutate, changed_pool = CHANGED[change]
+    before, after = _keys(MIXED_FLEET), _keys(mutate(MIXED_FLEET))
+    assert after[changed_pool] != before[changed_pool]
+    assert {p: k for p, k in after.items() if p != changed_pool} == {p: k for p, k in before.items()
+                                                                       if p != changed_pool}
+    assert operator_plan(mutate(MIXED_FLEET)).config_hash != operator_plan(MIXED_FLEET).config_hash
+
+
+def test_added_or_renamed_pools_leave_the_other_keys_alone():
+    before = _keys(MIXED_FLEET)
+    added = _keys(dataclasses.replace(MIXED_FLEET, pools=(*MIXED_FLEET.pools, pool("t4b", "Standard_NC4as_T4_v3"))))
+    assert {p: k for p, k in added.items() if p != "t4b"} == before and added["t4b"].startswith("t4b-")
+    renamed = _keys(with_pool(MIXED_FLEET, 2, name="t4new"))
+    assert renamed["t4new"].startswith("t4new-") and renamed["a100mig"] == before["a100mig"]
+
+
+def test_mig_strategy_changes_every_key_and_the_profile_under_mixed_changes_its_pools():
+    """Every config states the strategy (the chart's MIG_STRATEGY env overrides it anyway, restarting all)."""
+    single = stack(pool("a100", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)),
+                   pool("t4", "Standard_NC4as_T4_v3"))
+    mixed = dataclasses.replace(single, operator=dataclasses.replace(single.operator, mig_strategy=MigStrategy.MIXED))
+    assert all(_keys(single)[p] != _keys(mixed)[p] for p in ("a100", "t4"))
+    assert _keys(with_pool(mixed, 0, mig=MigProfile.MIG2G))["a100"] != _keys(mixed)["a100"]
+
+
+def test_hash_is_sha256_of_canonical_json():
+    data = {"b": "x", "a": "y"}
+    assert config_hash(data) == config_hash(dict(reversed(list(data.items()))))
+    assert config_hash(data) == hashlib.sha256(b'{"a":"y","b":"x"}').hexdigest()
+
+
+# --- plan data ------------------------------------------------------------------------------------------------
+
+def test_plan_lists_each_pools_key_and_config_text():
+    plan = operator_plan(MIXED_FLEET)
+    by_pool = {c.pool: c for c in plan.configs}
+    assert list(by_pool) == [None, "a100mig", "t4mps", "t4"]
+    assert by_pool["t4mps"].key.startswith("t4mps-") and by_pool[None].key == DEFAULT_CONFIG_KEY
+    assert yaml.safe_load(by_pool["t4mps"].text)["sharing"]["mps"]["resources"] == [
+        {"name": "nvidia.com/gpu", "replicas": 10}]
+    assert plan.config_map_data == {c.key: c.text for c in plan.configs}
+
+
+@pytest.mark.parametrize(
+    ("driver", "expected"),
+    [(DriverOwner.AKS, "driver.enabled=false, toolkit.enabled=false, operator.runtimeClass=nvidia-container-runtime"),
+     (DriverOwner.OPERATOR, "GPU pools skip AKS's driver (gpuProfile.driver=None)")],
+    ids=["aks", "operator"],
+)
+def test_plan_summary_states_the_decisions(driver, expected):
+    config = dataclasses.replace(MIXED_FLEET, operator=dataclasses.replace(MIXED_FLEET.operator, driver=driver))
+    plan = operator_plan(config)
+    summary = "\n".join(plan.summary)
+    assert expected in summary
+    assert "gpu-operator v26.7.0 from https://helm.ngc.nvidia.com/nvidia" in summary
+    assert "mig.strategy=single" in summary and "migManager.enabled=false" in summary
+    assert f"data sha256 {plan.config_hash[:12]}" in summary
+    assert "relabels that pool's nodes only" in summary
+    assert "nvidia.com/gpu=present:NoSchedule" in summary

@@ -1,0 +1,15 @@
+"""`make bench` measures generated stacks: they must stay valid as the rules grow, or the benchmark stops at its
+first size."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.plan_benchmark import stack_with
+from gpushare.stackfile.config import parse_config
+
+
+@pytest.mark.parametrize("pools, tenants", [(1, 0), (10, 2), (50, 10)])
+def test_benchmark_stacks_validate(pools, tenants):
+    stack = parse_config(stack_with(pools)["config"], source="bench", stack="bench")
+    assert (len(stack.pools), len(stack.tenants)) == (pools, tenants)

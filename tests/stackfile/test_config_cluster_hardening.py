@@ -1,0 +1,150 @@
+"""`gpushare:cluster` access, tier, upgrades and apiServer: defaults (the hardened choice) and every bad input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpushare.stackfile.config import load_stack_file
+from gpushare.stackfile.model import (
+    Access,
+    ApiServer,
+    ClusterUpgrades,
+    MaintenanceWindow,
+    NodeOsChannel,
+    Tier,
+    UpgradeChannel,
+    WeekDay,
+)
+from tests.stackfile.test_config import assert_problems, cluster, parse, problems_of, raw_with, valid_raw, write_stack
+
+C = "gpushare:cluster"
+GROUP = "0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90"
+OTHER_GROUP = "7d2f4a10-93c1-4b6e-8f0a-1c5e9b3d2a64"
+
+
+def test_defaults_are_the_hardened_baseline():
+    hardened = parse(valid_raw()).cluster
+    assert hardened.access == Access(admin_groups=(), grant_deployer=True)
+    assert hardened.tier is Tier.STANDARD
+    assert hardened.upgrades == ClusterUpgrades(
+        channel=UpgradeChannel.PATCH, node_os=NodeOsChannel.NODE_IMAGE,
+        window=MaintenanceWindow(day=WeekDay.SUNDAY, start="02:00", hours=4))
+    assert hardened.api_server == ApiServer(authorized_ip_ranges=())
+
+
+def test_every_setting_is_read():
+    got = parse(raw_with(cluster(
+        access={"adminGroups": [GROUP, OTHER_GROUP.upper()], "grantDeployer": False},
+        tier="Free",
+        upgrades={"channel": "stable", "nodeOs": "SecurityPatch",
+                  "window": {"day": "Saturday", "start": "22:30", "hours": 8}},
+        apiServer={"authorizedIpRanges": ["203.0.113.0/24", "198.51.100.7/32"]},
+    ))).cluster
+    assert got.access == Access(admin_groups=(GROUP, OTHER_GROUP), grant_deployer=False)
+    assert got.tier is Tier.FREE
+    assert got.upgrades == ClusterUpgrades(UpgradeChannel.STABLE, NodeOsChannel.SECURITY_PATCH,
+                                    MaintenanceWindow(WeekDay.SATURDAY, "22:30", 8))
+    assert got.api_server.authorized_ip_ranges == ("203.0.113.0/24", "198.51.100.7/32")
+
+
+def test_a_partial_window_keeps_the_other_defaults():
+    window = parse(raw_with(cluster(upgrades={"window": {"day": "Wednesday"}}))).cluster.upgrades.window
+    assert window == MaintenanceWindow(WeekDay.WEDNESDAY, "02:00", 4)
+
+
+@pytest.mark.parametrize(("version", "channel"), [("1.33", "patch"), ("1.33.2", "none"), ("1.33.2", "node-image"),
+                                                 (None, "rapid")])
+def test_versions_the_channel_does_not_move_are_accepted(version, channel):
+    changes = {"upgrades": {"channel": channel}}
+    if version:
+        changes["kubernetesVersion"] = version
+    assert parse(raw_with(cluster(**changes))).cluster.kubernetes_version == version
+
+
+def test_node_image_channel_with_node_image_os_is_accepted():
+    upgrades = parse(raw_with(cluster(upgrades={"channel": "node-image", "nodeOs": "NodeImage"}))).cluster.upgrades
+    assert upgrades.channel is UpgradeChannel.NODE_IMAGE
+
+
+REJECTED: list[tuple[str, dict[str, Any], list[tuple[str, tuple[str, ...]]]]] = [
+    ("group_not_a_guid", {"access": {"adminGroups": ["platform-admins"]}},
+     [(f"{C}.access.adminGroups[0]", ("'platform-admins'", "GUID", "az ad group show"))]),
+    ("group_guid_without_dashes", {"access": {"adminGroups": [GROUP.replace("-", "")]}},
+     [(f"{C}.access.adminGroups[0]", ("GUID",))]),
+    ("group_a_number", {"access": {"adminGroups": [42]}}, [(f"{C}.access.adminGroups[0]", ("42", "GUID"))]),
+    ("group_twice", {"access": {"adminGroups": [GROUP, GROUP.upper()]}},
+     [(f"{C}.access.adminGroups[1]", ("listed twice",))]),
+    ("groups_not_a_list", {"access": {"adminGroups": GROUP}}, [(f"{C}.access.adminGroups", ("a list", GROUP))]),
+    ("grant_deployer_not_bool", {"access": {"grantDeployer": "yes"}},
+     [(f"{C}.access.grantDeployer", ("true or false", "'yes'"))]),
+    ("access_unknown_key", {"access": {"admins": [GROUP]}},
+     [(f"{C}.access.admins", ("unknown key", "adminGroups"))]),
+    ("tier_unknown", {"tier": "Premium"}, [(f"{C}.tier", ("'Premium'", "allowed: Standard, Free"))]),
+    ("tier_wrong_case", {"tier": "free"}, [(f"{C}.tier", ("case-sensitive", "'Free'"))]),
+    ("channel_unknown", {"upgrades": {"channel": "weekly"}},
+     [(f"{C}.upgrades.channel", ("'weekly'", "allowed: patch, stable, rapid, node-image, none"))]),
+    ("node_os_unknown", {"upgrades": {"nodeOs": "Image"}},
+     [(f"{C}.upgrades.nodeOs", ("'Image'", "NodeImage, SecurityPatch, Unmanaged, None"))]),
+    ("node_image_channel_with_security_patch", {"upgrades": {"channel": "node-image", "nodeOs": "SecurityPatch"}},
+     [(f"{C}.upgrades.nodeOs", ("node-image", "NodeImage", "SecurityPatch"))]),
+    ("day_unknown", {"upgrades": {"window": {"day": "Sun"}}},
+     [(f"{C}.upgrades.window.day", ("'Sun'", "Sunday, Monday"))]),
+    ("window_longer_than_24_hours", {"upgrades": {"window": {"hours": 25}}},
+     [(f"{C}.upgrades.window.hours", ("from 4 to 24", "got 25"))]),
+    ("window_shorter_than_4_hours", {"upgrades": {"window": {"hours": 2}}},
+     [(f"{C}.upgrades.window.hours", ("from 4 to 24", "got 2"))]),
+    ("start_not_a_time", {"upgrades": {"window": {"start": "2am"}}},
+     [(f"{C}.upgrades.window.start", ("HH:MM", "'2am'"))]),
+    ("start_past_midnight", {"upgrades": {"window": {"start": "24:00"}}},
+     [(f"{C}.upgrades.window.start", ("HH:MM", "'24:00'"))]),
+    ("window_unknown_key", {"upgrades": {"window": {"duration": 4}}},
+     [(f"{C}.upgrades.window.duration", ("unknown key", "day, start, hours"))]),
+    ("range_not_a_cidr", {"apiServer": {"authorizedIpRanges": ["office"]}},
+     [(f"{C}.apiServer.authorizedIpRanges[0]", ("CIDR", "'office'"))]),
+    ("range_a_bare_address", {"apiServer": {"authorizedIpRanges": ["203.0.113.7"]}},
+     [(f"{C}.apiServer.authorizedIpRanges[0]", ("CIDR", "203.0.113.7/32"))]),
+    ("range_bad_prefix", {"apiServer": {"authorizedIpRanges": ["203.0.113.0/33"]}},
+     [(f"{C}.apiServer.authorizedIpRanges[0]", ("CIDR", "'203.0.113.0/33'"))]),
+    ("range_host_bits", {"apiServer": {"authorizedIpRanges": ["203.0.113.7/24"]}},
+     [(f"{C}.apiServer.authorizedIpRanges[0]", ("host bits", "203.0.113.0/24"))]),
+    ("range_twice", {"apiServer": {"authorizedIpRanges": ["203.0.113.0/24", "203.0.113.0/24"]}},
+     [(f"{C}.apiServer.authorizedIpRanges[1]", ("listed twice",))]),
+    ("ranges_not_a_list", {"apiServer": {"authorizedIpRanges": "203.0.113.0/24"}},
+     [(f"{C}.apiServer.authorizedIpRanges", ("a list of CIDRs",))]),
+    ("more_than_200_ranges",
+     {"apiServer": {"authorizedIpRanges": [f"10.{i // 256}.{i % 256}.0/24" for i in range(201)]}},
+     [(f"{C}.apiServer.authorizedIpRanges", ("at most 200", "got 201"))]),
+    ("patch_channel_with_a_patch_version", {"kubernetesVersion": "1.33.2"},
+     [(f"{C}.kubernetesVersion", ("1.33.2", "channel patch", '"1.33"'))]),
+    ("stable_channel_with_a_version", {"kubernetesVersion": "1.33", "upgrades": {"channel": "stable"}},
+     [(f"{C}.kubernetesVersion", ("stable", "downgrade", "remove kubernetesVersion"))]),
+    ("cluster_unknown_key", {"upgrade": {"channel": "patch"}}, [(f"{C}.upgrade", ("did you mean 'upgrades'",))]),
+]
+
+
+@pytest.mark.parametrize(("changes", "expected"), [(c, e) for _, c, e in REJECTED], ids=[i for i, _, _ in REJECTED])
+def test_rejects(changes, expected):
+    assert_problems(problems_of(raw_with(cluster(**changes))), expected)
+
+
+def test_every_cluster_problem_is_reported_at_once():
+    problems = problems_of(raw_with(cluster(
+        access={"adminGroups": ["nope"]}, upgrades={"channel": "weekly", "window": {"day": "Funday", "hours": 30}},
+        apiServer={"authorizedIpRanges": ["x"]})))
+    assert sorted(p.path for p in problems) == sorted([
+        f"{C}.access.adminGroups[0]", f"{C}.upgrades.channel", f"{C}.upgrades.window.day",
+        f"{C}.upgrades.window.hours", f"{C}.apiServer.authorizedIpRanges[0]"])
+
+
+def test_unquoted_window_start_in_yaml_is_explained(tmp_path):
+    """PyYAML (YAML 1.1) reads `start: 22:30` as the base-60 number 1350: say to quote it."""
+    text = ("config:\n  azure-native:location: westeurope\n  gpushare:cluster:\n    name: c1\n"
+            "    upgrades:\n      window: {day: Sunday, start: 22:30}\n"
+            "  gpushare:pools:\n    - {name: t4, vmSize: Standard_NC4as_T4_v3}\n")
+    from gpushare.errors import ConfigError
+
+    with pytest.raises(ConfigError) as raised:
+        load_stack_file(write_stack(tmp_path, text))
+    assert_problems(raised.value.problems, [(f"{C}.upgrades.window.start", ("1350", "quote it"))])
