@@ -8,7 +8,7 @@ Files are those `git diff --name-only --no-renames REF...HEAD` lists, run in the
 - deleted -> not in the list (a stack without its file can be neither planned nor deployed), reported separately:
   its resources stay in Azure until someone runs `pulumi destroy` for it;
 - documentation (`*.md`, `docs/`, `LICENSE`), tests (`tests/`) and benchmarks -> nothing;
-- anything else (the program, `gpushare/`, `components/`, `Pulumi.yaml`, `requirements*.txt`, workflows, files we
+- anything else (the program, `gpushare/` (components included), `Pulumi.yaml`, `requirements*.txt`, workflows, files we
   do not know) -> every stack whose file exists at HEAD: when unsure, preview more, never less.
 """
 
