@@ -1,0 +1,109 @@
+"""What every section's validation shares: a `Checker` that collects problems (so one run reports them all),
+and the wording of values in messages."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from enum import Enum
+from typing import Any, Callable, TypeVar
+
+from gpushare.errors import ConfigProblem
+
+GUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+MAX_POOL_NODES = 1000
+"""AKS's per-pool node limit."""
+E = TypeVar("E", bound=Enum)
+
+
+def show(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else repr(value)
+
+
+def kind_of(value: Any) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "a mapping", type(None): "empty"}.get(type(value), type(value).__name__)
+
+
+class Checker:
+    """Collects problems instead of stopping at the first, so one run shows them all."""
+
+    def __init__(self) -> None:
+        self.problems: list[ConfigProblem] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.problems.append(ConfigProblem(path, message))
+
+    def mapping(self, value: Any, path: str, allowed: tuple[str, ...],
+                children: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any] | None:
+        """`children` names the nested mappings (`autoscale`: its keys): one of their keys found at this level was
+        indented one step too little, and is reported as such rather than as a misspelling."""
+        if not isinstance(value, dict):
+            self.add(path, f"expected a mapping with keys {', '.join(allowed)}, got {kind_of(value)} {show(value)}")
+            return None
+        for key in value:
+            if key in allowed:
+                continue
+            parent = next((name for name, keys in (children or {}).items() if key in keys), None)
+            if parent:
+                example = ", ".join(f"{child}: ..." for child in children[parent][:2])
+                self.add(f"{path}.{key}", f"`{key}` is a key of `{parent}`, not of {path}: check the indentation, "
+                                          f"{key} must be indented under `{parent}:` (or write "
+                                          f"{parent}: {{{example}}})")
+            else:
+                self.add(f"{path}.{key}", f"unknown key{did_you_mean(str(key), allowed)}; allowed: {', '.join(allowed)}")
+        return value
+
+    def string(self, value: Any, path: str, pattern: re.Pattern[str], rule: str) -> str | None:
+        if not isinstance(value, str):
+            self.add(path, f"expected a string ({rule}), got {kind_of(value)} {show(value)}")
+            return None
+        if not pattern.match(value):
+            self.add(path, f"{rule}, got {show(value)}")
+            return None
+        return value
+
+    def integer(self, value: Any, path: str, minimum: int, maximum: int | None = None, why: str = "") -> int | None:
+        bounds = f"from {minimum} to {maximum}" if maximum is not None else f"{minimum} or more"
+        if isinstance(value, bool) or not isinstance(value, int):
+            fix = "; write it without quotes" if isinstance(value, str) and value.strip().isdigit() else ""
+            self.add(path, f"expected a whole number {bounds}, got {kind_of(value)} {show(value)}{fix}")
+            return None
+        if value < minimum or (maximum is not None and value > maximum):
+            self.add(path, f"must be {bounds}{why}, got {value}")
+            return None
+        return value
+
+    def boolean(self, value: Any, path: str) -> bool | None:
+        if not isinstance(value, bool):
+            self.add(path, f"expected true or false, got {kind_of(value)} {show(value)}")
+            return None
+        return value
+
+    def choice(self, value: Any, path: str, enum: type[E]) -> E | None:
+        allowed = [member.value for member in enum]
+        if isinstance(value, str):
+            for member in enum:
+                if member.value == value:
+                    return member
+            for member in enum:
+                if member.value.lower() == value.lower():
+                    self.add(path, f"unknown value {show(value)} (values are case-sensitive); write {member.value!r}")
+                    return None
+        self.add(path, f"unknown value {show(value)}{did_you_mean(str(value), allowed)}; allowed: {', '.join(allowed)}")
+        return None
+
+
+def did_you_mean(word: str, candidates: tuple[str, ...] | list[str]) -> str:
+    lowered = {c.lower(): c for c in candidates}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return f" (did you mean {lowered[match[0]]!r}?)" if match else ""
+
+
+def optional(raw: dict[str, Any], key: str, parse: Callable[[Any], Any], default: Any) -> Any:
+    """Parse `raw[key]` when present; a parse that failed (None) falls back to the default for later checks."""
+    if key not in raw or raw[key] is None:
+        return default
+    parsed = parse(raw[key])
+    return default if parsed is None else parsed

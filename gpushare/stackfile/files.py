@@ -1,0 +1,77 @@
+"""Reading a stack file: YAML with duplicate keys refused, the `config:` mapping, and the stack's name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.stackfile.checks import did_you_mean
+
+# Keys a Pulumi stack file may hold besides `config` (written by the CLI).
+STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
+
+
+def stack_name_for(path: Path) -> str:
+    """`stacks/Pulumi.prod.yaml` -> `prod`; any other file name -> its stem."""
+    name = path.name
+    for suffix in (".yaml", ".yml"):
+        if name.startswith("Pulumi.") and name.endswith(suffix):
+            return name[len("Pulumi."):-len(suffix)]
+    return path.stem
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """A stack file's `config:` mapping, with the problems found in the file around it."""
+
+    path: Path
+    config: dict[str, Any]
+    problems: tuple[ConfigProblem, ...] = ()
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """Refuses a key given twice in one mapping: plain YAML keeps the last one, silently."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                mark = key_node.start_mark
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}; keep one (YAML silently keeps the last)", mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_stack_file(path: Path) -> StackFile:
+    """Read a stack file. Raises `ConfigError` naming the file when there is no `config:` mapping to validate."""
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, [ConfigProblem("(file)", "no such stack file")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, [ConfigProblem("(file)", f"cannot be read: {exc}")]) from None
+    try:
+        document = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, [ConfigProblem(where, f"not valid YAML: {problem}")]) from None
+    document = document if isinstance(document, dict) else {}
+    problems = [ConfigProblem(str(key), f"unknown top-level key{did_you_mean(str(key), STACK_FILE_KEYS)}; "
+                                        f"gpushare settings go under `config:`")
+                for key in document if key not in STACK_FILE_KEYS]
+    if not isinstance(document.get("config"), dict):
+        problems.append(ConfigProblem(
+            "config", "a stack file is a YAML mapping with a `config:` mapping, e.g.\n"
+                      "      config:\n        azure-native:location: westeurope\n"
+                      "        gpushare:cluster: {name: my-cluster}\n        gpushare:pools: [...]"))
+        raise ConfigError(source, problems)
+    return StackFile(path=path, config={str(k): v for k, v in document["config"].items()}, problems=tuple(problems))

@@ -1,0 +1,107 @@
+"""The stack's other settings: the region, the Azure cloud and subscription, `gpushare:guard` and
+`gpushare:preflight`."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from gpushare.stackfile import regions
+from gpushare.stackfile.checks import Checker, optional, show
+from gpushare.stackfile.keys import (
+    ENVIRONMENT_KEY,
+    GUARD_KEY,
+    LOCATION_KEY,
+    PREFLIGHT_KEY,
+    PROJECT_KEYS,
+    SUBSCRIPTION_KEY,
+)
+from gpushare.stackfile.model import (
+    AzureEnvironment,
+    AzureSettings,
+    GuardMode,
+    PreflightMode,
+)
+
+LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
+SUBSCRIPTION_ID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def closest_namespaced_key(bare: str) -> str:
+    """`location` -> azure-native:location, `pool` -> gpushare:pools: match on the part after the namespace."""
+    keys = (*PROJECT_KEYS, LOCATION_KEY)
+    by_name = {key.split(":", 1)[1].lower(): key for key in keys}
+    match = difflib.get_close_matches(bare.lower(), list(by_name), n=1, cutoff=0.6)
+    return f"; did you mean {by_name[match[0]]}?" if match else f"; gpushare's keys are {', '.join(keys)}"
+
+
+def parse_location(c: Checker, raw: dict[str, Any]) -> str:
+    value = raw.get(LOCATION_KEY)
+    if value is None:
+        c.add(LOCATION_KEY, "required: the Azure region for the cluster, e.g. `azure-native:location: westeurope`")
+        return ""
+    if isinstance(value, str) and not LOCATION_RE.match(value):
+        fix = re.sub(r"[^a-z0-9]", "", value.lower())
+        c.add(LOCATION_KEY, f"use the region's programmatic name, got {show(value)}; write {fix!r} "
+                            f"(`az account list-locations -o table` lists them)")
+        return ""
+    location = c.string(value, LOCATION_KEY, LOCATION_RE, "an Azure region name such as westeurope")
+    if location and not regions.is_known_region(location):
+        close = regions.closest_regions(location)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        c.add(LOCATION_KEY, f"unknown Azure region {location!r}{hint}; use a name from `az account list-locations "
+                            f"--query \"[].name\" -o tsv` (gpushare knows the public, US Government and China "
+                            f"regions as of {regions.REGIONS_AS_OF}; a newer region goes into gpushare/regions.py)")
+        return ""
+    return location or ""
+
+
+def parse_azure(c: Checker, raw: dict[str, Any]) -> AzureSettings:
+    subscription = optional(
+        raw, SUBSCRIPTION_KEY,
+        lambda v: c.string(v, SUBSCRIPTION_KEY, SUBSCRIPTION_ID_RE,
+                           "must be a subscription id (a GUID such as 00000000-0000-0000-0000-000000000000; "
+                           "`az account show --query id -o tsv` prints yours)"),
+        None,
+    )
+    environment = optional(raw, ENVIRONMENT_KEY, lambda v: c.choice(v, ENVIRONMENT_KEY, AzureEnvironment),
+                            AzureEnvironment.PUBLIC)
+    return AzureSettings(subscription_id=subscription, environment=environment)
+
+
+def parse_guard_mode(c: Checker, value: Any) -> GuardMode | None:
+    if isinstance(value, bool):
+        # YAML 1.1 reads unquoted off/no/false as false and on/yes/true as true.
+        c.add(GUARD_KEY, f"YAML reads an unquoted {'on, yes or true' if value else 'off, no or false'} as the "
+                         f"boolean {str(value).lower()}, got {str(value).lower()}; the guard cannot be switched off: "
+                         f"write `{GUARD_KEY}: strict` or `{GUARD_KEY}: warn` (quote a value that YAML would read "
+                         f"as a boolean)")
+        return None
+    return c.choice(value, GUARD_KEY, GuardMode)
+
+
+def check_region_cloud(c: Checker, location: str, environment: AzureEnvironment, explicit: bool) -> None:
+    """A region exists in one cloud only: the provider, the guard and preflight all talk to the cloud that
+    `azure-native:environment` names, where any other cloud's region is unknown."""
+    if not location:
+        return
+    cloud = next((name for name, names in regions.SOVEREIGN_REGIONS.items() if location in names),
+                 AzureEnvironment.PUBLIC.value)
+    if cloud == environment.value:
+        return
+    setting = f"{ENVIRONMENT_KEY} is {environment.value}" if explicit else f"{ENVIRONMENT_KEY} is not set (public)"
+    c.add(LOCATION_KEY, f"{location} is a region of the {cloud} cloud, but {setting}; set `{ENVIRONMENT_KEY}: "
+                        f"{cloud}`, or use a region of the {environment.value} cloud")
+
+
+def parse_preflight_mode(c: Checker, value: Any) -> PreflightMode | None:
+    # YAML 1.1 (PyYAML, so `plan` and `preflight`) reads an unquoted `off` as false; the Pulumi CLI's YAML 1.2 keeps
+    # the string. Both mean off; an unquoted on/yes/true names no mode.
+    if value is False:
+        return PreflightMode.OFF
+    if value is True:
+        c.add(PREFLIGHT_KEY, "YAML reads an unquoted on, yes or true as the boolean true, which names no mode; "
+                             f"write `{PREFLIGHT_KEY}: strict` or `{PREFLIGHT_KEY}: warn`")
+        return None
+    return c.choice(value, PREFLIGHT_KEY, PreflightMode)

@@ -1,0 +1,141 @@
+"""`gpushare:tenants`: teams, the pools their GPU pods may use, their quota and their edit groups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpushare.kubernetes.tenants import kubernetes_version_problem, namespace_problem
+from gpushare.sharing.capacity import pool_capacity
+from gpushare.stackfile.checks import GUID_RE, Checker, did_you_mean, kind_of, optional, show
+from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY, TENANTS_KEY
+from gpushare.stackfile.model import (
+    Cluster,
+    GpuPool,
+    Operator,
+    Tenant,
+)
+
+TENANT_KEYS = ("name", "pools", "quota", "groups", "guaranteed")
+
+
+def _parse_tenant_quota(c: Checker, value: Any, path: str,
+                        advertised: dict[str, list[str]]) -> tuple[tuple[str, int], ...]:
+    """`advertised`: resource -> the tenant's pools advertising it (empty when a pool reference failed)."""
+    if not isinstance(value, dict):
+        c.add(path, f"expected a mapping of advertised resource to units, e.g. {{nvidia.com/gpu: 4}}, "
+                    f"got {kind_of(value)} {show(value)}")
+        return ()
+    offered = ", ".join(f"{resource} ({', '.join(pools)})" for resource, pools in sorted(advertised.items()))
+    quota = []
+    for key, units in value.items():
+        key_path = f"{path}.{key}"
+        resource = str(key)
+        if resource.startswith(("requests.", "limits.")):
+            c.add(key_path, f"write the resource name only, got {resource!r}; write "
+                            f"{resource.split('.', 1)[1]!r} (gpushare adds the quota's requests. prefix)")
+            continue
+        if advertised and resource not in advertised:
+            c.add(key_path, f"none of this tenant's pools advertises {resource}"
+                            f"{did_you_mean(resource, list(advertised))}; they advertise: {offered}")
+            continue
+        if c.integer(units, key_path, 1, None, " (a quota of 0 would forbid the tenant's GPU pods; drop the key "
+                                                "for no limit)") is not None:
+            quota.append((resource, units))
+    return tuple(quota)
+
+
+def _parse_tenant(c: Checker, value: Any, path: str, pool_names: list[str],
+                  pools: tuple[GpuPool, ...], operator: Operator) -> Tenant | None:
+    raw = c.mapping(value, path, TENANT_KEYS)
+    if raw is None:
+        return None
+    name = None
+    if "name" not in raw:
+        c.add(f"{path}.name", "required: the team's namespace (a DNS-1123 label such as `vision`)")
+    elif not isinstance(raw["name"], str):
+        c.add(f"{path}.name", f"expected a namespace name, got {kind_of(raw['name'])} {show(raw['name'])}")
+    else:
+        problem = namespace_problem(raw["name"])
+        if problem:
+            c.add(f"{path}.name", problem)
+        else:
+            name = raw["name"]
+    tenant_pools: list[str] = []
+    references_ok = True
+    value_pools = raw.get("pools")
+    if value_pools is None:
+        c.add(f"{path}.pools", f"required: the GPU pools its pods may use, from: {', '.join(pool_names)}")
+        references_ok = False
+    elif not isinstance(value_pools, list) or not value_pools:
+        c.add(f"{path}.pools", f"expected a list of at least one pool name, got {kind_of(value_pools)} "
+                               f"{show(value_pools)}; pools: {', '.join(pool_names)}")
+        references_ok = False
+    else:
+        for i, pool in enumerate(value_pools):
+            if pool not in pool_names:
+                c.add(f"{path}.pools[{i}]", f"unknown pool {show(pool)}{did_you_mean(str(pool), pool_names)}; "
+                                            f"pools in {POOLS_KEY}: {', '.join(pool_names)}")
+                references_ok = False
+            elif pool in tenant_pools:
+                c.add(f"{path}.pools[{i}]", f"pool {pool!r} is listed twice")
+            else:
+                tenant_pools.append(pool)
+    by_name = {pool.name: pool for pool in pools}
+    advertised: dict[str, list[str]] = {}
+    if references_ok and all(p in by_name for p in tenant_pools):
+        for pool_name in tenant_pools:
+            resource = pool_capacity(by_name[pool_name], operator.mig_strategy).resource
+            advertised.setdefault(resource, []).append(pool_name)
+    quota = optional(raw, "quota", lambda v: _parse_tenant_quota(c, v, f"{path}.quota", advertised), ())
+    groups = optional(raw, "groups", lambda v: _parse_groups(c, v, f"{path}.groups"), ())
+    guaranteed = optional(raw, "guaranteed", lambda v: c.boolean(v, f"{path}.guaranteed"), True)
+    if name is None or not tenant_pools or not references_ok:
+        return None
+    return Tenant(name=name, pools=tuple(tenant_pools), quota=quota, groups=groups, guaranteed=guaranteed)
+
+
+def _parse_groups(c: Checker, value: Any, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        c.add(path, f"expected a list of Entra ID group object IDs, got {kind_of(value)} {show(value)}")
+        return ()
+    groups = []
+    for i, group in enumerate(value):
+        if not isinstance(group, str) or not GUID_RE.match(group):
+            c.add(f"{path}[{i}]", f"expected an Entra ID group object ID (a GUID such as "
+                                  f"00000000-0000-0000-0000-000000000000), got {show(group)}; "
+                                  f"`az ad group show --group NAME --query id -o tsv` prints it")
+        elif group.lower() in groups:
+            c.add(f"{path}[{i}]", f"group {group} is listed twice")
+        else:
+            groups.append(group.lower())
+    return tuple(groups)
+
+
+def parse_tenants(c: Checker, value: Any, raw_pools: Any, pools: tuple[GpuPool, ...], operator: Operator,
+                   cluster: Cluster | None) -> tuple[Tenant, ...]:
+    example = "e.g.\n      gpushare:tenants:\n        - {name: vision, pools: [t4]}"
+    if not isinstance(value, list):
+        c.add(TENANTS_KEY, f"expected a list of tenants, got {kind_of(value)} {show(value)}; {example}")
+        return ()
+    # Pool names as written, so a pool with its own problems is not reported again as unknown here.
+    pool_names = [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \
+        if isinstance(raw_pools, list) else []
+    tenants = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(value):
+        path = f"{TENANTS_KEY}[{i}]"
+        tenant = _parse_tenant(c, item, path, pool_names, pools, operator)
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name in seen:
+            c.add(f"{path}.name", f"tenant {name!r} is already defined by {TENANTS_KEY}[{seen[name]}]; "
+                                  f"each namespace belongs to one tenant")
+            continue
+        if isinstance(name, str):
+            seen[name] = i
+        if tenant is not None:
+            tenants.append(tenant)
+    if value and cluster is not None:
+        problem = kubernetes_version_problem(cluster.kubernetes_version)
+        if problem:
+            c.add(f"{CLUSTER_KEY}.kubernetesVersion", problem)
+    return tuple(tenants)
