@@ -1,0 +1,47 @@
+"""README, the user's manual, stays true to what the commands print and to its own headings."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+TABLE_START, TABLE_END = "<!-- quick-start-table:start -->\n```\n", "```\n<!-- quick-start-table:end -->"
+# A cross-reference in README: `see "Heading"`, `(README "Heading")`, `as in "Heading"`, `("Heading")`.
+README_REFERENCE = re.compile(r'(?:[Ss]ee |in |README |\()"([A-Z][^"]*)"')
+# Elsewhere (workflows, messages): `README "Heading"`.
+OTHER_REFERENCE = re.compile(r'README "([^"]+)"')
+
+
+def headings(text: str) -> set[str]:
+    found, in_fence = set(), False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and line.startswith("#"):
+            found.add(line.lstrip("#").strip())
+    return found
+
+
+def test_quick_start_table_is_what_make_plan_prints():
+    text = README.read_text()
+    shown = text[text.index(TABLE_START) + len(TABLE_START):text.index(TABLE_END)]
+    result = subprocess.run([sys.executable, "-m", "gpushare", "plan", "dev"], cwd=ROOT, capture_output=True,
+                            text=True, check=True)
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("POOL "))
+    end = lines.index("", start)
+    assert shown == "\n".join(lines[start:end]) + "\n", "README's quick-start table is not what `plan dev` prints"
+
+
+def test_readme_cross_references_name_existing_headings():
+    text = README.read_text()
+    known = headings(text)
+    references = {(" ".join(m.group(1).split()), "README.md") for m in README_REFERENCE.finditer(text)}
+    others = [*ROOT.glob(".github/workflows/*.yml"), *ROOT.glob("gpushare/**/*.py"), ROOT / "Makefile"]
+    for path in others:
+        references |= {(" ".join(m.group(1).split()), str(path.relative_to(ROOT))) for m in OTHER_REFERENCE.finditer(path.read_text())}
+    assert len(references) > 5
+    missing = sorted((name, where) for name, where in references if name not in known)
+    assert not missing, f"cross-references to headings README does not have: {missing}"
