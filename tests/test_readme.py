@@ -45,3 +45,16 @@ def test_readme_cross_references_name_existing_headings():
     assert len(references) > 5
     missing = sorted((name, where) for name, where in references if name not in known)
     assert not missing, f"cross-references to headings README does not have: {missing}"
+
+
+def test_readme_deployed_file_example_is_read_by_the_guard(tmp_path):
+    from gpushare.azure.deployed import read_file
+
+    start, end = "<!-- deployed-file-example:start -->\n```json\n", "```\n<!-- deployed-file-example:end -->"
+    text = README.read_text()
+    example = tmp_path / "pools.json"
+    example.write_text(text[text.index(start) + len(start):text.index(end)])
+    pools = {pool.name: pool for pool in read_file(example)}
+    assert pools["t4ts"].vm_size == "Standard_NC4as_T4_v3"
+    assert pools["t4ts"].node_labels == {"gpushare.io/pool": "t4ts"}
+    assert pools["t4ts"].os_sku == "Ubuntu" and pools["system"].mode == "System"
