@@ -104,6 +104,12 @@ def arm_target(stack: StackConfig, environ: Mapping[str, str], subscription_id: 
     """The target for `stack`: `subscription_id` when the caller knows it (the program: the provider's), else the
     stack file's `azure-native:subscriptionId`, else AZURE_SUBSCRIPTION_ID."""
     subscription = subscription_id or stack.azure.subscription_id or environ.get(SUBSCRIPTION_ENV, "").strip()
+    if not subscription and stack.azure.subscription_secret:
+        raise AzureSettingsError(
+            f"{stack.source}: `azure-native:subscriptionId` is a Pulumi secret, which gpushare cannot decrypt "
+            f"outside `pulumi`: export {SUBSCRIPTION_ENV}=<id> (`az account show --query id -o tsv` prints the "
+            "current one)"
+        )
     if not subscription:
         raise AzureSettingsError(
             f"{stack.source}: no Azure subscription to read: set `azure-native:subscriptionId: <id>` in the stack "
