@@ -58,3 +58,27 @@ def test_readme_deployed_file_example_is_read_by_the_guard(tmp_path):
     assert pools["t4ts"].vm_size == "Standard_NC4as_T4_v3"
     assert pools["t4ts"].node_labels == {"gpushare.io/pool": "t4ts"}
     assert pools["t4ts"].os_sku == "Ubuntu" and pools["system"].mode == "System"
+
+
+def test_readme_tenant_example_is_accepted_under_the_default_mig_strategy():
+    """The onboarding example's quota names what its pool advertises under `migStrategy: single` (the default),
+    so a user who copies it onto such a pool is not refused."""
+    import yaml
+
+    from gpushare.stackfile.config import parse_config
+
+    text = README.read_text()
+    section = text[text.index("To add a tenant, add to the stack file"):]
+    block = section[section.index("```yaml\n") + len("```yaml\n"):section.index("```\n", section.index("```yaml\n") + 8)]
+    tenants = yaml.safe_load(block)["gpushare:tenants"]
+    raw = {
+        "azure-native:location": "westeurope",
+        "gpushare:cluster": {"name": "gpushare-readme", "kubernetesVersion": "1.33"},
+        # The pool the example names, as stacks/Pulumi.prod.yaml defines it, under the default strategy.
+        "gpushare:pools": [{"name": "h100mig", "vmSize": "Standard_NC40ads_H100_v5", "mig": "MIG3g",
+                            "sharing": {"strategy": "time-slicing", "replicas": 2}, "count": 2}],
+        "gpushare:tenants": tenants,
+    }
+    stack = parse_config(raw, source="README.md", stack="readme")
+    assert stack.operator.mig_strategy.value == "single"
+    assert dict(stack.tenants[0].quota)
