@@ -94,7 +94,10 @@ LIST_SECTIONS = (POOLS_KEY, TENANTS_KEY)
 
 def section_of_bare_key(key: str) -> str | None:
     """`gpushare:migStrategy` -> `gpushare:operator`: the one section whose own key `key` names, written at the
-    top level (any case); None when no section, or several, have such a key."""
+    top level (any case); None when no section, or several, have such a key, or when the key is a top-level key
+    in another case (`gpushare:Pools` means gpushare:pools, not a tenant's `pools`)."""
+    if key.lower() in (k.lower() for k in PROJECT_KEYS):
+        return None
     bare = key.split(":", 1)[1].lower()
     sections = [section for section, keys in SECTION_KEYS.items() if bare in (k.lower() for k in keys)]
     return sections[0] if len(sections) == 1 else None
