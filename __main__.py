@@ -97,11 +97,11 @@ def main() -> None:
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
-        for warning in capacity_warnings(pool, capacity):
+        for warning in capacity_warnings(pool, capacity, stack):
             pulumi.log.warn(warning)
         if warning := overscale_warning(pool, capacity):
             pulumi.log.warn(warning)
-    for warning in [*ambiguous_resource_warnings(capacities), *tenant_warnings(stack)]:
+    for warning in [*ambiguous_resource_warnings(capacities, stack), *tenant_warnings(stack)]:
         pulumi.log.warn(warning)
 
     access = ClusterAccess("cluster-access", ClusterAccessArgs(

@@ -12,6 +12,8 @@ read tells the user.
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -31,6 +33,11 @@ from azure.identity import AzureAuthorityHosts, DefaultAzureCredential
 
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.stackfile.model import AzureEnvironment, StackConfig
+
+# azure-identity logs its chain's failure as a multi-line WARNING, which logging's last-resort handler prints on
+# stderr when the application configured no logging; `read_error` reports that failure itself, in one line. A
+# handler here stops the last resort only: a user who configures logging (root handlers) still gets the record.
+logging.getLogger("azure.identity").addHandler(logging.NullHandler())
 
 ARM_ENDPOINT_ENV = "GPUSHARE_ARM_ENDPOINT"
 SUBSCRIPTION_ENV = "AZURE_SUBSCRIPTION_ID"
@@ -97,6 +104,12 @@ def arm_target(stack: StackConfig, environ: Mapping[str, str], subscription_id: 
     """The target for `stack`: `subscription_id` when the caller knows it (the program: the provider's), else the
     stack file's `azure-native:subscriptionId`, else AZURE_SUBSCRIPTION_ID."""
     subscription = subscription_id or stack.azure.subscription_id or environ.get(SUBSCRIPTION_ENV, "").strip()
+    if not subscription and stack.azure.subscription_secret:
+        raise AzureSettingsError(
+            f"{stack.source}: `azure-native:subscriptionId` is a Pulumi secret, which gpushare cannot decrypt "
+            f"outside `pulumi`: export {SUBSCRIPTION_ENV}=<id> (`az account show --query id -o tsv` prints the "
+            "current one)"
+        )
     if not subscription:
         raise AzureSettingsError(
             f"{stack.source}: no Azure subscription to read: set `azure-native:subscriptionId: <id>` in the stack "
@@ -164,8 +177,11 @@ class SharedCredential:
 def read_error(what: str, err: AzureError, arm_url: str, role_hint: str) -> AzureReadError:
     """What failed and the fix, for each way the SDK can fail after its retries."""
     if isinstance(err, ClientAuthenticationError) and err.response is None:
-        # No token at all: no credential in the chain worked. Its message lists what each one tried.
-        return AzureReadError(f"{what}: no usable Azure credentials ({one_line(err)}); {CREDENTIAL_HINT}")
+        # No token at all: no credential in the chain worked. The fix first, then what needed it; of the chain's
+        # report (one line per credential, ~2,000 characters) only what a credential that is set up here said.
+        said = "; ".join(f"{name}: {reason}" for name, reason in _credential_attempts(err) if _was_set_up(reason))
+        return AzureReadError(f"no usable Azure credentials: {CREDENTIAL_HINT}. Without them gpushare "
+                              f"{what}" + (f" ({said})" if said else ""))
     if isinstance(err, ClientAuthenticationError):
         return AzureReadError(f"{what}: Azure rejected the credentials ({describe(err)}); {CREDENTIAL_HINT}")
     if isinstance(err, DecodeError):
@@ -186,6 +202,24 @@ def read_error(what: str, err: AzureError, arm_url: str, role_hint: str) -> Azur
             "check the network, the proxy (HTTPS_PROXY) and DNS"
         )
     return AzureReadError(f"{what}: {type(err).__name__}: {one_line(err)}")
+
+
+_NOT_SET_UP = re.compile(r"unavailable|not found|not installed|could not be found|requires the|no accounts were found",
+                         re.IGNORECASE)
+"""How azure-identity's credentials say they have nothing to offer on this machine (as opposed to failing)."""
+
+
+def _credential_attempts(err: ClientAuthenticationError) -> list[tuple[str, str]]:
+    """(credential, its one-line reason) from a chained credential's message (`\tName: reason` lines), or the
+    whole message as one attempt when it has no such lines."""
+    text = getattr(err, "message", None) or str(err)
+    attempts = [(m["name"], m["reason"].strip()) for m in re.finditer(r"^\t(?P<name>\w+): (?P<reason>.*)$", text,
+                                                                          re.MULTILINE)]
+    return attempts or [("credential", one_line(err))]
+
+
+def _was_set_up(reason: str) -> bool:
+    return not _NOT_SET_UP.search(reason)
 
 
 def unexpected_body(what: str, err: Exception) -> AzureReadError:

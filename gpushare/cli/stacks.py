@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from gpushare.review.changed_stacks import changed_stacks, named_stack
+from gpushare.review.changed_stacks import changed_stacks, deleted_stack_steps, named_stack
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -34,7 +34,6 @@ def run(args: argparse.Namespace) -> int:
         result = changed_stacks(args.changed_since, args.project)
     print(result.reason, file=sys.stderr)
     for stack in result.deleted:
-        print(f"warning: stack {stack}: its file was deleted, so it is neither previewed nor deployed; its "
-              f"resources stay in Azure until `pulumi destroy --stack {stack}`", file=sys.stderr)
+        print(f"warning: {deleted_stack_steps(stack, args.changed_since)}", file=sys.stderr)
     print(json.dumps(list(result.stacks)) if args.json else "\n".join(result.stacks))
     return 0

@@ -24,6 +24,7 @@ from gpushare.kubernetes.verify import (
     manifest_findings,
     pool_expectations,
     render_text,
+    skipped_checks,
     smoke_skips,
 )
 from gpushare.stackfile.config import parse_stack_file
@@ -79,8 +80,10 @@ def run(args: argparse.Namespace) -> int:
     while True:
         report = evaluate(expectations, read_snapshot(api))
         if manifests:
+            live = read_objects(api, manifests)
             report = dataclasses.replace(report, tenant_objects=len(manifests),
-                                         tenants=manifest_findings("tenants", manifests, read_objects(api, manifests)))
+                                         tenants=manifest_findings("tenants", manifests, live),
+                                         skipped=skipped_checks("tenants", manifests, live))
         remaining = deadline - time.monotonic()
         if report.settled or remaining <= 0:
             break

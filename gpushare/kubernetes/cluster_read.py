@@ -26,10 +26,14 @@ from kubernetes.config.config_exception import ConfigException
 
 from gpushare.errors import ClusterAccessError
 from gpushare.kubernetes.verify import (
+    FORBIDDEN,
     MPS_DS,
     OPERATOR_DAEMONSETS,
+    RBAC_CLUSTER_ADMIN,
+    RBAC_READER,
     SMOKE_NAMESPACE_PREFIX,
     ClusterSnapshot,
+    Forbidden,
     ObjectRef,
     PoolExpectation,
     SmokeResult,
@@ -121,9 +125,11 @@ def _access_error(api: client.ApiClient, what: str, exc: Exception) -> ClusterAc
         error = ClusterAccessError(
             f"the API server {server} accepted the credentials but may not {what} (403 Forbidden)")
         error.hint = (
-            "verify reads nodes, and pods, DaemonSets and the ConfigMap in namespace "
-            f"{NAMESPACE} (`--smoke` also creates a namespace and pods): grant an Azure RBAC data role such as "
-            "Azure Kubernetes Service RBAC Cluster Admin; new role assignments take up to five minutes to apply"
+            f"verify lists nodes (cluster-scoped, which {RBAC_READER} does not cover: {RBAC_CLUSTER_ADMIN}, or a "
+            "custom role with Microsoft.ContainerService/managedClusters/nodes/read), and reads pods, DaemonSets and "
+            f"the ConfigMap in namespace {NAMESPACE} ({RBAC_READER} there); `--smoke` creates a namespace and pods "
+            f"({RBAC_CLUSTER_ADMIN}); tenants' objects it may not read are skipped, each naming its role. New role "
+            "assignments take up to five minutes to apply"
         )
     elif isinstance(exc, ApiException) and exc.status:
         error = ClusterAccessError(f"the API server {server} answered {exc.status} {exc.reason} to {what}: "
@@ -147,13 +153,27 @@ def _api_message(exc: ApiException) -> str:
 
 
 def call(api: client.ApiClient, what: str, request: Callable[..., Any], *args: Any,
-         missing_ok: bool = False, **kwargs: Any) -> Any:
-    """One API call returning its JSON (None for a 404 when `missing_ok`); failures become ClusterAccessError."""
-    return _decode(_send(api, what, request, *args, missing_ok=missing_ok, **kwargs))
+         missing_ok: bool = False, forbidden_ok: bool = False, **kwargs: Any) -> Any:
+    """One API call returning its JSON (None for a 404 when `missing_ok`, FORBIDDEN for a 403 when `forbidden_ok`);
+    failures become ClusterAccessError."""
+    try:
+        return _decode(_send(api, what, request, *args, missing_ok=missing_ok, **kwargs))
+    except _Forbidden:
+        if forbidden_ok:
+            return FORBIDDEN
+        raise
 
 
 def _decode(response: Any) -> Any:
     return json.loads(response.data) if response is not None and response.data else None
+
+
+class _Forbidden(ClusterAccessError):
+    """A 403: a ClusterAccessError that `call(..., forbidden_ok=True)` turns into FORBIDDEN."""
+
+    def __init__(self, error: ClusterAccessError) -> None:
+        super().__init__(str(error))
+        self.hint = error.hint
 
 
 def _send(api: client.ApiClient, what: str, request: Callable[..., Any], *args: Any,
@@ -163,6 +183,8 @@ def _send(api: client.ApiClient, what: str, request: Callable[..., Any], *args: 
     except ApiException as exc:
         if missing_ok and exc.status == 404:
             return None
+        if exc.status == 403:
+            raise _Forbidden(_access_error(api, what, exc)) from None
         raise _access_error(api, what, exc) from None
     except (urllib3.exceptions.HTTPError, OSError, ConfigException) as exc:
         raise _access_error(api, what, exc) from None
@@ -307,13 +329,15 @@ _READERS: dict[tuple[str, str], tuple[type, str]] = {
 """The kinds gpushare renders for tenants, each read by name with its typed API."""
 
 
-def read_objects(api: client.ApiClient, manifests: list[dict]) -> dict[ObjectRef, dict | None]:
-    """The live object for each manifest (None when it does not exist)."""
-    live: dict[ObjectRef, dict | None] = {}
+def read_objects(api: client.ApiClient, manifests: list[dict]) -> dict[ObjectRef, dict | None | Forbidden]:
+    """The live object for each manifest (None when it does not exist, FORBIDDEN when the identity may not read
+    it: RBAC Reader reads namespaces, quotas and LimitRanges but not RoleBindings or admission policies)."""
+    live: dict[ObjectRef, dict | None | Forbidden] = {}
     for manifest in manifests:
         api_version, kind, namespace, name = ref = object_ref(manifest)
         api_class, method = _READERS[(api_version, kind)]
         args = (name, namespace) if namespace else (name,)
         where = f"{namespace}/{name}" if namespace else name
-        live[ref] = call(api, f"read {kind} {where}", getattr(api_class(api), method), *args, missing_ok=True)
+        live[ref] = call(api, f"read {kind} {where}", getattr(api_class(api), method), *args, missing_ok=True,
+                         forbidden_ok=True)
     return live

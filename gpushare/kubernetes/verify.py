@@ -189,6 +189,8 @@ class VerifyReport:
     tenant_objects: int = 0
     """How many rendered tenant objects were compared (0: the stack has no tenants)."""
     tenants: list[Finding] = field(default_factory=list)
+    skipped: list[SkippedCheck] = field(default_factory=list)
+    """Checks not made: the identity may not read the object (each names the role that would allow it)."""
 
     @property
     def findings(self) -> list[Finding]:
@@ -216,7 +218,8 @@ class VerifyReport:
                 "daemonSets": self.daemon_sets,
                 "findings": [f.to_json() for f in self.operator],
             },
-            "tenants": {"objects": self.tenant_objects, "findings": [f.to_json() for f in self.tenants]},
+            "tenants": {"objects": self.tenant_objects, "findings": [f.to_json() for f in self.tenants],
+                        "skipped": [s.to_json() for s in self.skipped]},
             "other": [f.to_json() for f in self.extra],
         }
 
@@ -596,6 +599,62 @@ def evaluate(expectations: list[PoolExpectation], snapshot: ClusterSnapshot) -> 
 
 ObjectRef = tuple[str, str, str | None, str]
 """(apiVersion, kind, namespace or None, name)."""
+
+RBAC_READER = "Azure Kubernetes Service RBAC Reader"
+RBAC_ADMIN = "Azure Kubernetes Service RBAC Admin"
+RBAC_CLUSTER_ADMIN = "Azure Kubernetes Service RBAC Cluster Admin"
+_DATA_ACTION = "Microsoft.ContainerService/managedClusters"
+READ_ROLES: Mapping[str, str] = {
+    "Namespace": f"{RBAC_READER} on the cluster",
+    "ResourceQuota": f"{RBAC_READER} on the namespace or the cluster",
+    "LimitRange": f"{RBAC_READER} on the namespace or the cluster",
+    "RoleBinding": (f"{RBAC_ADMIN} on the namespace, or {RBAC_CLUSTER_ADMIN} ({RBAC_READER} and Writer may not read "
+                    "roles or role bindings)"),
+    "ValidatingAdmissionPolicy": (f"{RBAC_CLUSTER_ADMIN}, or a custom role with "
+                                  f"{_DATA_ACTION}/admissionregistration.k8s.io/validatingadmissionpolicies/read "
+                                  "(cluster-scoped: no namespaced role covers it)"),
+    "ValidatingAdmissionPolicyBinding": (f"{RBAC_CLUSTER_ADMIN}, or a custom role with {_DATA_ACTION}/"
+                                         "admissionregistration.k8s.io/validatingadmissionpolicybindings/read"),
+}
+"""The Azure RBAC data role that lets an identity read each kind gpushare renders for tenants (AKS built-in roles,
+learn.microsoft.com/azure/aks/manage-azure-rbac; RBAC Reader is Kubernetes' `view`: most objects of a namespace, no
+roles or role bindings, nothing cluster-scoped but namespaces)."""
+
+
+class Forbidden:
+    """The identity may not read the object (403): its check is skipped, not failed."""
+
+    def __repr__(self) -> str:
+        return "FORBIDDEN"
+
+
+FORBIDDEN = Forbidden()
+
+
+@dataclass(frozen=True)
+class SkippedCheck:
+    """A comparison verify could not make because the identity may not read the object."""
+
+    where: str
+    object: str
+    """`RoleBinding nlp/gpushare-edit-...`."""
+    needs: str
+    """The role that would allow the read."""
+
+    def to_json(self) -> dict:
+        return {"where": self.where, "object": self.object, "needs": self.needs}
+
+
+def _label(ref: ObjectRef) -> str:
+    _, kind, namespace, name = ref
+    return f"{kind} {namespace + '/' if namespace else ''}{name}"
+
+
+def skipped_checks(what: str, manifests: Iterable[Mapping],
+                   live: Mapping[ObjectRef, Mapping | None | Forbidden]) -> list[SkippedCheck]:
+    """The rendered objects the identity may not read, each with the role that would let it."""
+    return [SkippedCheck(what, _label(ref), READ_ROLES.get(ref[1], RBAC_CLUSTER_ADMIN))
+            for ref in map(object_ref, manifests) if live.get(ref) is FORBIDDEN]
 _QUANTITY_SUFFIXES = {
     "m": Decimal("0.001"), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": Decimal(10) ** 9, "T": Decimal(10) ** 12,
     "P": Decimal(10) ** 15, "E": Decimal(10) ** 18, "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20,
@@ -644,13 +703,16 @@ def _differences(rendered: object, live: object, path: str) -> list[str]:
 
 
 def manifest_findings(what: str, manifests: Iterable[Mapping],
-                      live: Mapping[ObjectRef, Mapping | None]) -> list[Finding]:
-    """Each rendered object must exist and hold what gpushare rendered (labels and every field but metadata/status)."""
+                      live: Mapping[ObjectRef, Mapping | None | Forbidden]) -> list[Finding]:
+    """Each rendered object must exist and hold what gpushare rendered (labels and every field but metadata/status).
+    One the identity may not read is no finding (`skipped_checks` names it)."""
     findings = []
     for manifest in manifests:
-        api_version, kind, namespace, name = ref = object_ref(manifest)
-        label = f"{kind} {namespace + '/' if namespace else ''}{name}"
+        ref = object_ref(manifest)
+        label = _label(ref)
         obj = live.get(ref)
+        if obj is FORBIDDEN:
+            continue
         if obj is None:
             findings.append(Finding(what, f"{label} not found", f"the stack's {what} are not deployed",
                                     "run `pulumi up`"))
@@ -692,8 +754,12 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
     ds = ", ".join(f"{name} {state}" for name, state in report.daemon_sets.items())
     lines.append(f"operator ({NAMESPACE}) DaemonSets ready/desired: {ds}")
     if report.tenant_objects:
+        checked = report.tenant_objects - len(report.skipped)
         state = f"{len(report.tenants)} missing or changed" if report.tenants else "all as rendered"
+        state = f"{state} of {checked} checked, {len(report.skipped)} skipped" if report.skipped else state
         lines.append(f"tenants: {report.tenant_objects} objects (namespaces, quotas, policies, bindings), {state}")
+        for skipped in report.skipped:
+            lines.append(f"  skipped {skipped.object}: may not read it (403); needs {skipped.needs}")
     for result in smoke:
         if result.phase == "Skipped":
             lines.append(f"smoke {result.pool}: skipped ({result.detail})")

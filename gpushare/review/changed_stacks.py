@@ -5,8 +5,8 @@ Files are those `git diff --name-only --no-renames REF...HEAD` lists, run in the
 (changes that landed on the base branch since the PR branched off do not count). A rename is a delete and an add.
 
 - `stacks/Pulumi.<stack>.yaml` added or changed -> that stack;
-- deleted -> not in the list (a stack without its file can be neither planned nor deployed), reported separately:
-  its resources stay in Azure until someone runs `pulumi destroy` for it;
+- deleted -> not in the list (a stack without its file can be neither planned nor deployed), reported separately
+  with the steps that remove its resources (`deleted_stack_steps`): they stay in Azure until someone destroys them;
 - documentation (`*.md`, `docs/`, `LICENSE`), tests (`tests/`) and benchmarks -> nothing;
 - anything else (the program, `gpushare/` (components included), `Pulumi.yaml`, `requirements*.txt`, workflows, files we
   do not know) -> every stack whose file exists at HEAD: when unsure, preview more, never less.
@@ -95,6 +95,19 @@ def affected_stacks(files: list[tuple[str, str]], existing: list[str]) -> Change
     stacks &= set(existing)
     reason = f"stack files changed: {', '.join(sorted(stacks))}" if stacks else "no stack affected"
     return ChangedStacks(tuple(sorted(stacks)), tuple(sorted(deleted)), reason)
+
+
+def deleted_stack_steps(stack: str, ref: str) -> str:
+    """What to do about a stack whose file a change deletes. Its cluster and GPU pools are protected, so a plain
+    `pulumi destroy` refuses them; and `--run-program` (the fresh Kubernetes token, README "Hardened cluster and
+    access") runs the program, which needs the stack file: so restore the file from REF (the base, which has it)."""
+    return (
+        f"stack {stack}: its file was deleted, so it is neither previewed nor deployed; its cluster and GPU pools "
+        f"stay in Azure (protected). To remove them, from a checkout: `git checkout {ref} -- "
+        f"stacks/Pulumi.{stack}.yaml`, then `pulumi state unprotect --all --stack {stack} -y && "
+        f"pulumi destroy --run-program --stack {stack} && pulumi stack rm --stack {stack}`, then delete the file "
+        f"again (`git rm stacks/Pulumi.{stack}.yaml`). Or destroy first and delete the file after."
+    )
 
 
 def changed_stacks(ref: str, project: Path) -> ChangedStacks:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpushare.errors import GpushareError
+from gpushare.review.changed_stacks import deleted_stack_steps
 from gpushare.review.gpu_changes import (
     AGENT_POOL_TYPE,
     CONFIG_MAP_TYPE,
@@ -30,7 +31,8 @@ from gpushare.sharing.operator_values import CHART_NAME, CONFIG_MAP_NAME
 AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourceGroupName", "vmSize",
                                        "gpuInstanceProfile"})
 """AgentPool inputs pulumi-azure-native itself replaces on (reference pulumi.md, "facts", 3); the resource's own
-`replaceOnChanges` (gpushare adds gpuProfile, availabilityZones, osSKU) come from the plan."""
+`replaceOnChanges` (gpushare adds: `gpuProfile`, `availabilityZones`) come from the plan. `osSKU` is not among them
+(`gpushare.components.gpu_node_pool.CREATE_ONLY_REPLACED_BY_GPUSHARE`): AKS changes it in place by reimaging."""
 
 
 class MalformedPlanError(GpushareError):
@@ -138,8 +140,8 @@ def render_compare(base: Plan, head: Plan) -> str:
     if base is EMPTY:
         lines += ["The stack is new in this change: everything below is created.", ""]
     if head is EMPTY:
-        lines += ["The stack file is removed in this change: nothing deploys it any more, and its resources stay "
-                  "in Azure until someone runs `pulumi destroy`.", ""]
+        lines += [f"The stack file is removed in this change: {deleted_stack_steps(stack or 'STACK', 'BASE_SHA')}",
+                  ""]
     lines += gpu_section(pool_transitions(base, head))
     lines += operator_section(operator_transition(base, head))
     lines.append("_Offline: from `python -m gpushare plan --json` of the base and the head commit, without Azure. "

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
-from gpushare.stackfile.model import GpuPool, MigStrategy, SharingStrategy
+from gpushare.stackfile.model import GpuPool, MigStrategy, SharingStrategy, StackConfig, dedicated_tenant
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"
@@ -63,8 +63,10 @@ def pool_capacity(pool: GpuPool, mig_strategy: MigStrategy) -> PoolCapacity:
     )
 
 
-def capacity_warnings(pool: GpuPool, capacity: PoolCapacity) -> list[str]:
-    """What a reviewer should know about this pool's layout before paying for it."""
+def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig) -> list[str]:
+    """What a reviewer should know about this pool's layout before paying for it. MIG's isolation is advice for a
+    pool that several teams' pods share: a pool dedicated to one tenant (tainted, and its policy) runs only that
+    team's pods, so it gets the fact without the advice."""
     warnings = []
     if capacity.usable_share < 1:
         idle = 1 - capacity.usable_share
@@ -74,7 +76,14 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity) -> list[str]:
             f"MIG1g and MIG7g use the whole GPU"
         )
     if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
-        device, advice = ("MIG slice", "") if pool.mig else ("GPU", "; use MIG for multi-tenant work")
+        owner = dedicated_tenant(stack, pool.name)
+        device = "MIG slice" if pool.mig else "GPU"
+        if pool.mig:
+            advice = ""
+        elif owner:
+            advice = f" (all of them tenant {owner}'s: the pool is dedicated to it)"
+        else:
+            advice = "; use MIG for multi-tenant work"
         warnings.append(
             f"pool {pool.name}: time-slicing gives {pool.sharing.replicas} pods per {device} with no memory or fault "
             f"isolation between them{advice}"
@@ -84,8 +93,15 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity) -> list[str]:
     return warnings
 
 
-def ambiguous_resource_warnings(pools: list[tuple[GpuPool, PoolCapacity]]) -> list[str]:
-    """Pools that advertise one resource name for different devices: a pod asking for it may land on any of them."""
+def ambiguous_resource_warnings(pools: list[tuple[GpuPool, PoolCapacity]], stack: StackConfig) -> list[str]:
+    """Pools that advertise one resource name for different devices: a pod asking for it may land on any of them.
+
+    Moot as soon as the stack has a tenant: then the admission policies (`gpushare.kubernetes.tenants`) make every
+    GPU pod, in a tenant's namespace (`tenant_policy`) and in every other one (`shared_pool_policy`), set
+    `nodeSelector: {gpushare.io/pool: <one pool>}`, so no pod can land on another pool whatever it asks for
+    (kube-system and gpu-operator are exempt: the cluster's own DaemonSets, not workloads)."""
+    if stack.tenants:
+        return []
     by_resource: dict[str, list[tuple[GpuPool, PoolCapacity]]] = defaultdict(list)
     for pool, capacity in pools:
         by_resource[capacity.resource].append((pool, capacity))

@@ -26,6 +26,11 @@ def kind_of(value: Any) -> str:
             dict: "a mapping", type(None): "empty"}.get(type(value), type(value).__name__)
 
 
+def is_secure_value(value: Any) -> bool:
+    """A Pulumi secret as a stack file holds it: `{secure: <ciphertext>}`."""
+    return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str)
+
+
 class Checker:
     """Collects problems instead of stopping at the first, so one run shows them all."""
 

@@ -7,13 +7,14 @@ Messages read `<key path>: <what is wrong>, got <value>; allowed: <values>` plus
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 from gpushare.errors import ConfigError, ConfigProblem
-from gpushare.stackfile.checks import Checker, did_you_mean, optional
-from gpushare.stackfile.cluster_config import parse_cluster
+from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, optional
+from gpushare.stackfile.cluster_config import CLUSTER_KEYS, parse_cluster
 from gpushare.stackfile.files import StackFile, read_stack_file, stack_name_for
 from gpushare.stackfile.keys import (
     CLUSTER_KEY,
@@ -31,17 +32,18 @@ from gpushare.stackfile.model import (
     PreflightMode,
     StackConfig,
 )
-from gpushare.stackfile.operator_config import parse_operator
-from gpushare.stackfile.pool_config import parse_pools
+from gpushare.stackfile.operator_config import OPERATOR_KEYS, parse_operator
+from gpushare.stackfile.pool_config import POOL_KEYS, parse_pools
 from gpushare.stackfile.stack_settings import (
     check_region_cloud,
     closest_namespaced_key,
+    closest_namespaced_key_name,
     parse_azure,
     parse_guard_mode,
     parse_location,
     parse_preflight_mode,
 )
-from gpushare.stackfile.tenant_config import parse_tenants
+from gpushare.stackfile.tenant_config import TENANT_KEYS, parse_tenants
 
 
 def parse_config(raw: dict[str, Any], *, source: str, stack: str,
@@ -57,10 +59,11 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
         if ":" not in key:
             c.add(key, f"config keys need a namespace{closest_namespaced_key(key)}")
         elif key.startswith(f"{NS}:") and key not in PROJECT_KEYS:
-            c.add(key, f"unknown key{did_you_mean(key, PROJECT_KEYS)}; allowed: {', '.join(PROJECT_KEYS)}")
-        elif key.startswith(f"{NS}:") and isinstance(value, dict) and set(value) == {"secure"}:
+            c.add(key, unknown_project_key(key))
+        elif key.startswith(f"{NS}:") and is_secure_value(value):
             c.add(key, "must not be a secret: gpushare settings are shown in plans and previews")
             secret_keys.add(key)
+    raw = read_misspelt_keys_as_meant(raw)
     reported = len(c.problems)
     location = parse_location(c, raw)
     cluster = parse_cluster(c, raw.get(CLUSTER_KEY))
@@ -82,6 +85,61 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
                        pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants)
 
 
+SECTION_KEYS: dict[str, tuple[str, ...]] = {
+    CLUSTER_KEY: CLUSTER_KEYS, OPERATOR_KEY: OPERATOR_KEYS, POOLS_KEY: POOL_KEYS, TENANTS_KEY: TENANT_KEYS,
+}
+"""Each section's own keys, for a key written one level too high (`gpushare:migStrategy`)."""
+LIST_SECTIONS = (POOLS_KEY, TENANTS_KEY)
+
+
+def section_of_bare_key(key: str) -> str | None:
+    """`gpushare:migStrategy` -> `gpushare:operator`: the one section whose own key `key` names, written at the
+    top level (any case); None when no section, or several, have such a key, or when the key is a top-level key
+    in another case (`gpushare:Pools` means gpushare:pools, not a tenant's `pools`)."""
+    if key.lower() in (k.lower() for k in PROJECT_KEYS):
+        return None
+    bare = key.split(":", 1)[1].lower()
+    sections = [section for section, keys in SECTION_KEYS.items() if bare in (k.lower() for k in keys)]
+    return sections[0] if len(sections) == 1 else None
+
+
+def unknown_project_key(key: str) -> str:
+    """The message for an unknown `gpushare:` key: a section's own key written at the top level says where it
+    goes (a spelling match would suggest an unrelated section), else the closest top-level key."""
+    section = section_of_bare_key(key)
+    if section:
+        bare = key.split(":", 1)[1]
+        written = next(k for k in SECTION_KEYS[section] if k.lower() == bare.lower())
+        where = (f"a key of each entry of {section}" if section in LIST_SECTIONS else f"a key of {section}")
+        example = (f"{section}:\n        - {{..., {written}: ...}}" if section in LIST_SECTIONS
+                   else f"{section}:\n        {written}: ...")
+        return f"unknown key: `{written}` is {where} (did you mean '{section}.{written}'?); write, e.g.\n      {example}"
+    return f"unknown key{did_you_mean(key, PROJECT_KEYS)}; allowed: {', '.join(PROJECT_KEYS)}"
+
+
+def _meant_key(key: str) -> str | None:
+    """The project key a misspelt top-level key stands for (`gpushare:pool`, or `pool` without the namespace)."""
+    if ":" not in key:
+        return closest_namespaced_key_name(key)
+    if key.startswith(f"{NS}:") and key not in PROJECT_KEYS and not section_of_bare_key(key):
+        match = did_you_mean(key, PROJECT_KEYS)
+        return next((k for k in PROJECT_KEYS if match == f" (did you mean {k!r}?)"), None)
+    return None
+
+
+def read_misspelt_keys_as_meant(raw: dict[str, Any]) -> dict[str, Any]:
+    """One mistake, one error: a misspelt key (`gpushare:pool:`) is reported once where it is, and the checks that
+    follow read its value as the key it stands for, so they neither call that key missing (`gpushare:pools:
+    required`) nor find nothing the rest of the stack refers to (a tenant's "unknown pool"). Only when the meant
+    key is absent and one key alone stands for it."""
+    meant: dict[str, list[str]] = {}
+    for key in raw:
+        target = _meant_key(key)
+        if target and target not in raw:
+            meant.setdefault(target, []).append(key)
+    return {**raw, **{target: raw[keys[0]] for target, keys in meant.items() if len(keys) == 1}}
+
+
 def decode_engine_config(values: dict[str, str]) -> dict[str, Any]:
     """Config as the Pulumi engine hands it to the program (objects JSON-encoded strings) -> Python values."""
     decoded: dict[str, Any] = {}
@@ -90,6 +148,12 @@ def decode_engine_config(values: dict[str, str]) -> dict[str, Any]:
             decoded[key] = json.loads(value) if key.startswith(f"{NS}:") else value
         except (TypeError, json.JSONDecodeError):
             decoded[key] = value
+        if not key.startswith(f"{NS}:") and isinstance(value, str) and value.startswith('{"secure"'):
+            # Only offline (`plan` hands the program the stack file's `{secure: ...}` as encoded below); the real
+            # engine passes a secret decrypted.
+            with contextlib.suppress(json.JSONDecodeError):
+                if is_secure_value(secret := json.loads(value)):
+                    decoded[key] = secret
     return decoded
 
 

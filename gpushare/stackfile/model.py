@@ -161,6 +161,9 @@ class AzureSettings:
     """`azure-native:subscriptionId`; the CLI falls back to AZURE_SUBSCRIPTION_ID, the program asks the provider."""
     environment: AzureEnvironment = AzureEnvironment.PUBLIC
     """`azure-native:environment`."""
+    subscription_secret: bool = False
+    """`azure-native:subscriptionId` is a Pulumi secret (`{secure: ...}`): the program gets it decrypted from the
+    provider; the CLI, which has no Pulumi CLI to decrypt it, needs AZURE_SUBSCRIPTION_ID."""
 
 
 @dataclass(frozen=True)

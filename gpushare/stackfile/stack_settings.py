@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from gpushare.stackfile import regions
-from gpushare.stackfile.checks import Checker, optional, show
+from gpushare.stackfile.checks import Checker, is_secure_value, optional, show
 from gpushare.stackfile.keys import (
     ENVIRONMENT_KEY,
     GUARD_KEY,
@@ -28,16 +28,25 @@ LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
 SUBSCRIPTION_ID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
-def closest_namespaced_key(bare: str) -> str:
+def closest_namespaced_key_name(bare: str) -> str | None:
     """`location` -> azure-native:location, `pool` -> gpushare:pools: match on the part after the namespace."""
-    keys = (*PROJECT_KEYS, LOCATION_KEY)
-    by_name = {key.split(":", 1)[1].lower(): key for key in keys}
+    by_name = {key.split(":", 1)[1].lower(): key for key in (*PROJECT_KEYS, LOCATION_KEY)}
     match = difflib.get_close_matches(bare.lower(), list(by_name), n=1, cutoff=0.6)
-    return f"; did you mean {by_name[match[0]]}?" if match else f"; gpushare's keys are {', '.join(keys)}"
+    return by_name[match[0]] if match else None
+
+
+def closest_namespaced_key(bare: str) -> str:
+    key = closest_namespaced_key_name(bare)
+    return f"; did you mean {key}?" if key else f"; gpushare's keys are {', '.join((*PROJECT_KEYS, LOCATION_KEY))}"
 
 
 def parse_location(c: Checker, raw: dict[str, Any]) -> str:
     value = raw.get(LOCATION_KEY)
+    if is_secure_value(value):
+        c.add(LOCATION_KEY, "must not be a secret: the region decides which VM sizes, zones and quota `plan` and "
+                            "`preflight` check, and every plan shows it; write it in plain text, e.g. "
+                            "`azure-native:location: westeurope`")
+        return ""
     if value is None:
         c.add(LOCATION_KEY, "required: the Azure region for the cluster, e.g. `azure-native:location: westeurope`")
         return ""
@@ -58,6 +67,11 @@ def parse_location(c: Checker, raw: dict[str, Any]) -> str:
 
 
 def parse_azure(c: Checker, raw: dict[str, Any]) -> AzureSettings:
+    if is_secure_value(raw.get(SUBSCRIPTION_KEY)):
+        # Under `pulumi up` the engine hands the program the decrypted value; only an offline read sees this.
+        environment = optional(raw, ENVIRONMENT_KEY, lambda v: c.choice(v, ENVIRONMENT_KEY, AzureEnvironment),
+                                AzureEnvironment.PUBLIC)
+        return AzureSettings(subscription_id=None, environment=environment, subscription_secret=True)
     subscription = optional(
         raw, SUBSCRIPTION_KEY,
         lambda v: c.string(v, SUBSCRIPTION_KEY, SUBSCRIPTION_ID_RE,

@@ -111,6 +111,14 @@ def _parse_groups(c: Checker, value: Any, path: str) -> tuple[str, ...]:
     return tuple(groups)
 
 
+def _has_problem(c: Checker, raw_pools: Any, name: str) -> bool:
+    indexes = [i for i, p in enumerate(raw_pools) if isinstance(p, dict) and p.get("name") == name] \
+        if isinstance(raw_pools, list) else []
+    prefixes = tuple(f"{POOLS_KEY}[{i}]" for i in indexes)
+    return any(problem.path == prefix or problem.path.startswith((f"{prefix}.", f"{prefix}["))
+               for problem in c.problems for prefix in prefixes)
+
+
 def parse_tenants(c: Checker, value: Any, raw_pools: Any, pools: tuple[GpuPool, ...], operator: Operator,
                    cluster: Cluster | None) -> tuple[Tenant, ...]:
     example = "e.g.\n      gpushare:tenants:\n        - {name: vision, pools: [t4]}"
@@ -120,11 +128,14 @@ def parse_tenants(c: Checker, value: Any, raw_pools: Any, pools: tuple[GpuPool, 
     # Pool names as written, so a pool with its own problems is not reported again as unknown here.
     pool_names = [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \
         if isinstance(raw_pools, list) else []
+    # A pool with a problem of its own (`replicas: four`) was parsed without that setting, so what it advertises
+    # is not what the user wrote: a quota is not judged against it (one mistake, one error).
+    trusted = tuple(pool for pool in pools if not _has_problem(c, raw_pools, pool.name))
     tenants = []
     seen: dict[str, int] = {}
     for i, item in enumerate(value):
         path = f"{TENANTS_KEY}[{i}]"
-        tenant = _parse_tenant(c, item, path, pool_names, pools, operator)
+        tenant = _parse_tenant(c, item, path, pool_names, trusted, operator)
         name = item.get("name") if isinstance(item, dict) else None
         if isinstance(name, str) and name in seen:
             c.add(f"{path}.name", f"tenant {name!r} is already defined by {TENANTS_KEY}[{seen[name]}]; "

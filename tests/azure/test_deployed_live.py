@@ -267,10 +267,10 @@ def test_missing_credentials_say_how_to_log_in(arm):
         read_live(SUB, RG, CLUSTER, **settings(arm, credential=NoCredentials()))
 
     assert str(caught.value) == (
-        f"{WHAT}: no usable Azure credentials (DefaultAzureCredential failed to retrieve a token from the included "
-        "credentials. Attempted credentials: AzureCliCredential: Please run 'az login' to set up an account); log "
-        "in with `az login` (and `az account set --subscription <id>`), or in CI set AZURE_CLIENT_ID, "
-        "AZURE_TENANT_ID and AZURE_CLIENT_SECRET / AZURE_FEDERATED_TOKEN_FILE, or run azure/login before gpushare"
+        "no usable Azure credentials: log in with `az login` (and `az account set --subscription <id>`), or in CI "
+        "set AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET / AZURE_FEDERATED_TOKEN_FILE, or run "
+        f"azure/login before gpushare. Without them gpushare {WHAT} (AzureCliCredential: Please run 'az login' to "
+        "set up an account)"
     )
     assert arm.requests == []
 

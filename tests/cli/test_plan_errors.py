@@ -3,6 +3,7 @@ problem, nothing on stdout, no traceback, and the Pulumi program never run."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -75,6 +76,28 @@ BAD = [
         ("gpushare:pools[0].vmsize: unknown key (did you mean 'vmSize'?)",), 1),
     Bad("rejects_guard_off_unquoted", MINIMAL_STACK_YAML + "  gpushare:guard: off\n",
         ("gpushare:guard: YAML reads an unquoted off, no or false as the boolean false, got false",), 1),
+    # One mistake, one error: what follows from the mistake is not reported again.
+    Bad("misspelt_pools_key_is_one_error",
+        MINIMAL_STACK_YAML.replace("gpushare:pools:", "gpushare:pool:")
+        + "  gpushare:tenants:\n    - {name: vision, pools: [t4]}\n",
+        ("gpushare:pool: unknown key (did you mean 'gpushare:pools'?)",), 1),
+    Bad("pool_with_bad_replicas_is_not_judged_by_a_tenant_quota",
+        MINIMAL_STACK_YAML + "      sharing: {strategy: time-slicing, replicas: four}\n"
+        + "  gpushare:tenants:\n    - {name: vision, pools: [t4], quota: {nvidia.com/gpu.shared: 4}}\n",
+        ("gpushare:pools[0].sharing.replicas: expected a whole number 2 or more, got a string 'four'",), 1),
+    Bad("section_key_at_the_top_names_its_section",
+        MINIMAL_STACK_YAML + "  gpushare:migStrategy: mixed\n",
+        ("gpushare:migStrategy: unknown key: `migStrategy` is a key of gpushare:operator (did you mean "
+         "'gpushare:operator.migStrategy'?)", "gpushare:operator:\n        migStrategy: ..."), 1),
+    Bad("pool_key_at_the_top_names_the_pools_entries",
+        MINIMAL_STACK_YAML + "  gpushare:vmSize: x\n",
+        ("gpushare:vmSize: unknown key: `vmSize` is a key of each entry of gpushare:pools",), 1),
+    Bad("top_level_key_in_another_case_is_that_key",
+        MINIMAL_STACK_YAML.replace("gpushare:pools:", "gpushare:Pools:"),
+        ("gpushare:Pools: unknown key (did you mean 'gpushare:pools'?)",), 1),
+    Bad("rejects_secret_location",
+        MINIMAL_STACK_YAML.replace("azure-native:location: westeurope", "azure-native:location: {secure: AAAB}"),
+        ("azure-native:location: must not be a secret",), 1),
     Bad("rejects_misindented_autoscale", MINIMAL_STACK_YAML + "      autoscale:\n      min: 1\n      max: 2\n",
         ("gpushare:pools[0].autoscale: is empty", "gpushare:pools[0].min: `min` is a key of `autoscale`",
          "check the indentation"), 3),
@@ -231,3 +254,25 @@ def test_usage_errors_exit_2_as_readme_documents(capsys, argv):
     out, err = capsys.readouterr()
     assert exited.value.code == 2
     assert out == "" and err.startswith("usage: python -m gpushare")
+
+
+SECRET_SUBSCRIPTION = MINIMAL_STACK_YAML.replace(
+    "azure-native:location: westeurope\n",
+    "azure-native:location: westeurope\n  azure-native:subscriptionId:\n    secure: AAABAHNlY3JldC1zdWJzY3JpcHRpb24=\n")
+
+
+def test_secret_subscription_id_plans_through_the_program(tmp_path, capsys):
+    """Pulumi's `{secure: ...}` is a string to the provider: the offline plan (which runs the real program under
+    the mock engine) accepts it; only gpushare's own keys must be plain."""
+    assert main(["plan", str(write_stack(tmp_path, SECRET_SUBSCRIPTION)), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["pools"][0]["name"] == "t4"
+    assert "configuration error" not in err
+
+
+def test_secret_subscription_id_makes_preflight_ask_for_the_environment_variable(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    assert main(["preflight", str(write_stack(tmp_path, SECRET_SUBSCRIPTION))]) == 2
+    err = capsys.readouterr().err
+    assert "`azure-native:subscriptionId` is a Pulumi secret" in err
+    assert "export AZURE_SUBSCRIPTION_ID=<id>" in err

@@ -158,3 +158,42 @@ def test_throttled_read_is_retried(arm, tmp_path, capsys):
     assert main(["preflight", write_stack(tmp_path)]) == 0
     assert arm.count(paths["usages"]) == 2
 
+
+
+# A run whose credential chain has nothing to offer, with azure-identity's own credentials and logging: the
+# chain logs its multi-line WARNING through logging's last-resort handler (pytest's log capture would hide that
+# in-process), so the command runs in a child process with no AZURE_* variables and no `az` on PATH.
+_NO_CREDENTIALS_RUN = """
+import sys
+from azure.identity import AzureCliCredential, ChainedTokenCredential, EnvironmentCredential
+import gpushare.azure.arm, gpushare.azure.deployed
+from gpushare.cli import main
+
+def unconfigured(**kwargs):
+    return ChainedTokenCredential(EnvironmentCredential(), AzureCliCredential())
+
+gpushare.azure.arm.DefaultAzureCredential = gpushare.azure.deployed.DefaultAzureCredential = unconfigured
+sys.exit(main(["preflight", sys.argv[1]]))
+"""
+
+
+def test_no_credentials_is_one_short_line_with_the_fix_first(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    empty_path = tmp_path / "bin"
+    empty_path.mkdir()
+    environ = {key: value for key, value in os.environ.items() if not key.startswith(("AZURE_", "ARM_", "MSI_",
+                                                                                        "IDENTITY_"))}
+    environ.update(PATH=str(empty_path), AZURE_SUBSCRIPTION_ID=SUB, GPUSHARE_ARM_ENDPOINT="https://127.0.0.1:9")
+    result = subprocess.run([sys.executable, "-c", _NO_CREDENTIALS_RUN, write_stack(tmp_path)], env=environ,
+                            cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=60)
+
+    assert result.returncode == 4 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: no usable Azure credentials: log in with `az login`")
+    assert f"could not read the node pools of AKS cluster {CLUSTER}" in lines[0]
+    assert len(lines[0]) < 500

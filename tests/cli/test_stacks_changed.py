@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,7 +82,21 @@ def test_deleted_stack_is_reported_not_listed(repo, capsys):
     commit(repo, "drop staging")
     code, listed, err = stacks(repo, capsys)
     assert (code, listed) == (0, ["dev"])
-    assert "stack staging: its file was deleted" in err and "pulumi destroy --stack staging" in err
+    assert "stack staging: its file was deleted" in err
+
+
+def test_deleted_stack_steps_restore_its_file_and_lift_protection(repo, capsys):
+    """The pools are protected and `destroy --run-program` runs the program, which needs the deleted file: the
+    steps must restore it from the base before destroying, and unprotect first."""
+    git(repo, "rm", "-q", "stacks/Pulumi.staging.yaml")
+    commit(repo, "drop staging")
+    err = stacks(repo, capsys)[2]
+    restore = re.search(r"`(git checkout [^`]+)`", err).group(1)
+    git(repo, *restore.split()[1:])
+    assert (repo / "stacks/Pulumi.staging.yaml").read_text() == "config: {}  # staging\n"
+    destroy = re.search(r"`(pulumi state unprotect [^`]+)`", err).group(1)
+    assert destroy.index("pulumi state unprotect --all --stack staging -y") < destroy.index(
+        "pulumi destroy --run-program --stack staging")
 
 
 def test_renamed_stack_file_is_a_new_stack_and_a_deleted_one(repo, capsys):

@@ -580,3 +580,31 @@ def test_smoke_skips_a_tenant_pool(kube, tenant_cluster, tmp_path, capsys, smoke
             "tenants' namespaces)") in out
     assert f"smoke t4: Succeeded on {T4_NODE} -> PASS" in out
     assert kube.count("POST", SMOKE_PODS) == 1
+
+
+def test_tenant_objects_a_reader_may_not_read_are_skipped_with_the_role_that_would(kube, tenant_cluster, tmp_path,
+                                                                                   capsys):
+    """AKS RBAC Reader reads namespaces, quotas and LimitRanges, not RoleBindings or admission policies: those
+    checks are skipped (naming the role), the verdict stays what the readable objects say."""
+    stack, manifests = tenant_cluster
+    forbidden = [m for m in manifests if m["kind"] in ("RoleBinding", "ValidatingAdmissionPolicy",
+                                                        "ValidatingAdmissionPolicyBinding")]
+    for manifest in forbidden:
+        kube.route("GET", _API_PATHS[manifest["kind"]].format(**manifest["metadata"]),
+                   StubResponse(403, status(403, "Forbidden", "forbidden: User \"reader\" cannot get")))
+    assert main(verify(kube, stack, tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert (f"tenants: {len(manifests)} objects (namespaces, quotas, policies, bindings), all as rendered of "
+            f"{len(manifests) - len(forbidden)} checked, {len(forbidden)} skipped") in out
+    binding = next(m for m in forbidden if m["kind"] == "RoleBinding")["metadata"]
+    assert (f"  skipped RoleBinding {binding['namespace']}/{binding['name']}: may not read it (403); needs Azure "
+            "Kubernetes Service RBAC Admin on the namespace, or Azure Kubernetes Service RBAC Cluster Admin") in out
+    assert "skipped ValidatingAdmissionPolicy gpushare-tenant-nlp: may not read it (403); needs Azure Kubernetes " \
+           "Service RBAC Cluster Admin" in out
+    assert "mismatch" not in out
+
+    assert main(verify(kube, stack, tmp_path) + ["--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["verdict"] == "pass" and document["tenants"]["findings"] == []
+    assert {s["object"].split()[0] for s in document["tenants"]["skipped"]} == {
+        "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}

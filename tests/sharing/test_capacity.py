@@ -5,8 +5,10 @@ import pytest
 from gpushare.sharing.capacity import capacity_warnings, pool_capacity
 from gpushare.stackfile.catalog import MigProfile, find_vm_size
 from gpushare.stackfile.model import GpuPool, MigStrategy, Sharing, SharingStrategy
+from tests.builders import stack
 
 SINGLE, MIXED = MigStrategy.SINGLE, MigStrategy.MIXED
+NO_TENANTS = stack()
 TS, MPS = SharingStrategy.TIME_SLICING, SharingStrategy.MPS
 
 
@@ -54,14 +56,14 @@ def test_base_resource_is_the_name_before_the_shared_suffix():
                                            (MigProfile.MIG4G, "3/7")], ids=lambda v: getattr(v, "value", v))
 def test_layouts_that_leave_compute_idle_warn(profile, idle):
     p = pool("Standard_ND96asr_v4", profile)
-    warnings = capacity_warnings(p, pool_capacity(p, SINGLE))
+    warnings = capacity_warnings(p, pool_capacity(p, SINGLE), NO_TENANTS)
     assert any(f"leaving {idle} of each GPU's compute idle" in w for w in warnings), warnings
 
 
 @pytest.mark.parametrize("profile", [MigProfile.MIG1G, MigProfile.MIG7G], ids=lambda v: v.value)
 def test_full_layouts_do_not_warn(profile):
     p = pool("Standard_ND96asr_v4", profile)
-    assert capacity_warnings(p, pool_capacity(p, SINGLE)) == []
+    assert capacity_warnings(p, pool_capacity(p, SINGLE), NO_TENANTS) == []
 
 
 def test_one_resource_name_for_different_devices_warns():
@@ -70,9 +72,9 @@ def test_one_resource_name_for_different_devices_warns():
     ts = GpuPool(name="ts", vm_size=find_vm_size("Standard_NC4as_T4_v3"), sharing=Sharing(TS, 4))
     mps = GpuPool(name="mps", vm_size=find_vm_size("Standard_NC4as_T4_v3"), sharing=Sharing(MPS, 4))
     twin = GpuPool(name="twin", vm_size=find_vm_size("Standard_NC8as_T4_v3"), sharing=Sharing(TS, 4))
-    warnings = ambiguous_resource_warnings([(p, pool_capacity(p, SINGLE)) for p in (ts, mps)])
+    warnings = ambiguous_resource_warnings([(p, pool_capacity(p, SINGLE)) for p in (ts, mps)], NO_TENANTS)
     assert len(warnings) == 1
     assert "pools ts, mps all advertise nvidia.com/gpu.shared" in warnings[0]
     assert "gpushare.io/pool" in warnings[0]
     # Same device behind the same name is not ambiguous.
-    assert ambiguous_resource_warnings([(p, pool_capacity(p, SINGLE)) for p in (ts, twin)]) == []
+    assert ambiguous_resource_warnings([(p, pool_capacity(p, SINGLE)) for p in (ts, twin)], NO_TENANTS) == []

@@ -1,0 +1,71 @@
+"""`plan`'s warnings on a correct stack: each one where it helps, none where the stack already took care of it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpushare.cli import main
+from gpushare.kubernetes.tenants import tenant_manifests
+from gpushare.stackfile.config import load_stack_file
+from tests.kubernetes.admission import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+SAME_NAME = "all advertise nvidia.com/gpu.shared"
+MIG_ADVICE = "use MIG for multi-tenant work"
+
+
+def dev_with(tmp_path, tail: str) -> Path:
+    """stacks/Pulumi.dev.yaml (t4ts time-slicing and t4mps MPS, both `nvidia.com/gpu.shared`) plus `tail`."""
+    path = tmp_path / "Pulumi.devt.yaml"
+    path.write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text() + tail)
+    return path
+
+
+def plan_warnings(path: Path, capsys) -> list[str]:
+    assert main(["plan", str(path), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["warnings"]
+
+
+def gpu_pod(pool: str | None) -> dict:
+    spec = {"containers": [{"name": "c", "image": "busybox",
+                            "resources": {"limits": {"nvidia.com/gpu.shared": "1", "cpu": "1", "memory": "1Gi"}}}]}
+    if pool:
+        spec["nodeSelector"] = {"gpushare.io/pool": pool}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+
+
+def test_without_tenants_both_warnings_stay(tmp_path, capsys):
+    warnings = plan_warnings(dev_with(tmp_path, ""), capsys)
+    assert any(SAME_NAME in w for w in warnings)
+    assert any(w.startswith("pool t4ts:") and MIG_ADVICE in w for w in warnings)
+
+
+TENANT_ON_T4TS = "  gpushare:tenants:\n    - {name: vision, pools: [t4ts]}\n"
+
+
+def test_a_tenant_pins_every_gpu_pod_to_one_pool_so_the_same_name_is_moot(tmp_path, capsys):
+    path = dev_with(tmp_path, TENANT_ON_T4TS)
+    warnings = plan_warnings(path, capsys)
+    assert not any(SAME_NAME in w for w in warnings), warnings
+    # Why it is moot: the real policies refuse a GPU pod that names no pool, in the tenant's namespace and outside.
+    cluster = Cluster(tenant_manifests(load_stack_file(path)))
+    for namespace in ("vision", "default"):
+        assert not cluster.admit(gpu_pod(None), namespace).allowed
+    assert cluster.admit(gpu_pod("t4mps"), "default").allowed
+    assert not cluster.admit(gpu_pod("t4ts"), "default").allowed
+
+
+def test_a_pool_dedicated_to_one_tenant_gets_no_multi_tenant_advice(tmp_path, capsys):
+    warnings = plan_warnings(dev_with(tmp_path, TENANT_ON_T4TS), capsys)
+    t4ts = [w for w in warnings if w.startswith("pool t4ts: time-slicing")]
+    assert t4ts == ["pool t4ts: time-slicing gives 4 pods per GPU with no memory or fault isolation between them "
+                    "(all of them tenant vision's: the pool is dedicated to it)"]
+
+
+def test_a_pool_two_tenants_share_keeps_the_advice(tmp_path, capsys):
+    tail = "  gpushare:tenants:\n    - {name: vision, pools: [t4ts]}\n    - {name: nlp, pools: [t4ts, t4mps]}\n"
+    warnings = plan_warnings(dev_with(tmp_path, tail), capsys)
+    assert any(w.startswith("pool t4ts:") and MIG_ADVICE in w for w in warnings)
