@@ -181,10 +181,12 @@ def signed_money(value: float, currency: str) -> str:
     return text if value < 0 else f"+{text}"
 
 
-def _span(low: float | None, high: float | None, currency: str) -> str:
+def money_span(low: float | None, high: float | None, currency: str) -> str:
+    """`$5,095-$30,572`, one figure when both ends round to it, `unknown` without a price."""
     if low is None or high is None:
         return "unknown"
-    return money(low, currency) if round(low) == round(high) else f"{money(low, currency)}-{money(high, currency)}"
+    low_text, high_text = money(low, currency), money(high, currency)
+    return low_text if low_text == high_text else f"{low_text}-{high_text}"
 
 
 def cost_lines(cost: Mapping[str, Any]) -> list[str]:
@@ -196,7 +198,7 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
                       if pool["deviceHourly"] is not None else f"{pool['resource']}: price unknown")
         lines.append(f"  {pool['name']}: {pool['vmSize']}{' (Spot)' if pool['spot'] else ''} "
                      f"{money(pool['nodeHourly'], currency, 2)}/node-hour, "
-                     f"{_span(pool['monthlyMin'], pool['monthlyMax'], currency)}/month at "
+                     f"{money_span(pool['monthlyMin'], pool['monthlyMax'], currency)}/month at "
                      f"{pool['minNodes']}{'' if pool['minNodes'] == pool['maxNodes'] else '-' + str(pool['maxNodes'])}"
                      f" node(s); {per_device} ({pool['isolation']})")
     system, fee = cost["systemPool"], cost["clusterFee"]
@@ -207,7 +209,7 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
         parts += [f"{s['quota']} x {s['resource']} on {', '.join(s['pools'])} {money(s['monthly'], currency)}"
                   for s in tenant["shared"]]
         parts += [f"{u['pool']} not priced ({u['reason']})" for u in tenant["unpriced"]]
-        lines.append(f"  tenant {tenant['name']}: {_span(tenant['monthlyMin'], tenant['monthlyMax'], currency)}"
+        lines.append(f"  tenant {tenant['name']}: {money_span(tenant['monthlyMin'], tenant['monthlyMax'], currency)}"
                      f"/month ({'; '.join(parts)})")
     total = cost["total"]
     partial = "" if total["complete"] else f" (partial: no price for {', '.join(cost['unknown'])})"

@@ -10,8 +10,8 @@ import pytest
 from gpushare.azure.prices import (
     CLUSTER_FEE_QUERY,
     PriceReader,
-    PriceSheet,
     PricesError,
+    PriceSheet,
     pick_cluster_fee_meter,
     pick_vm_meter,
     read_saved_answer,
