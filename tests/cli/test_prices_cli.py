@@ -137,3 +137,24 @@ def test_compare_of_plans_without_prices_says_how_to_get_them(capsys, tmp_path):
     code, out, _ = run(capsys, "compare", str(plan), str(plan))
     assert code == 0
     assert out.splitlines()[2].startswith("_Cost: not shown; make both plans with `gpushare plan STACK --json --prices`")
+
+
+def test_the_readme_cost_block_is_what_plan_prints(capsys, tmp_path):
+    from pathlib import Path
+
+    from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
+    from tests.prices_stub import cluster_fee_items, meters_of
+
+    prices = {"Standard_NC4as_T4_v3": 0.60, "Standard_NC8as_T4_v3": 0.85, "Standard_D4ds_v5": 0.23}
+    items = {size: tuple(meters_of(size, REGION, price)) for size, price in prices.items()}
+    items[CLUSTER_FEE_QUERY] = tuple(cluster_fee_items(REGION))
+    saved = tmp_path / "prices.json"
+    saved.write_text(json.dumps(PriceSheet(REGION, "USD", "2026-12-01T08:00:00Z", "https://prices.azure.com",
+                                           items).to_json()))
+    assert main(["plan", "dev", "--prices", str(saved)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith("Cost ("))
+    printed = out[start:start + 7]
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text().splitlines()
+    at = readme.index(printed[0])
+    assert readme[at:at + 6] == printed[:6]
