@@ -70,6 +70,10 @@ class HttpsStub:
         """What a route is registered under: the exact path by default (query ignored)."""
         return path
 
+    def request_key(self, method: str, path: str, query: Mapping[str, list[str]]) -> Hashable:
+        """The route a request takes; a stub whose routes differ by query overrides this."""
+        return self.route_key(method, path)
+
     def no_route(self, method: str, path: str) -> StubResponse:
         raise NotImplementedError
 
@@ -82,7 +86,7 @@ class HttpsStub:
         with self._lock:
             self.requests.append(RecordedRequest(method, url.path, urllib.parse.parse_qs(url.query),
                                                  {k.lower(): v for k, v in headers.items()}, body))
-            queue = self._routes.get(self.route_key(method, url.path))
+            queue = self._routes.get(self.request_key(method, url.path, urllib.parse.parse_qs(url.query)))
             if not queue:
                 return self.no_route(method, url.path)
             return queue.pop(0) if len(queue) > 1 else queue[0]

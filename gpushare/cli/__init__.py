@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from gpushare.cli import compare, plan, preflight, report, stacks, verify
+from gpushare.cli import compare, plan, preflight, prices, report, stacks, verify
 from gpushare.errors import GpushareError
 
 
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_parser(commands)
     compare.add_parser(commands)
     stacks.add_parser(commands)
+    prices.add_parser(commands)
     verify.add_parser(commands)
     return parser
 

@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 
 from gpushare.azure.guard import check_file, raise_for_violations
+from gpushare.azure.prices import PricesError
+from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.review.cost import priced_vm_sizes, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
 
@@ -25,6 +28,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="run the guard against deployed pools saved with "
              "`az aks nodepool list --resource-group RG --cluster-name NAME -o json > FILE` (exit 3 on a violation)",
     )
+    add_price_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -40,7 +44,15 @@ def run(args: argparse.Namespace) -> int:
     # The guard ran above; the program renders offline so the plan shows what it would create.
     recording = run_program(stack.stack, encode_engine_config(raw), stack_file=stack_file.path)
     resources = [r.to_json() for r in recording.resources if r.custom]
-    document = plan_document(stack, resources, recording.warnings, guard)
+    warnings = list(recording.warnings)
+    cost = None
+    try:
+        sheet = price_sheet(args, stack.location, priced_vm_sizes(stack))
+        cost = stack_cost(stack, sheet) if sheet else None
+    except PricesError as exc:
+        # The plan stands without prices: say why there is no cost, and carry on.
+        warnings.append(f"prices: {exc}" + (f"; {exc.hint}" if exc.hint else ""))
+    document = plan_document(stack, resources, warnings, guard, cost)
     print(json.dumps(document, indent=2, sort_keys=False) if args.json else render_text(document))
     if guard:
         raise_for_violations(guard)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpushare.azure.prices import PricesError
 from gpushare.cli.inputs import read_input
+from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.review.markdown import DEFAULT_MAX_CHARS, GITHUB_COMMENT_LIMIT
-from gpushare.review.preview_report import parse_preview, render_report
+from gpushare.review.preview_report import parse_preview, preview_region, preview_vm_sizes, render_report
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -21,6 +23,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-chars", metavar="N", type=_max_chars, default=DEFAULT_MAX_CHARS,
                         help=f"longest output; details are cut first (default {DEFAULT_MAX_CHARS:,}, "
                              f"GitHub allows {GITHUB_COMMENT_LIMIT:,})")
+    add_price_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -36,5 +39,16 @@ def _max_chars(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     text, source = read_input(args.preview)
-    sys.stdout.write(render_report(parse_preview(text, source), args.stack, args.max_chars))
+    preview = parse_preview(text, source)
+    sheet, problem = None, None
+    if args.prices is not None:
+        region = preview_region(preview)
+        try:
+            if region is None:
+                raise PricesError("the preview names no region (no ManagedCluster step, no `azure-native:location` "
+                                  "in its config)")
+            sheet = price_sheet(args, region, preview_vm_sizes(preview))
+        except PricesError as exc:
+            problem = f"{exc}" + (f"; {exc.hint}" if exc.hint else "")
+    sys.stdout.write(render_report(preview, args.stack, args.max_chars, sheet, problem))
     return 0

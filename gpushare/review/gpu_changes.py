@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from gpushare.review.cost import money, money_span, signed_money
 from gpushare.review.markdown import code, table
 from gpushare.sharing.capacity import base_resource, pool_capacity
 from gpushare.stackfile.catalog import MigProfile, find_vm_size
@@ -92,6 +93,30 @@ class Capacity:
 
 
 @dataclass(frozen=True)
+class SideCost:
+    """What one side of a pool costs at list prices; None for what no meter prices."""
+
+    monthly_min: float | None
+    monthly_max: float | None
+    device_hourly: float | None
+    """Node price per hour / devices advertised per node."""
+
+
+@dataclass(frozen=True)
+class StackCostChange:
+    """The stack's monthly total at list prices before and after (0 for a side without the stack)."""
+
+    currency: str
+    price_date: str
+    before_min: float
+    before_max: float
+    after_min: float
+    after_max: float
+    complete: bool
+    """Every size on both sides had a price."""
+
+
+@dataclass(frozen=True)
 class PoolTransition:
     name: str
     op: str
@@ -99,6 +124,8 @@ class PoolTransition:
     before: PoolSide | None
     after: PoolSide | None
     protected: bool = False
+    cost_before: SideCost | None = None
+    cost_after: SideCost | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +141,8 @@ class PoolChange:
     before: Capacity | None
     after: Capacity | None
     flags: tuple[str, ...]
+    cost_before: SideCost | None = None
+    cost_after: SideCost | None = None
 
 
 @dataclass(frozen=True)
@@ -289,6 +318,7 @@ def pool_change(transition: PoolTransition) -> PoolChange:
     return PoolChange(
         name=transition.name, op=op, note=note, changes=tuple(changes),
         before=capacity(before) if before else None, after=capacity(after) if after else None, flags=tuple(flags),
+        cost_before=transition.cost_before, cost_after=transition.cost_after,
     )
 
 
@@ -323,6 +353,35 @@ def gpu_rows(change: PoolChange) -> list[str]:
 
 
 GPU_TABLE_HEADERS = ("Pool", "Operation", "What changes", "Resource", "Per node", "Nodes", "Total")
+COST_HEADER = "Cost/month"
+
+
+def _monthly(cost: SideCost | None, currency: str) -> str | None:
+    return None if cost is None else money_span(cost.monthly_min, cost.monthly_max, currency)
+
+
+def cost_cell(change: PoolChange, currency: str) -> str:
+    """Monthly cost before -> after, and the price of one advertised device when it changes (a new MIG profile,
+    other replicas, another size)."""
+    cell = _arrow(_monthly(change.cost_before, currency), _monthly(change.cost_after, currency))
+    before = change.cost_before.device_hourly if change.cost_before else None
+    after = change.cost_after.device_hourly if change.cost_after else None
+    if before is not None and after is not None and round(before, 4) != round(after, 4):
+        cell += f"<br>{money(before, currency, 4)} -> {money(after, currency, 4)} per device-hour"
+    return cell
+
+
+def cost_summary(change: StackCostChange) -> str:
+    """`+$4,380/month at max`: the change first, then what it rests on."""
+    at_max = change.after_max - change.before_max
+    at_min = change.after_min - change.before_min
+    head = f"{signed_money(at_max, change.currency)}/month at max" if round(at_max) else "no cost change at max"
+    if round(at_min) and round(at_min) != round(at_max):
+        head += f" ({signed_money(at_min, change.currency)} at min)"
+    partial = "" if change.complete else "; partial: some sizes have no price"
+    return (f"{head}: {money_span(change.before_min, change.before_max, change.currency)} -> "
+            f"{money_span(change.after_min, change.after_max, change.currency)} a month, list prices of "
+            f"{change.price_date}{partial}")
 
 
 def flag_lines(changes: list[PoolChange]) -> list[str]:
@@ -338,16 +397,17 @@ def flag_lines(changes: list[PoolChange]) -> list[str]:
     return lines
 
 
-def gpu_section(transitions: list[PoolTransition]) -> list[str]:
+def gpu_section(transitions: list[PoolTransition], currency: str | None = None) -> list[str]:
+    """`currency`: the transitions carry costs in it, shown as one more column."""
     changes = [pool_change(t) for t in transitions]
     if not changes:
         return ["#### GPU pools", "", "No GPU node pool in this change.", ""]
     lines = ["#### GPU pools", ""]
     lines += flag_lines(changes)
-    rows = [gpu_rows(c) for c in changes]
-    lines += table(GPU_TABLE_HEADERS, rows)
+    rows = [gpu_rows(c) + ([cost_cell(c, currency)] if currency else []) for c in changes]
+    lines += table((*GPU_TABLE_HEADERS, COST_HEADER) if currency else GPU_TABLE_HEADERS, rows)
     lines.append("")
-    if any("?" in cell.split(" -> ") for row in rows for cell in row[3:]):
+    if any("?" in cell.split(" -> ") for row in rows for cell in row[3:7]):
         lines += ["`?`: not in this input. The VM size is not in gpushare's catalog, or the device-plugin ConfigMap "
                   "is unchanged and hidden: run `pulumi preview --json --show-sames`.", ""]
     return lines

@@ -21,6 +21,9 @@ from gpushare.review.gpu_changes import (
     OperatorTransition,
     PoolSide,
     PoolTransition,
+    SideCost,
+    StackCostChange,
+    cost_summary,
     field_changes,
     gpu_section,
     operator_section,
@@ -46,6 +49,16 @@ class Plan:
     resources: tuple[Mapping, ...]
     configs: tuple[Mapping, ...]
     mig_strategy: str | None
+    cost: Mapping | None = None
+    """The plan's `cost` object (`plan --prices`), or None."""
+
+    def pool_cost(self, pool: str) -> SideCost | None:
+        if self.cost is None:
+            return None
+        found = next((p for p in self.cost.get("pools") or () if p.get("name") == pool), None)
+        if found is None:
+            return None
+        return SideCost(found.get("monthlyMin"), found.get("monthlyMax"), found.get("deviceHourly"))
 
     def agent_pool(self, pool: str) -> Mapping | None:
         return next((r for r in self.resources if r.get("type") == AGENT_POOL_TYPE
@@ -81,8 +94,9 @@ def parse_plan(text: str, source: str) -> Plan:
         error.hint = "write it with `python -m gpushare plan STACK --json > FILE`; an empty file means no stack"
         raise error
     operator = doc.get("operator") if isinstance(doc.get("operator"), Mapping) else {}
+    cost = doc.get("cost") if isinstance(doc.get("cost"), Mapping) else None
     return Plan(doc.get("stack"), tuple(doc["pools"]), tuple(doc["resources"]), tuple(doc["devicePluginConfigs"]),
-                operator.get("migStrategy"))
+                operator.get("migStrategy"), cost)
 
 
 def _side(plan: Plan, name: str) -> PoolSide:
@@ -107,13 +121,14 @@ def pool_transitions(base: Plan, head: Plan) -> list[PoolTransition]:
     protected = {p["name"]: bool(p.get("protected")) and head_protected.get(p["name"], True) for p in base.pools}
     transitions = []
     for name in dict.fromkeys([*head_names, *base_names]):
+        costs = {"cost_before": base.pool_cost(name), "cost_after": head.pool_cost(name)}
         if name not in base_names:
-            transitions.append(PoolTransition(name, "create", None, _side(head, name)))
+            transitions.append(PoolTransition(name, "create", None, _side(head, name), **costs))
         elif name not in head_names:
-            transitions.append(PoolTransition(name, "delete", _side(base, name), None, protected[name]))
+            transitions.append(PoolTransition(name, "delete", _side(base, name), None, protected[name], **costs))
         else:
             transitions.append(PoolTransition(name, _pool_op(base, head, name), _side(base, name), _side(head, name),
-                                              protected[name]))
+                                              protected[name], **costs))
     return transitions
 
 
@@ -134,15 +149,46 @@ def operator_transition(base: Plan, head: Plan) -> OperatorTransition | None:
                               config_changed=data(base) != data(head) and bool(data(base)) and bool(data(head)))
 
 
+def stack_cost_change(base: Plan, head: Plan) -> StackCostChange | None:
+    """From the plans' own `cost` objects (no read of its own); None unless both sides that exist were priced,
+    in one currency."""
+    sides = [plan.cost for plan in (base, head) if plan is not EMPTY]
+    if not sides or any(cost is None for cost in sides) or len({cost.get("currency") for cost in sides}) != 1:
+        return None
+
+    def totals(plan: Plan) -> tuple[float, float, bool]:
+        if plan is EMPTY:
+            return 0.0, 0.0, True
+        total = plan.cost.get("total") or {}
+        return float(total.get("monthlyMin") or 0.0), float(total.get("monthlyMax") or 0.0), bool(total.get("complete"))
+
+    (before_min, before_max, before_ok), (after_min, after_max, after_ok) = totals(base), totals(head)
+    newest = max(str(cost.get("priceDate", "")) for cost in sides)
+    return StackCostChange(str(sides[0].get("currency")), newest, before_min, before_max, after_min, after_max,
+                           before_ok and after_ok)
+
+
+def cost_line(base: Plan, head: Plan, change: StackCostChange | None) -> str:
+    if change is not None:
+        return f"**Cost: {cost_summary(change)}.**"
+    priced = [plan.cost for plan in (base, head) if plan is not EMPTY and plan.cost is not None]
+    if priced and len({cost.get("currency") for cost in priced}) > 1:
+        return "_Cost: not compared: the two plans were priced in different currencies._"
+    return ("_Cost: not shown; make both plans with `gpushare plan STACK --json --prices` (or `--prices FILE`, a saved "
+            "answer of `gpushare prices STACK`)._")
+
+
 def render_compare(base: Plan, head: Plan) -> str:
     stack = head.stack or base.stack
-    lines = [f"### gpushare compare for stack {code(stack) if stack else '(unknown)'}", ""]
+    change = stack_cost_change(base, head)
+    lines = [f"### gpushare compare for stack {code(stack) if stack else '(unknown)'}", "", cost_line(base, head, change),
+             ""]
     if base is EMPTY:
         lines += ["The stack is new in this change: everything below is created.", ""]
     if head is EMPTY:
         lines += [f"The stack file is removed in this change: {deleted_stack_steps(stack or 'STACK', 'BASE_SHA')}",
                   ""]
-    lines += gpu_section(pool_transitions(base, head))
+    lines += gpu_section(pool_transitions(base, head), change.currency if change else None)
     lines += operator_section(operator_transition(base, head))
     lines.append("_Offline: from `python -m gpushare plan --json` of the base and the head commit, without Azure. "
                  "What is deployed may differ; the cloud preview (`report`) reads it._")

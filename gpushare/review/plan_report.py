@@ -11,7 +11,9 @@ from typing import Any
 import yaml
 
 from gpushare.azure.guard import GuardReport, offline_warnings
+from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.tenants import shared_pools, tenant_plan
+from gpushare.review.cost import cost_lines
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.upgrades import upgrade_summary
@@ -86,7 +88,7 @@ def cluster_settings(stack: StackConfig) -> dict[str, Any]:
 
 
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
-                  guard: GuardReport | None = None) -> dict[str, Any]:
+                  guard: GuardReport | None = None, cost: dict[str, Any] | None = None) -> dict[str, Any]:
     """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`)."""
     operator = operator_plan(stack)
     return {
@@ -116,6 +118,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "guard": guard.to_json() if guard else None,
         "tenants": tenant_plan(stack),
         "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
+        "cost": cost,
     }
 
 
@@ -157,6 +160,7 @@ def render_text(document: dict[str, Any]) -> str:
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
+    lines += ["", *(cost_lines(document["cost"]) if document.get("cost") else [HOW_TO_PRICE])]
     lines += ["", "Upgrades (node image, Kubernetes):"]
     lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
     lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]

@@ -13,13 +13,16 @@ with `--show-sames` (the workflow passes it, so unchanged pools still show their
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from gpushare.azure.prices import PriceSheet
 from gpushare.errors import GpushareError
+from gpushare.review.cost import HOURS_PER_MONTH
 from gpushare.review.gpu_changes import (
     AGENT_POOL_TYPE,
     CONFIG_MAP_TYPE,
@@ -27,6 +30,10 @@ from gpushare.review.gpu_changes import (
     OperatorTransition,
     PoolSide,
     PoolTransition,
+    SideCost,
+    StackCostChange,
+    capacity,
+    cost_summary,
     gpu_section,
     is_gpu_pool,
     operator_section,
@@ -45,6 +52,7 @@ MAX_ERRORS_SHOWN = 10
 MAX_MESSAGE_CHARS = 2_000
 MAX_WARNINGS_SHOWN = 20
 MAX_WARNING_CHARS = 400
+MANAGED_CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 _MARKUP = re.compile(r"<\{%[^%]*%\}>|\x1b\[[0-9;]*m")
 """Pulumi's colour tags (`<{%reset%}>`) and ANSI escapes, which may survive into diagnostics."""
 
@@ -85,6 +93,8 @@ class Preview:
     steps: tuple[Step, ...]
     diagnostics: tuple[Mapping, ...]
     change_summary: Mapping[str, int] | None
+    config: Mapping[str, object] = field(default_factory=dict)
+    """The stack's config as the preview printed it (secrets as `[secret]`); may be missing."""
 
 
 def urn_type(urn: str) -> str:
@@ -125,7 +135,9 @@ def parse_preview(text: str, source: str) -> Preview:
         for s in doc.get("steps") or []
     )
     summary = doc.get("changeSummary")
-    return Preview(steps, tuple(doc.get("diagnostics") or ()), summary if isinstance(summary, Mapping) else None)
+    config = doc.get("config") if isinstance(doc.get("config"), Mapping) else {}
+    return Preview(steps, tuple(doc.get("diagnostics") or ()), summary if isinstance(summary, Mapping) else None,
+                   config)
 
 
 def _shape_problems(doc: object) -> list[str]:
@@ -312,15 +324,100 @@ def detail_items(preview: Preview) -> list[str]:
     return items
 
 
-def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+# --- cost -------------------------------------------------------------------------------------------------------
+
+
+def preview_region(preview: Preview) -> str | None:
+    """The cluster's `location` (its ManagedCluster step), else the stack's `azure-native:location`."""
+    cluster = next((s for s in preview.steps if s.type == MANAGED_CLUSTER_TYPE), None)
+    inputs = (cluster.inputs("new") or cluster.inputs("old") or {}) if cluster else {}
+    for location in (inputs.get("location"), preview.config.get("azure-native:location")):
+        if isinstance(location, str) and location and location != "[secret]":
+            return location
+    return None
+
+
+def preview_vm_sizes(preview: Preview) -> list[str]:
+    sizes = []
+    for step in preview.steps:
+        for side in ("old", "new"):
+            inputs = step.inputs(side) or {}
+            if step.type == AGENT_POOL_TYPE:
+                sizes.append(inputs.get("vmSize"))
+            elif step.type == MANAGED_CLUSTER_TYPE:
+                sizes += [p.get("vmSize") for p in inputs.get("agentPoolProfiles") or () if isinstance(p, Mapping)]
+    return [s for s in dict.fromkeys(sizes) if isinstance(s, str)]
+
+
+def _side_cost(side: PoolSide | None, sheet: PriceSheet) -> SideCost | None:
+    if side is None:
+        return None
+    nodes = capacity(side)
+    meter = sheet.vm_meter(str(side.inputs.get("vmSize", "")), spot=side.inputs.get("scaleSetPriority") == "Spot")
+    if meter is None or nodes.min_nodes is None or nodes.max_nodes is None:
+        return SideCost(None, None, None)
+    return SideCost(meter.hourly * nodes.min_nodes * HOURS_PER_MONTH, meter.hourly * nodes.max_nodes * HOURS_PER_MONTH,
+                    meter.hourly / nodes.per_node if nodes.per_node else None)
+
+
+def _cluster_monthly(preview: Preview, side: str, sheet: PriceSheet) -> float | None:
+    """The system pool and the Standard tier's fee on one side; None when the cluster is not in the preview."""
+    cluster = next((s for s in preview.steps if s.type == MANAGED_CLUSTER_TYPE), None)
+    inputs = cluster.inputs(side) if cluster else None
+    if inputs is None:
+        return 0.0 if cluster else None
+    total = 0.0
+    for profile in inputs.get("agentPoolProfiles") or ():
+        meter = sheet.vm_meter(str(profile.get("vmSize", ""))) if isinstance(profile, Mapping) else None
+        if meter is None:
+            return None
+        total += meter.hourly * float(profile.get("count") or 0) * HOURS_PER_MONTH
+    sku = inputs.get("sku") if isinstance(inputs.get("sku"), Mapping) else {}
+    if sku.get("tier") == "Standard":
+        fee = sheet.cluster_fee_meter()
+        if fee is None:
+            return None
+        total += fee.hourly * HOURS_PER_MONTH
+    return total
+
+
+def priced(preview: Preview, transitions: list[PoolTransition],
+           sheet: PriceSheet) -> tuple[list[PoolTransition], StackCostChange]:
+    """The transitions with each side's cost, and the stack's total before -> after."""
+    with_cost = [dataclasses.replace(t, cost_before=_side_cost(t.before, sheet), cost_after=_side_cost(t.after, sheet))
+                 for t in transitions]
+    totals, complete = {}, True
+    for side, attr in (("old", "cost_before"), ("new", "cost_after")):
+        fixed = _cluster_monthly(preview, side, sheet)
+        costs = [getattr(t, attr) for t in with_cost if getattr(t, attr) is not None]
+        complete &= fixed is not None and all(c.monthly_max is not None for c in costs)
+        totals[side] = tuple((fixed or 0.0) + sum(getattr(c, bound) or 0.0 for c in costs)
+                             for bound in ("monthly_min", "monthly_max"))
+    change = StackCostChange(sheet.currency, sheet.read_at[:10], *totals["old"], *totals["new"], complete)
+    return with_cost, change
+
+
+def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_MAX_CHARS,
+                  prices: PriceSheet | None = None, prices_problem: str | None = None) -> str:
+    """`prices`: add the cost column and lead the summary line with the monthly change; `prices_problem`: why
+    prices were asked for but are missing (said in one line)."""
     stack = stack or next((urn_stack(s.urn) for s in preview.steps if urn_stack(s.urn)), None)
     counts = operation_counts(preview)
     diagnostics = list(preview.diagnostics)
+    transitions = pool_transitions(preview)
+    change = None
+    if prices is not None:
+        transitions, change = priced(preview, transitions, prices)
     head = [f"### gpushare preview of stack {code(stack) if stack else '(unknown)'}", ""]
     head += _error_lines(diagnostics)
-    head += gpu_section(pool_transitions(preview))
+    head += gpu_section(transitions, change.currency if change else None)
     head += operator_section(operator_transition(preview))
-    head += ["#### Changes", "", counts_line(counts), ""]
+    summary = counts_line(counts)
+    if change is not None:
+        summary = f"**{cost_summary(change)}** · {summary}"
+    head += ["#### Changes", "", summary, ""]
+    if prices_problem:
+        head += [f"_Cost: not shown: {prices_problem}_", ""]
     head += _warning_lines(diagnostics)
     items = detail_items(preview)
     title = f"{len(items)} changed resource{'s' if len(items) != 1 else ''}"

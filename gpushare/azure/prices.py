@@ -1,0 +1,328 @@
+"""Pay-as-you-go list prices from the Azure Retail Prices API: one read per VM size and region, a day's cache, and
+the saved answer `gpushare prices STACK` writes for `plan --prices FILE`.
+
+The API (https://prices.azure.com/api/retail/prices, public, no credentials; Microsoft Learn "Azure Retail Prices
+overview") answers `{BillingCurrency, Items: [...], NextPageLink, Count}`, at most 100 items a page, the next page's
+URL in `NextPageLink` (null on the last). gpushare asks, per size:
+`$filter=serviceName eq 'Virtual Machines' and armRegionName eq '<region>' and armSkuName eq '<size>' and
+priceType eq 'Consumption'` with `currencyCode='<currency>'`, and for the cluster fee
+`serviceName eq 'Azure Kubernetes Service' and armRegionName eq '<region>' and priceType eq 'Consumption'`.
+
+Which item is the price (`pick_vm_meter`, `pick_cluster_fee_meter`):
+- a VM's Linux pay-as-you-go meter: `productName` not ending in "Windows", `skuName`/`meterName` not ending in
+  "Low Priority" or "Spot", `unitOfMeasure` "1 Hour", `type` "Consumption"; a Spot pool takes the meter whose
+  `skuName` ends in "Spot" instead;
+- the Standard tier's cluster management fee: `productName` "Azure Kubernetes Service", `skuName` "Standard",
+  `meterName` "Standard Uptime SLA" (the Free tier has no fee; Premium's "Long Term Support" meter is not it).
+Of several matching items the newest `effectiveStartDate` wins. No matching item is "unknown", never zero.
+
+Read with the standard library (urllib): TLS trust is the system store, or the file `REQUESTS_CA_BUNDLE` or
+`SSL_CERT_FILE` names (how a mirror or a test stub is trusted); `GPUSHARE_PRICES_ENDPOINT` replaces
+`https://prices.azure.com` (scheme and host). A 429 or 5xx is retried a few times (honouring Retry-After, capped);
+every request times out. Answers are cached for a day under `$XDG_CACHE_HOME/gpushare/prices` (or
+`~/.cache/gpushare/prices`), keyed by the request URL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpushare.errors import GpushareError
+
+PRICES_ENDPOINT_ENV = "GPUSHARE_PRICES_ENDPOINT"
+DEFAULT_PRICES_ENDPOINT = "https://prices.azure.com"
+PRICES_PATH = "/api/retail/prices"
+DEFAULT_CURRENCY = "USD"
+DOCUMENTED_CURRENCIES = ("USD", "AUD", "BRL", "CAD", "CHF", "CNY", "DKK", "EUR", "GBP", "INR", "JPY", "KRW", "NOK",
+                         "NZD", "RUB", "SEK", "TWD")
+"""The currencies Microsoft Learn lists for the API ("Supported currencies"); only named in messages: the API's own
+answer decides (an answer in another currency than asked is refused)."""
+CACHE_SECONDS = 24 * 3600
+TIMEOUT_SECONDS = 20
+RETRIES = 3
+MAX_RETRY_WAIT_SECONDS = 10
+MAX_PAGES = 50
+"""A size in one region has a few dozen meters (Linux, Windows, Spot, Low Priority, DevTest): one page. More than
+this many pages means the filter did not apply."""
+SAVED_ANSWER_KIND = "gpushare-prices"
+SAVED_ANSWER_VERSION = 1
+CLUSTER_FEE_QUERY = "aks"
+"""The key of the cluster fee's items in a saved answer (VM sizes are keyed by their ARM name)."""
+LIST_PRICE_NOTE = ("pay-as-you-go list prices (Linux), from the Azure Retail Prices API: no reservations, savings "
+                   "plans, Azure Hybrid Benefit or negotiated rates")
+HOW_TO_PRICE = ("cost: not priced (offline); `plan --prices` reads list prices from the Azure Retail Prices API, "
+                "`plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`)")
+
+
+class PricesError(GpushareError):
+    """Prices could not be read, or a saved answer does not fit the stack: exits like other Azure reads."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Meter:
+    """The one API item that prices a VM size (or the cluster fee) per hour."""
+
+    hourly: float
+    """`retailPrice` per hour, in the answer's currency."""
+    meter_name: str
+    product_name: str
+    sku_name: str
+    effective: str
+    """`effectiveStartDate`, the date the price holds from (`YYYY-MM-DD`)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hourly": self.hourly, "meterName": self.meter_name, "productName": self.product_name,
+                "skuName": self.sku_name, "effectiveStartDate": self.effective}
+
+
+@dataclass(frozen=True)
+class PriceSheet:
+    """What the API answered for one region and currency: the raw items per query (a VM size, or the cluster fee)."""
+
+    region: str
+    currency: str
+    read_at: str
+    """When the answer was read (ISO 8601, UTC): the price date every figure quotes."""
+    source: str
+    """The endpoint that answered, or the saved answer's file."""
+    items: Mapping[str, tuple[Mapping[str, Any], ...]]
+
+    def vm_meter(self, vm_size: str, spot: bool = False) -> Meter | None:
+        return pick_vm_meter(self.items.get(vm_size, ()), spot=spot)
+
+    def cluster_fee_meter(self) -> Meter | None:
+        return pick_cluster_fee_meter(self.items.get(CLUSTER_FEE_QUERY, ()))
+
+    def knows(self, vm_size: str) -> bool:
+        return vm_size in self.items
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": SAVED_ANSWER_KIND, "version": SAVED_ANSWER_VERSION, "region": self.region,
+                "currency": self.currency, "readAt": self.read_at, "source": self.source,
+                "items": {query: list(items) for query, items in sorted(self.items.items())}}
+
+
+# --- which item is the price ------------------------------------------------------------------------------------
+
+
+def _is_hourly_consumption(item: Mapping[str, Any]) -> bool:
+    return (item.get("unitOfMeasure") == "1 Hour" and item.get("type") == "Consumption"
+            and isinstance(item.get("retailPrice"), int | float) and not isinstance(item.get("retailPrice"), bool))
+
+
+def _newest(items: list[Mapping[str, Any]]) -> Meter | None:
+    if not items:
+        return None
+    item = max(items, key=lambda i: str(i.get("effectiveStartDate", "")))
+    return Meter(hourly=float(item["retailPrice"]), meter_name=str(item.get("meterName", "")),
+                 product_name=str(item.get("productName", "")), sku_name=str(item.get("skuName", "")),
+                 effective=str(item.get("effectiveStartDate", ""))[:10])
+
+
+def pick_vm_meter(items: Sequence[Mapping[str, Any]], spot: bool = False) -> Meter | None:
+    """The Linux pay-as-you-go (or Spot) hourly meter of a VM size among the API's items."""
+    def variant(item: Mapping[str, Any]) -> str:
+        names = (str(item.get("skuName", "")), str(item.get("meterName", "")))
+        if any(name.endswith("Low Priority") for name in names):
+            return "low-priority"
+        return "spot" if any(name.endswith("Spot") for name in names) else "regular"
+
+    wanted = "spot" if spot else "regular"
+    return _newest([item for item in items if _is_hourly_consumption(item)
+                    and not str(item.get("productName", "")).endswith("Windows") and variant(item) == wanted])
+
+
+def pick_cluster_fee_meter(items: Sequence[Mapping[str, Any]]) -> Meter | None:
+    """The Standard tier's hourly cluster management fee ("Standard Uptime SLA")."""
+    return _newest([item for item in items if _is_hourly_consumption(item)
+                    and item.get("productName") == "Azure Kubernetes Service" and item.get("skuName") == "Standard"
+                    and item.get("meterName") == "Standard Uptime SLA"])
+
+
+# --- reading the API --------------------------------------------------------------------------------------------
+
+
+def prices_endpoint(environ: Mapping[str, str]) -> str:
+    endpoint = (environ.get(PRICES_ENDPOINT_ENV) or DEFAULT_PRICES_ENDPOINT).rstrip("/")
+    parts = urllib.parse.urlsplit(endpoint)
+    if parts.scheme not in ("https", "http") or not parts.netloc or parts.path not in ("", "/"):
+        raise PricesError(f"{PRICES_ENDPOINT_ENV}={endpoint!r} is not a scheme and host such as "
+                          f"{DEFAULT_PRICES_ENDPOINT}; unset it to read Microsoft's API")
+    return endpoint
+
+
+def _query_url(endpoint: str, filter_: str, currency: str) -> str:
+    query = urllib.parse.urlencode({"currencyCode": f"'{currency}'", "$filter": filter_},
+                                   quote_via=urllib.parse.quote)
+    return f"{endpoint}{PRICES_PATH}?{query}"
+
+
+def vm_filter(region: str, vm_size: str) -> str:
+    return (f"serviceName eq 'Virtual Machines' and armRegionName eq '{region}' and armSkuName eq '{vm_size}' "
+            f"and priceType eq 'Consumption'")
+
+
+def cluster_fee_filter(region: str) -> str:
+    return f"serviceName eq 'Azure Kubernetes Service' and armRegionName eq '{region}' and priceType eq 'Consumption'"
+
+
+def _ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
+    cafile = environ.get("REQUESTS_CA_BUNDLE") or environ.get("SSL_CERT_FILE")
+    return ssl.create_default_context(cafile=cafile or None)
+
+
+def _cache_dir(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".cache")
+    return Path(base) / "gpushare" / "prices"
+
+
+class PriceReader:
+    """Reads and caches one region's items per query; `sleep` and `now` are there for tests."""
+
+    def __init__(self, environ: Mapping[str, str], *, sleep=time.sleep, now=time.time) -> None:
+        self.endpoint = prices_endpoint(environ)
+        self._context = _ssl_context(environ)
+        self._cache = _cache_dir(environ)
+        self._sleep = sleep
+        self._now = now
+
+    def read(self, region: str, vm_sizes: Sequence[str], currency: str = DEFAULT_CURRENCY) -> PriceSheet:
+        """Every item for each size and for the cluster fee, or `PricesError` naming what failed."""
+        queries = {size: vm_filter(region, size) for size in dict.fromkeys(vm_sizes)}
+        queries[CLUSTER_FEE_QUERY] = cluster_fee_filter(region)
+        items = {query: tuple(self._items(_query_url(self.endpoint, filter_, currency), currency))
+                 for query, filter_ in queries.items()}
+        read_at = dt.datetime.fromtimestamp(self._now(), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return PriceSheet(region=region, currency=currency, read_at=read_at, source=self.endpoint, items=items)
+
+    def _items(self, url: str, currency: str) -> list[Mapping[str, Any]]:
+        cached = self._cached(url)
+        if cached is not None:
+            return cached
+        items: list[Mapping[str, Any]] = []
+        next_url: str | None = url
+        for _ in range(MAX_PAGES):
+            page = self._page(next_url, currency)
+            items += page["Items"]
+            next_url = page.get("NextPageLink")
+            if not next_url:
+                self._store(url, items)
+                return items
+        raise PricesError(f"the Azure Retail Prices API at {self.endpoint} answered more than {MAX_PAGES} pages for "
+                          f"one VM size; its filter did not apply")
+
+    def _page(self, url: str, currency: str) -> Mapping[str, Any]:
+        for attempt in range(RETRIES + 1):
+            request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "gpushare"})
+            try:
+                with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS, context=self._context) as response:
+                    body = response.read()
+                break
+            except urllib.error.HTTPError as exc:
+                if (exc.code == 429 or exc.code >= 500) and attempt < RETRIES:
+                    self._sleep(_retry_wait(exc.headers.get("Retry-After"), attempt))
+                    continue
+                detail = exc.read().decode("utf-8", "replace")[:300]
+                if exc.code == 400 and "currency" in detail.lower():
+                    raise _currency_error(currency, self.endpoint) from None
+                raise PricesError(f"the Azure Retail Prices API at {self.endpoint} answered HTTP {exc.code}: "
+                                  f"{detail or exc.reason}") from None
+            except (urllib.error.URLError, TimeoutError, OSError) as exc:
+                if attempt < RETRIES:
+                    self._sleep(_retry_wait(None, attempt))
+                    continue
+                reason = getattr(exc, "reason", exc)
+                raise PricesError(f"the Azure Retail Prices API at {self.endpoint} cannot be reached: {reason}",
+                                  hint="check the network, or use a saved answer: `plan --prices FILE`") from None
+        return _checked_page(body, self.endpoint, currency)
+
+    def _cached(self, url: str) -> list[Mapping[str, Any]] | None:
+        path = self._cache / f"{hashlib.sha256(url.encode()).hexdigest()}.json"
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        fresh = isinstance(entry, dict) and entry.get("url") == url and isinstance(entry.get("items"), list) \
+            and self._now() - float(entry.get("storedAt", 0)) < CACHE_SECONDS
+        return entry["items"] if fresh else None
+
+    def _store(self, url: str, items: list[Mapping[str, Any]]) -> None:
+        path = self._cache / f"{hashlib.sha256(url.encode()).hexdigest()}.json"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"url": url, "storedAt": self._now(), "items": items}), encoding="utf-8")
+        except OSError:
+            pass  # a read-only home only costs the next run a new read
+
+
+def _retry_wait(retry_after: str | None, attempt: int) -> float:
+    try:
+        wait = float(retry_after) if retry_after is not None else 2.0 ** attempt
+    except ValueError:
+        wait = 2.0 ** attempt
+    return min(max(wait, 0.0), MAX_RETRY_WAIT_SECONDS)
+
+
+def _currency_error(currency: str, endpoint: str) -> PricesError:
+    return PricesError(f"the Azure Retail Prices API at {endpoint} does not serve prices in {currency!r}",
+                       hint=f"use one of the currencies it documents: {', '.join(DOCUMENTED_CURRENCIES)}")
+
+
+def _checked_page(body: bytes, endpoint: str, currency: str) -> Mapping[str, Any]:
+    try:
+        page = json.loads(body)
+    except ValueError:
+        raise PricesError(f"the Azure Retail Prices API at {endpoint} answered something that is not JSON: "
+                          f"{body[:120]!r}") from None
+    if not isinstance(page, dict) or not isinstance(page.get("Items"), list) \
+            or not all(isinstance(item, dict) for item in page["Items"]) \
+            or not isinstance(page.get("NextPageLink"), str | None):
+        raise PricesError(f"the Azure Retail Prices API at {endpoint} answered JSON without its `Items` list and "
+                          f"`NextPageLink`: not a retail prices page")
+    answered = {page.get("BillingCurrency"), *(item.get("currencyCode") for item in page["Items"])} - {None}
+    if answered - {currency}:
+        raise _currency_error(currency, endpoint)
+    return page
+
+
+# --- saved answers ----------------------------------------------------------------------------------------------
+
+
+def read_saved_answer(path: Path, region: str, currency: str | None) -> PriceSheet:
+    """A file `gpushare prices STACK` wrote, for this region (and currency, when one is asked for)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PricesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError:
+        raise PricesError(f"{path}: not JSON; expected what `gpushare prices STACK > {path.name}` writes") from None
+    if not isinstance(doc, dict) or doc.get("kind") != SAVED_ANSWER_KIND or doc.get("version") != SAVED_ANSWER_VERSION \
+            or not isinstance(doc.get("items"), dict) \
+            or not all(isinstance(v, list) and all(isinstance(i, dict) for i in v) for v in doc["items"].values()):
+        raise PricesError(f"{path}: not a saved prices answer (kind {SAVED_ANSWER_KIND!r}, version "
+                          f"{SAVED_ANSWER_VERSION}); write one with `gpushare prices STACK > {path.name}`")
+    if doc.get("region") != region:
+        raise PricesError(f"{path}: holds prices for region {doc.get('region')!r}, but the stack is in {region!r}; "
+                          f"write one for this stack with `gpushare prices STACK > {path.name}`")
+    if currency is not None and doc.get("currency") != currency:
+        raise PricesError(f"{path}: holds prices in {doc.get('currency')!r}, not {currency!r}; write one with "
+                          f"`gpushare prices STACK --currency {currency} > {path.name}`")
+    return PriceSheet(region=region, currency=str(doc.get("currency")), read_at=str(doc.get("readAt", "")),
+                      source=str(path), items={q: tuple(items) for q, items in doc["items"].items()})

@@ -1,0 +1,33 @@
+"""`prices STACK [--currency CODE]`: read the list prices a stack's VM sizes and cluster fee have in its region
+from the Azure Retail Prices API, and print them as a saved answer for `plan --prices FILE` and `report --prices
+FILE` (a fork's PR or an air-gapped machine can then still show costs). Exit 4 when the API cannot be read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from gpushare.azure.prices import DEFAULT_CURRENCY, PriceReader
+from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.review.cost import priced_vm_sizes
+from gpushare.stackfile.config import parse_stack_file
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "prices", help="save the list prices of a stack's VM sizes (Azure Retail Prices API) for --prices FILE",
+        description="Read pay-as-you-go list prices for the stack's VM sizes and the AKS Standard tier fee in its "
+                    "region, and print them as JSON for `plan --prices FILE` and `report --prices FILE`.",
+    )
+    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    parser.add_argument("--currency", metavar="CODE", type=str.upper, default=DEFAULT_CURRENCY,
+                        help=f"currency, as the API serves it (default {DEFAULT_CURRENCY})")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    stack = parse_stack_file(read_stack_argument(args.stack))
+    sheet = PriceReader(os.environ).read(stack.location, priced_vm_sizes(stack), args.currency)
+    print(json.dumps(sheet.to_json(), indent=2))
+    return 0

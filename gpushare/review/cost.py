@@ -1,0 +1,220 @@
+"""What the stack's GPUs cost at list prices: per pool, per advertised device (a MIG slice, a time-sliced or MPS
+replica), per tenant, and for the whole stack, from a `PriceSheet` (gpushare.azure.prices).
+
+- A pool: node price per hour x nodes x 730 hours a month, at `count`, or at `autoscale.min` and `.max`.
+- A device-hour: node price / devices the pool advertises per node (`capacity.per_node`), next to the isolation
+  that device buys (README "What each sharing mode gives").
+- A tenant: every pool dedicated to it, whole; on a shared pool, what its quota lets it hold at once: quota units x
+  that pool's price per device-hour x 730 (of a resource several of its shared pools advertise, the dearest).
+  A shared pool on which it has no quota is not priced (nothing bounds its use), and says so.
+- The stack: the system pool, every GPU pool at its fewest and its most nodes, and the Standard tier's cluster fee
+  (the Free tier has none).
+A size or region the API has no meter for is unknown: it is left out of the sums, which then say they are partial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpushare.azure.prices import LIST_PRICE_NOTE, PriceSheet
+from gpushare.sharing.capacity import pool_capacity
+from gpushare.stackfile.model import GpuPool, SharingStrategy, StackConfig, Tier, dedicated_tenant
+
+HOURS_PER_MONTH = 730
+"""Azure's pricing month (the pricing calculator's 730 hours)."""
+
+
+def priced_vm_sizes(stack: StackConfig) -> list[str]:
+    """The VM sizes whose prices the stack's cost needs: every GPU pool's and the system pool's."""
+    return list(dict.fromkeys([*(pool.vm_size.name for pool in stack.pools), stack.cluster.system_pool.vm_size]))
+
+
+def isolation(pool: GpuPool) -> str:
+    """What one advertised device of this pool isolates, as the README's sharing table says."""
+    if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
+        return "time-sliced: no memory or fault isolation"
+    if pool.sharing and pool.sharing.strategy is SharingStrategy.MPS:
+        return f"MPS: capped at 1/{pool.sharing.replicas} of memory and compute, no fault isolation"
+    if pool.mig:
+        return "MIG slice: memory, cache and compute isolated in hardware"
+    return "whole GPU: full isolation"
+
+
+def _round(value: float | None, places: int = 2) -> float | None:
+    return None if value is None else round(value, places)
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    pool: str
+    vm_size: str
+    spot: bool
+    node_hourly: float | None
+    """None: no meter for this size in the region (unknown, never zero)."""
+    resource: str
+    per_node: int
+    min_nodes: int
+    max_nodes: int
+    isolation: str
+    meter: str | None
+
+    @property
+    def device_hourly(self) -> float | None:
+        return None if self.node_hourly is None else self.node_hourly / self.per_node
+
+    def monthly(self, nodes: int) -> float | None:
+        return None if self.node_hourly is None else self.node_hourly * nodes * HOURS_PER_MONTH
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.pool, "vmSize": self.vm_size, "spot": self.spot, "meter": self.meter,
+            "nodeHourly": _round(self.node_hourly, 4), "resource": self.resource, "perNode": self.per_node,
+            "deviceHourly": _round(self.device_hourly, 4), "isolation": self.isolation,
+            "minNodes": self.min_nodes, "maxNodes": self.max_nodes,
+            "monthlyMin": _round(self.monthly(self.min_nodes)), "monthlyMax": _round(self.monthly(self.max_nodes)),
+        }
+
+
+def pool_cost(stack: StackConfig, pool: GpuPool, sheet: PriceSheet) -> PoolCost:
+    capacity = pool_capacity(pool, stack.operator.mig_strategy)
+    meter = sheet.vm_meter(pool.vm_size.name, spot=False)
+    return PoolCost(pool=pool.name, vm_size=pool.vm_size.name, spot=False,
+                    node_hourly=meter.hourly if meter else None, resource=capacity.resource,
+                    per_node=capacity.per_node, min_nodes=pool.min_nodes, max_nodes=pool.max_nodes,
+                    isolation=isolation(pool), meter=meter.meter_name if meter else None)
+
+
+def _sum(values: list[float | None]) -> float:
+    return sum(v for v in values if v is not None)
+
+
+def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: Mapping[str, int],
+                 costs: Mapping[str, PoolCost]) -> dict[str, Any]:
+    dedicated = [costs[name] for name in pools if dedicated_tenant(stack, name) == tenant_name]
+    shared = [costs[name] for name in pools if dedicated_tenant(stack, name) != tenant_name]
+    shares, unpriced = [], []
+    for resource in dict.fromkeys(c.resource for c in shared):
+        offering = [c for c in shared if c.resource == resource]
+        units = quota.get(resource)
+        priced = [c for c in offering if c.device_hourly is not None]
+        if units is None:
+            unpriced += [{"pool": c.pool, "resource": resource,
+                          "reason": f"no quota on {resource}: nothing bounds the tenant's share"} for c in offering]
+        elif not priced:
+            unpriced += [{"pool": c.pool, "resource": resource, "reason": "no price for its VM size"}
+                         for c in offering]
+        else:
+            dearest = max(priced, key=lambda c: c.device_hourly or 0.0)
+            shares.append({"pools": [c.pool for c in offering], "resource": resource, "quota": units,
+                           "pricedAt": dearest.pool, "deviceHourly": _round(dearest.device_hourly, 4),
+                           "monthly": _round(units * (dearest.device_hourly or 0.0) * HOURS_PER_MONTH)})
+    dedicated_min = _sum([c.monthly(c.min_nodes) for c in dedicated])
+    dedicated_max = _sum([c.monthly(c.max_nodes) for c in dedicated])
+    shared_total = _sum([s["monthly"] for s in shares])
+    return {
+        "name": tenant_name,
+        "dedicated": [{"pool": c.pool, "monthlyMin": _round(c.monthly(c.min_nodes)),
+                       "monthlyMax": _round(c.monthly(c.max_nodes))} for c in dedicated],
+        "shared": shares,
+        "unpriced": unpriced,
+        "monthlyMin": _round(dedicated_min + shared_total),
+        "monthlyMax": _round(dedicated_max + shared_total),
+        "complete": not unpriced and all(c.node_hourly is not None for c in dedicated),
+    }
+
+
+def stack_cost(stack: StackConfig, sheet: PriceSheet) -> dict[str, Any]:
+    """The `plan --json` `cost` object: numbers are numbers (rounded to cents, or 4 places per hour), in the sheet's
+    currency; `null` wherever the API has no meter."""
+    costs = {pool.name: pool_cost(stack, pool, sheet) for pool in stack.pools}
+    system = stack.cluster.system_pool
+    system_meter = sheet.vm_meter(system.vm_size)
+    system_monthly = system_meter.hourly * system.count * HOURS_PER_MONTH if system_meter else None
+    fee_meter = sheet.cluster_fee_meter() if stack.cluster.tier is Tier.STANDARD else None
+    fee_hourly = (fee_meter.hourly if fee_meter else None) if stack.cluster.tier is Tier.STANDARD else 0.0
+    fee_monthly = None if fee_hourly is None else fee_hourly * HOURS_PER_MONTH
+    unknown = [f"{c.vm_size} (pool {c.pool})" for c in costs.values() if c.node_hourly is None]
+    if system_meter is None:
+        unknown.append(f"{system.vm_size} (system pool)")
+    if fee_monthly is None:
+        unknown.append("the Standard tier's cluster fee")
+    fixed = _sum([system_monthly, fee_monthly])
+    tenants = {t.name: t for t in stack.tenants}
+    return {
+        "currency": sheet.currency,
+        "priceDate": sheet.read_at[:10],
+        "source": sheet.source,
+        "note": LIST_PRICE_NOTE,
+        "hoursPerMonth": HOURS_PER_MONTH,
+        "pools": [c.to_json() for c in costs.values()],
+        "systemPool": {"vmSize": system.vm_size, "count": system.count,
+                       "nodeHourly": _round(system_meter.hourly, 4) if system_meter else None,
+                       "monthly": _round(system_monthly)},
+        "clusterFee": {"tier": stack.cluster.tier.value, "meter": fee_meter.meter_name if fee_meter else None,
+                       "hourly": _round(fee_hourly, 4), "monthly": _round(fee_monthly)},
+        "tenants": [_tenant_cost(stack, t.name, list(t.pools), dict(t.quota), costs) for t in tenants.values()],
+        "total": {
+            "monthlyMin": _round(fixed + _sum([c.monthly(c.min_nodes) for c in costs.values()])),
+            "monthlyMax": _round(fixed + _sum([c.monthly(c.max_nodes) for c in costs.values()])),
+            "complete": not unknown,
+        },
+        "unknown": unknown,
+    }
+
+
+# --- text ------------------------------------------------------------------------------------------------------
+
+
+def money(value: float | None, currency: str, places: int = 0) -> str:
+    """`$4,380` in USD, `4,380 EUR` otherwise; `unknown` for a missing price."""
+    if value is None:
+        return "unknown"
+    amount = f"{abs(value):,.{places}f}"
+    sign = "-" if value < 0 else ""
+    return f"{sign}${amount}" if currency == "USD" else f"{sign}{amount} {currency}"
+
+
+def signed_money(value: float, currency: str) -> str:
+    text = money(value, currency)
+    return text if value < 0 else f"+{text}"
+
+
+def money_span(low: float | None, high: float | None, currency: str) -> str:
+    """`$5,095-$30,572`, one figure when both ends round to it, `unknown` without a price."""
+    if low is None or high is None:
+        return "unknown"
+    low_text, high_text = money(low, currency), money(high, currency)
+    return low_text if low_text == high_text else f"{low_text}-{high_text}"
+
+
+def cost_lines(cost: Mapping[str, Any]) -> list[str]:
+    """The plan's text section for a `cost` object."""
+    currency = cost["currency"]
+    lines = [f"Cost ({cost['note']}; {currency}, prices of {cost['priceDate']}; {cost['hoursPerMonth']} h a month):"]
+    for pool in cost["pools"]:
+        per_device = (f"{money(pool['deviceHourly'], currency, 4)} per {pool['resource']}-hour"
+                      if pool["deviceHourly"] is not None else f"{pool['resource']}: price unknown")
+        lines.append(f"  {pool['name']}: {pool['vmSize']}{' (Spot)' if pool['spot'] else ''} "
+                     f"{money(pool['nodeHourly'], currency, 2)}/node-hour, "
+                     f"{money_span(pool['monthlyMin'], pool['monthlyMax'], currency)}/month at "
+                     f"{pool['minNodes']}{'' if pool['minNodes'] == pool['maxNodes'] else '-' + str(pool['maxNodes'])}"
+                     f" node(s); {per_device} ({pool['isolation']})")
+    system, fee = cost["systemPool"], cost["clusterFee"]
+    lines.append(f"  system pool: {system['count']} x {system['vmSize']}, {money(system['monthly'], currency)}/month")
+    lines.append(f"  cluster fee ({fee['tier']} tier): {money(fee['monthly'], currency)}/month")
+    for tenant in cost["tenants"]:
+        parts = [f"dedicated {', '.join(d['pool'] for d in tenant['dedicated'])}"] if tenant["dedicated"] else []
+        parts += [f"{s['quota']} x {s['resource']} on {', '.join(s['pools'])} {money(s['monthly'], currency)}"
+                  for s in tenant["shared"]]
+        parts += [f"{u['pool']} not priced ({u['reason']})" for u in tenant["unpriced"]]
+        lines.append(f"  tenant {tenant['name']}: {money_span(tenant['monthlyMin'], tenant['monthlyMax'], currency)}"
+                     f"/month ({'; '.join(parts)})")
+    total = cost["total"]
+    partial = "" if total["complete"] else f" (partial: no price for {', '.join(cost['unknown'])})"
+    lines.append(f"  stack: {money(total['monthlyMin'], currency)}/month at the fewest nodes, "
+                 f"{money(total['monthlyMax'], currency)} at the most{partial}")
+    lines.append("  (a tenant's share of a shared pool is its quota x the pool's price per device-hour x 730; a shared "
+                 "pool without quota is not priced)")
+    return lines

@@ -1,0 +1,160 @@
+"""Costs through the CLI, as users run it: `prices STACK`, `plan --prices [FILE]`, `compare` of priced plans, and
+`report --prices FILE`, against the local Retail Prices API stub (the real urllib reader)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpushare.cli import main
+from tests.https_stub import StubResponse
+from tests.prices_stub import PricesStub, reach_prices, vm_filter
+
+REGION = "westeurope"
+DEV_PRICES = {"Standard_NC4as_T4_v3": 0.6, "Standard_NC8as_T4_v3": 0.85, "Standard_D4ds_v5": 0.2}
+STACK = """\
+config:
+  azure-native:location: westeurope
+  gpushare:cluster:
+    name: costs
+  gpushare:pools:
+    - name: h100
+      vmSize: Standard_NC40ads_H100_v5
+{scale}
+"""
+
+
+@pytest.fixture
+def stub(monkeypatch, tmp_path):
+    with PricesStub() as server:
+        reach_prices(monkeypatch, server, tmp_path / "cache")
+        yield server
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_prices_writes_a_saved_answer_that_plan_reads_offline(stub, capsys, tmp_path):
+    stub.serve_stack(REGION, DEV_PRICES)
+    code, out, _ = run(capsys, "prices", "dev")
+    assert code == 0
+    saved = tmp_path / "prices.json"
+    saved.write_text(out)
+    requests = len(stub.requests)
+    code, out, _ = run(capsys, "plan", "dev", "--json", "--prices", str(saved))
+    assert code == 0 and len(stub.requests) == requests, "a saved answer needs no read"
+    cost = json.loads(out)["cost"]
+    assert cost["currency"] == "USD" and cost["source"] == str(saved)
+    t4ts = next(p for p in cost["pools"] if p["name"] == "t4ts")
+    # dev's t4ts: time-slicing x4 on one T4, autoscaled 1-3 nodes.
+    assert (t4ts["nodeHourly"], t4ts["deviceHourly"], t4ts["monthlyMin"], t4ts["monthlyMax"]) == (0.6, 0.15, 438.0,
+                                                                                                   1314.0)
+    # system pool 2 x 0.2, fee 0.10, t4ts 1-3 x 0.6, t4mps 1 x 0.85; 730 h.
+    assert cost["total"] == {"monthlyMin": round((0.4 + 0.1 + 0.6 + 0.85) * 730, 2),
+                             "monthlyMax": round((0.4 + 0.1 + 1.8 + 0.85) * 730, 2), "complete": True}
+
+
+def test_plan_prices_reads_the_api_and_shows_the_cost_lines(stub, capsys):
+    stub.serve_stack(REGION, DEV_PRICES)
+    code, out, _ = run(capsys, "plan", "dev", "--prices")
+    assert code == 0
+    assert "Cost (pay-as-you-go list prices (Linux)" in out
+    assert "t4ts: Standard_NC4as_T4_v3 $0.60/node-hour, $438-$1,314/month at 1-3 node(s); $0.1500 per " \
+           "nvidia.com/gpu.shared-hour (time-sliced: no memory or fault isolation)" in out
+    assert "cluster fee (Standard tier): $73/month" in out
+
+
+def test_plan_without_prices_says_how_to_get_them_in_one_line(capsys):
+    code, out, _ = run(capsys, "plan", "dev")
+    assert code == 0
+    lines = [line for line in out.splitlines() if line.startswith("cost:")]
+    assert lines == ["cost: not priced (offline); `plan --prices` reads list prices from the Azure Retail Prices API, "
+                     "`plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`)"]
+
+
+def test_plan_prices_with_the_api_down_still_plans_with_a_warning(stub, capsys):
+    stub.serve(vm_filter(REGION, "Standard_NC4as_T4_v3"), [[]], first=[StubResponse(500, "down")] * 5)
+    code, out, _ = run(capsys, "plan", "dev", "--json", "--prices")
+    assert code == 0
+    document = json.loads(out)
+    assert document["cost"] is None
+    assert any(w.startswith("prices: the Azure Retail Prices API at ") and "HTTP 500" in w
+               for w in document["warnings"])
+
+
+def test_prices_with_the_api_down_exits_4_with_one_message(stub, capsys):
+    stub.serve(vm_filter(REGION, "Standard_NC4as_T4_v3"), [[]], first=[StubResponse(500, "down")] * 5)
+    code, out, err = run(capsys, "prices", "dev")
+    assert code == 4 and out == ""
+    assert err.startswith("error: the Azure Retail Prices API at https://127.0.0.1:") and "Traceback" not in err
+
+
+def test_prices_in_a_currency_the_api_does_not_serve_exits_4(stub, capsys):
+    stub.serve(vm_filter(REGION, "Standard_NC4as_T4_v3"), [[]], currency="XYZ",
+               first=[StubResponse(400, {"Error": {"Code": "BadRequest", "Message": "Invalid currency code"}})])
+    code, _, err = run(capsys, "prices", "dev", "--currency", "xyz")
+    assert code == 4
+    assert "does not serve prices in 'XYZ'" in err and "hint: use one of the currencies it documents" in err
+
+
+def test_a_saved_answer_for_another_region_is_refused_by_prices_consumers(stub, capsys, tmp_path):
+    stub.serve_stack(REGION, DEV_PRICES)
+    _, out, _ = run(capsys, "prices", "dev")
+    saved = tmp_path / "prices.json"
+    saved.write_text(out.replace('"region": "westeurope"', '"region": "eastus"'))
+    code, out, _ = run(capsys, "plan", "dev", "--json", "--prices", str(saved))
+    assert code == 0
+    assert any("holds prices for region 'eastus', but the stack is in 'westeurope'" in w
+               for w in json.loads(out)["warnings"])
+
+
+def test_compare_of_priced_plans_leads_with_the_monthly_change(stub, capsys, tmp_path):
+    stub.serve_stack(REGION, {"Standard_NC40ads_H100_v5": 7.0, "Standard_D4ds_v5": 0.2})
+    plans = []
+    for side, scale in (("base", "      count: 2"), ("head", "      autoscale: {min: 1, max: 6}")):
+        stack_file = tmp_path / f"Pulumi.{side}.yaml"
+        stack_file.write_text(STACK.format(scale=scale))
+        code, out, _ = run(capsys, "plan", str(stack_file), "--json", "--prices")
+        assert code == 0
+        plans.append(tmp_path / f"{side}.json")
+        plans[-1].write_text(out)
+    code, out, _ = run(capsys, "compare", str(plans[0]), str(plans[1]))
+    assert code == 0
+    # 2 -> 1-6 nodes at $7/h: +4 nodes x 7 x 730 = +$20,440 at max, -$5,110 at min.
+    assert out.splitlines()[2].startswith("**Cost: +$20,440/month at max (-$5,110 at min): ")
+    row = next(line for line in out.splitlines() if line.startswith("| **h100**"))
+    assert row.endswith("| $10,220 -> $5,110-$30,660 |")
+
+
+def test_compare_of_plans_without_prices_says_how_to_get_them(capsys, tmp_path):
+    code, out, _ = run(capsys, "plan", "dev", "--json")
+    plan = tmp_path / "plan.json"
+    plan.write_text(out)
+    code, out, _ = run(capsys, "compare", str(plan), str(plan))
+    assert code == 0
+    assert out.splitlines()[2].startswith("_Cost: not shown; make both plans with `gpushare plan STACK --json --prices`")
+
+
+def test_the_readme_cost_block_is_what_plan_prints(capsys, tmp_path):
+    from pathlib import Path
+
+    from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
+    from tests.prices_stub import cluster_fee_items, meters_of
+
+    prices = {"Standard_NC4as_T4_v3": 0.60, "Standard_NC8as_T4_v3": 0.85, "Standard_D4ds_v5": 0.23}
+    items = {size: tuple(meters_of(size, REGION, price)) for size, price in prices.items()}
+    items[CLUSTER_FEE_QUERY] = tuple(cluster_fee_items(REGION))
+    saved = tmp_path / "prices.json"
+    saved.write_text(json.dumps(PriceSheet(REGION, "USD", "2026-12-01T08:00:00Z", "https://prices.azure.com",
+                                           items).to_json()))
+    assert main(["plan", "dev", "--prices", str(saved)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith("Cost ("))
+    printed = out[start:start + 7]
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text().splitlines()
+    at = readme.index(printed[0])
+    assert readme[at:at + 6] == printed[:6]

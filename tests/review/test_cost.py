@@ -1,0 +1,101 @@
+"""What the stack costs, from a price sheet: per pool, per device-hour, per tenant, in total; unknown never zero."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
+from gpushare.review.cost import HOURS_PER_MONTH, cost_lines, money, stack_cost
+from gpushare.stackfile.catalog import MigProfile
+from gpushare.stackfile.model import Autoscale, Tenant, Tier
+from tests.builders import pool, stack, time_slicing
+from tests.prices_stub import cluster_fee_items, meters_of
+
+REGION = "westeurope"
+PRICES = {"Standard_NC4as_T4_v3": 0.6, "Standard_ND96asr_v4": 30.0, "Standard_D4ds_v5": 0.2}
+
+
+def sheet(prices=PRICES, fee=True) -> PriceSheet:
+    items = {size: tuple(meters_of(size, REGION, price)) for size, price in prices.items()}
+    items[CLUSTER_FEE_QUERY] = tuple(cluster_fee_items(REGION)) if fee else ()
+    return PriceSheet(REGION, "USD", "2026-12-01T08:00:00Z", "https://prices.azure.com", items)
+
+
+T4TS = pool("t4ts", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=None, autoscale=Autoscale(1, 3))
+MIG = pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G)
+
+
+def by_pool(cost, name):
+    return next(p for p in cost["pools"] if p["name"] == name)
+
+
+def test_a_pool_costs_node_price_times_nodes_times_730_and_a_device_hour_is_node_price_per_device():
+    cost = stack_cost(stack(T4TS, MIG), sheet())
+    t4 = by_pool(cost, "t4ts")
+    assert t4["nodeHourly"] == 0.6 and t4["monthlyMin"] == round(0.6 * 730, 2)
+    assert t4["monthlyMax"] == round(0.6 * 3 * 730, 2)
+    assert t4["deviceHourly"] == 0.15 and t4["resource"] == "nvidia.com/gpu.shared"
+    assert "no memory or fault isolation" in t4["isolation"]
+    mig = by_pool(cost, "a100mig")
+    # 8 GPUs x 7 slices of 1g.5gb: one slice-hour is 1/56 of the node-hour.
+    assert mig["deviceHourly"] == round(30.0 / 56, 4) and mig["perNode"] == 56
+    assert "in hardware" in mig["isolation"]
+
+
+def test_the_stack_total_holds_the_system_pool_and_the_standard_tier_fee():
+    cost = stack_cost(stack(T4TS), sheet())
+    fixed = 0.2 * 2 * HOURS_PER_MONTH + 0.10 * HOURS_PER_MONTH
+    assert cost["systemPool"]["monthly"] == round(0.2 * 2 * 730, 2)
+    assert cost["clusterFee"] == {"tier": "Standard", "meter": "Standard Uptime SLA", "hourly": 0.1, "monthly": 73.0}
+    assert cost["total"]["monthlyMin"] == round(fixed + 0.6 * 730, 2)
+    assert cost["total"]["monthlyMax"] == round(fixed + 0.6 * 3 * 730, 2)
+    assert cost["total"]["complete"] and cost["currency"] == "USD" and cost["priceDate"] == "2026-12-01"
+    assert "no reservations" in cost["note"]
+
+
+def test_the_free_tier_has_no_cluster_fee():
+    free = stack(T4TS)
+    free = dataclasses.replace(free, cluster=dataclasses.replace(free.cluster, tier=Tier.FREE))
+    cost = stack_cost(free, sheet(fee=False))
+    assert cost["clusterFee"]["monthly"] == 0.0 and cost["total"]["complete"]
+
+
+def test_a_size_without_a_meter_is_unknown_and_the_totals_say_they_are_partial():
+    cost = stack_cost(stack(T4TS, MIG), sheet({"Standard_NC4as_T4_v3": 0.6, "Standard_D4ds_v5": 0.2}))
+    mig = by_pool(cost, "a100mig")
+    assert mig["nodeHourly"] is None and mig["monthlyMax"] is None and mig["deviceHourly"] is None
+    assert not cost["total"]["complete"] and cost["unknown"] == ["Standard_ND96asr_v4 (pool a100mig)"]
+    text = "\n".join(cost_lines(cost))
+    assert "unknown" in text and "partial: no price for Standard_ND96asr_v4 (pool a100mig)" in text
+    assert "$0/month" not in text
+
+
+def test_tenants_pay_dedicated_pools_whole_and_shared_pools_by_quota():
+    shared = pool("shared", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=2)
+    config = stack(T4TS, shared, MIG)
+    config = dataclasses.replace(config, tenants=(
+        Tenant("vision", ("t4ts", "shared"), quota=(("nvidia.com/gpu.shared", 3),)),
+        Tenant("nlp", ("shared", "a100mig")),
+    ))
+    cost = stack_cost(config, sheet())
+    vision = next(t for t in cost["tenants"] if t["name"] == "vision")
+    assert [d["pool"] for d in vision["dedicated"]] == ["t4ts"]
+    # Its quota covers t4ts and shared alike; t4ts is dedicated, so the quota prices its share of `shared`.
+    assert vision["shared"] == [{"pools": ["shared"], "resource": "nvidia.com/gpu.shared", "quota": 3,
+                                 "pricedAt": "shared", "deviceHourly": 0.15, "monthly": round(3 * 0.15 * 730, 2)}]
+    assert vision["monthlyMax"] == round(0.6 * 3 * 730 + 3 * 0.15 * 730, 2) and vision["complete"]
+    nlp = next(t for t in cost["tenants"] if t["name"] == "nlp")
+    assert [d["pool"] for d in nlp["dedicated"]] == ["a100mig"]
+    assert nlp["unpriced"] == [{"pool": "shared", "resource": "nvidia.com/gpu.shared",
+                                "reason": "no quota on nvidia.com/gpu.shared: nothing bounds the tenant's share"}]
+    assert not nlp["complete"]
+
+
+@pytest.mark.parametrize("value, currency, places, text", [
+    (4380.0, "USD", 0, "$4,380"), (-12.5, "USD", 2, "-$12.50"), (1234.5, "EUR", 0, "1,234 EUR"),
+    (None, "USD", 0, "unknown"),
+])
+def test_money(value, currency, places, text):
+    assert money(value, currency, places) == text

@@ -1,0 +1,82 @@
+"""`report --prices`: the PR comment's cost column and its summary line, from a preview and a price sheet."""
+
+from __future__ import annotations
+
+import json
+
+from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
+from gpushare.cli import main
+from gpushare.review.preview_report import parse_preview, preview_region, preview_vm_sizes, render_report
+from tests.prices_stub import cluster_fee_items, meters_of
+from tests.review import preview_builders as b
+
+REGION = "westeurope"
+
+
+def sheet(prices: dict[str, float]) -> PriceSheet:
+    items = {size: tuple(meters_of(size, REGION, price)) for size, price in prices.items()}
+    items[CLUSTER_FEE_QUERY] = tuple(cluster_fee_items(REGION))
+    return PriceSheet(REGION, "USD", "2026-12-01T08:00:00Z", "https://prices.azure.com", items)
+
+
+def cluster_step() -> dict:
+    inputs = {"location": REGION, "sku": {"name": "Base", "tier": "Standard"},
+              "agentPoolProfiles": [{"name": "system", "vmSize": "Standard_D4ds_v5", "count": 2, "mode": "System"}]}
+    return b.step("same", "azure-native:containerservice:ManagedCluster", "cluster-aks", inputs, inputs)
+
+
+def report(document: dict, prices: PriceSheet | None) -> str:
+    return render_report(parse_preview(json.dumps(document), "preview.json"), None, prices=prices)
+
+
+def test_an_autoscale_maximum_change_leads_the_summary_with_its_monthly_cost():
+    document = b.autoscale_max()
+    document["steps"].append(cluster_step())
+    out = report(document, sheet({"Standard_NC4as_T4_v3": 0.6, "Standard_D4ds_v5": 0.2}))
+    # t4ts 1-3 -> 1-6 nodes at $0.60: +3 x 0.6 x 730 = +$1,314 at max; fixed: system 2 x 0.2 + fee 0.10.
+    lines = out.splitlines()
+    summary = lines[lines.index("#### Changes") + 2]
+    assert summary.startswith("**+$1,314/month at max: $803-$1,679 -> $803-$2,993 a month, list prices of 2026-12-01** · ")
+    row = next(line for line in out.splitlines() if line.startswith("| **t4ts**"))
+    assert row.endswith("| $438-$1,314 -> $438-$2,628 |")
+
+
+def test_a_mig_profile_change_shows_the_slice_price_change():
+    out = report(b.mig_profile_replace(), sheet({"Standard_ND96asr_v4": 28.0}))
+    row = next(line for line in out.splitlines() if line.startswith("| **a100mig**"))
+    # 8 GPUs: 56 slices of 1g.5gb -> 16 of 3g.20gb per node.
+    assert "$0.5000 -> $1.7500 per device-hour" in row
+    assert "partial: some sizes have no price" in out, "no ManagedCluster step: the fixed part is unknown"
+
+
+def test_the_region_comes_from_the_cluster_or_the_config():
+    document = b.autoscale_max()
+    assert preview_region(parse_preview(json.dumps(document), "p")) == REGION
+    document["config"] = {}
+    assert preview_region(parse_preview(json.dumps(document), "p")) is None
+    document["steps"].append(cluster_step())
+    preview = parse_preview(json.dumps(document), "p")
+    assert preview_region(preview) == REGION
+    assert preview_vm_sizes(preview) == ["Standard_NC4as_T4_v3", "Standard_D4ds_v5"]
+
+
+def test_report_prices_file_through_the_cli(tmp_path, capsys):
+    document = b.autoscale_max()
+    (tmp_path / "preview.json").write_text(json.dumps(document))
+    (tmp_path / "prices.json").write_text(json.dumps(sheet({"Standard_NC4as_T4_v3": 0.6}).to_json()))
+    assert main(["report", str(tmp_path / "preview.json"), "--prices", str(tmp_path / "prices.json")]) == 0
+    out = capsys.readouterr().out
+    assert "| Cost/month |" in out and "+$1,314/month at max" in out
+    # A saved answer of another region: one line, no cost column, exit 0.
+    (tmp_path / "prices.json").write_text(json.dumps(sheet({"Standard_NC4as_T4_v3": 0.6}).to_json())
+                                          .replace('"westeurope"', '"eastus"'))
+    assert main(["report", str(tmp_path / "preview.json"), "--prices", str(tmp_path / "prices.json")]) == 0
+    out = capsys.readouterr().out
+    assert "| Cost/month |" not in out
+    assert "_Cost: not shown: " in out and "holds prices for region 'eastus'" in out
+
+
+def test_without_prices_the_comment_is_unchanged():
+    document = b.readme_example()
+    assert report(document, None) == render_report(parse_preview(json.dumps(document), "preview.json"), None)
+    assert "Cost" not in report(document, None)
