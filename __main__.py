@@ -24,7 +24,7 @@ from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsA
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.tenants import tenant_warnings
-from gpushare.sharing.autoscaling import overscale_warning
+from gpushare.sharing.autoscaling import autoscaler_tags
 from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.sharing.node_labels import pool_node_labels
 from gpushare.stackfile.config import decode_engine_config, parse_config
@@ -99,8 +99,6 @@ def main() -> None:
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
             pulumi.log.warn(warning)
-        if warning := overscale_warning(pool, capacity):
-            pulumi.log.warn(warning)
     for warning in [*ambiguous_resource_warnings(capacities), *tenant_warnings(stack)]:
         pulumi.log.warn(warning)
 
@@ -117,13 +115,13 @@ def main() -> None:
     operator = GpuOperator("gpu-operator", GpuOperatorArgs(
         stack=stack, provider=access.provider, depends_on=kubernetes_access))
     previous = None
-    for pool in stack.pools:
+    for pool, capacity in capacities:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
             node_taints=pool_node_taints(stack, pool),
             live_count=report.live_count(pool.name) if report else None,
-            after=previous, device_config=operator.config_map,
+            after=previous, device_config=operator.config_map, tags=autoscaler_tags(capacity),
         ))
         previous = node_pool.agent_pool
     for tenant in stack.tenants:
