@@ -27,6 +27,7 @@ from gpushare.kubernetes.tenants import tenant_warnings
 from gpushare.sharing.autoscaling import autoscaler_tags
 from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.stackfile.cluster_config import access_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
 from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints
@@ -92,7 +93,7 @@ def check_azure(stack: StackConfig) -> GuardReport | None:
 def main() -> None:
     stack = load_stack()
     report = check_azure(stack)
-    for warning in kubernetes_version_warnings(stack):
+    for warning in [*kubernetes_version_warnings(stack), *access_warnings(stack.cluster.access)]:
         pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
@@ -109,8 +110,8 @@ def main() -> None:
         provider_aliases=[pulumi.Alias(name="gpu-operator-provider",
                                        parent=pulumi.create_urn("gpu-operator", "gpushare:operator:GpuOperator"))],
     ))
-    # Every Kubernetes object waits for the deployer's RBAC role (none with grantDeployer: false).
-    kubernetes_access = [cluster.deployer_access] if cluster.deployer_access else []
+    # Every Kubernetes object waits for the deployers' RBAC role assignments (none without `deployers`).
+    kubernetes_access = list(cluster.deployer_access)
     # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
     operator = GpuOperator("gpu-operator", GpuOperatorArgs(
         stack=stack, provider=access.provider, depends_on=kubernetes_access))

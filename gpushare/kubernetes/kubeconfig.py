@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
 import yaml
@@ -61,34 +60,3 @@ def _load(text: str) -> dict[str, Any]:
     if not isinstance(document, dict) or not isinstance(document.get("clusters"), list):
         raise KubeconfigError("AKS returned a kubeconfig without clusters")
     return document
-
-
-def principal_type(token: str) -> str:
-    """`User` or `ServicePrincipal`: who the Entra access token was issued to, as a role assignment's
-    `principalType` must name it (ARM refuses a mismatch with `UnmatchedPrincipalType`).
-
-    Entra access-token claims (learn.microsoft.com/entra/identity-platform/access-token-claims-reference): `idtyp`
-    is `app` for app-only tokens (service principals, managed identities); `scp` (delegated scopes) is present only
-    when a user signed in. A token without `idtyp` is a user's when it carries `scp`.
-    """
-    claims = _claims(token)
-    kind = claims.get("idtyp")
-    if kind == "app":
-        return "ServicePrincipal"
-    if kind == "user" or "scp" in claims:
-        return "User"
-    return "ServicePrincipal"
-
-
-def _claims(token: str) -> dict[str, Any]:
-    parts = token.split(".")
-    if len(parts) != 3:
-        raise KubeconfigError("the Entra token is not a JWT (header.payload.signature)")
-    payload = parts[1] + "=" * (-len(parts[1]) % 4)
-    try:
-        claims = json.loads(base64.urlsafe_b64decode(payload))
-    except (binascii.Error, ValueError) as err:
-        raise KubeconfigError(f"the Entra token's claims cannot be read ({err})") from None
-    if not isinstance(claims, dict):
-        raise KubeconfigError("the Entra token's claims are not a JSON object")
-    return claims

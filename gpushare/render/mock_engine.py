@@ -222,6 +222,8 @@ class GpushareMocks(mocks.Mocks):
 
     client_token = MOCK_USER_TOKEN
     """What `getClientToken` answers (a test may patch it, e.g. with a service principal's token)."""
+    client_object_id = MOCK_DEPLOYER_OBJECT_ID
+    """The object ID `getClientConfig` answers: who runs the program (a test may patch it)."""
 
     def __init__(self) -> None:
         self.invokes: list[str] = []
@@ -257,7 +259,7 @@ class GpushareMocks(mocks.Mocks):
             value = base64.b64encode(MOCK_KUBECONFIG.encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
         if args.token == "azure-native:authorization:getClientConfig":
-            return {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": MOCK_DEPLOYER_OBJECT_ID,
+            return {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": self.client_object_id,
                     "subscriptionId": MOCK_SUBSCRIPTION, "tenantId": MOCK_TENANT}
         if args.token == "azure-native:authorization:getClientToken":
             return {"token": self.client_token}

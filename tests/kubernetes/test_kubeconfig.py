@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from gpushare.errors import GpushareError
-from gpushare.kubernetes.kubeconfig import KubeconfigError, decode_kubeconfig, principal_type, token_kubeconfig
+from gpushare.kubernetes.kubeconfig import KubeconfigError, decode_kubeconfig, token_kubeconfig
 from gpushare.render.mock_engine import MOCK_KUBECONFIG, mock_jwt
 
 ENCODED = base64.b64encode(MOCK_KUBECONFIG.encode()).decode()
@@ -63,19 +63,3 @@ def test_malformed_credentials_are_a_clear_error(encoded, words):
         token_kubeconfig(encoded, TOKEN)
     assert words in str(raised.value)
     assert isinstance(raised.value, GpushareError)
-
-
-@pytest.mark.parametrize(("claims", "expected"), [
-    ({"idtyp": "user", "scp": "user.read", "upn": "ana@contoso.example"}, "User"),
-    ({"idtyp": "app", "roles": ["x"]}, "ServicePrincipal"),
-    ({"scp": "user.read"}, "User"),  # no idtyp claim: delegated scopes mean a signed-in user
-    ({"oid": "x"}, "ServicePrincipal"),  # neither: an app-only token
-], ids=["user", "app", "user-without-idtyp", "app-without-idtyp"])
-def test_principal_type_comes_from_the_token(claims, expected):
-    assert principal_type(mock_jwt(claims)) == expected
-
-
-@pytest.mark.parametrize("token", ["opaque", "a.!!!.c", f"a.{base64.urlsafe_b64encode(b'[1]').decode()}.c"])
-def test_unreadable_token_is_a_clear_error(token):
-    with pytest.raises(KubeconfigError, match="Entra token"):
-        principal_type(token)

@@ -141,7 +141,7 @@ def test_resources_are_listed_after_what_they_wait_for(capsys):
     # (Tenants' objects, which wait only for the provider, are checked in test_tenants_in_program.py.)
     cluster_and_pools = [r for r in resources if not r["name"].startswith(("tenant-", "shared-gpu-pools"))]
     assert [r["name"] for r in cluster_and_pools] == [
-        "cluster-rg", "cluster-aks", "cluster-deployer-admin", "cluster-node-os-window", "cluster-upgrade-window",
+        "cluster-rg", "cluster-aks", "cluster-node-os-window", "cluster-upgrade-window",
         "cluster-access-provider", "gpu-operator-namespace", "gpu-operator-configmap",
         "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool", "gpu-operator-release"]
     release = cluster_and_pools[-1]
