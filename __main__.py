@@ -23,6 +23,7 @@ from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
+from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import tenant_warnings
 from gpushare.sharing.autoscaling import autoscaler_tags
 from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
@@ -95,6 +96,8 @@ def main() -> None:
     report = check_azure(stack)
     for warning in [*kubernetes_version_warnings(stack), *access_warnings(stack.cluster.access)]:
         pulumi.log.warn(warning)
+    if warning := long_run_warning(stack, report):
+        pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
@@ -105,7 +108,7 @@ def main() -> None:
 
     access = ClusterAccess("cluster-access", ClusterAccessArgs(
         resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
-        cluster_id=cluster.resource_id,
+        cluster_id=cluster.resource_id, credential=stack.cluster.access.kubernetes_credential,
         # The provider used to be GpuOperator's child: the alias keeps every Kubernetes object where it is.
         provider_aliases=[pulumi.Alias(name="gpu-operator-provider",
                                        parent=pulumi.create_urn("gpu-operator", "gpushare:operator:GpuOperator"))],

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gpushare.azure.guard import check_file, raise_for_violations
 from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.kubernetes.run_length import with_long_run_warning
 from gpushare.review.plan_report import plan_document, render_text
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
 
@@ -40,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     # The guard ran above; the program renders offline so the plan shows what it would create.
     recording = run_program(stack.stack, encode_engine_config(raw), stack_file=stack_file.path)
     resources = [r.to_json() for r in recording.resources if r.custom]
-    document = plan_document(stack, resources, recording.warnings, guard)
+    warnings = with_long_run_warning(recording.warnings, stack, guard) if guard else recording.warnings
+    document = plan_document(stack, resources, warnings, guard)
     print(json.dumps(document, indent=2, sort_keys=False) if args.json else render_text(document))
     if guard:
         raise_for_violations(guard)
