@@ -28,6 +28,7 @@ from gpushare.kubernetes.tenants import tenant_warnings
 from gpushare.sharing.autoscaling import autoscaler_tags
 from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys
 from gpushare.stackfile.cluster_config import access_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
@@ -117,7 +118,8 @@ def main() -> None:
     kubernetes_access = list(cluster.deployer_access)
     # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
     operator = GpuOperator("gpu-operator", GpuOperatorArgs(
-        stack=stack, provider=access.provider, depends_on=kubernetes_access))
+        stack=stack, provider=access.provider, depends_on=kubernetes_access,
+        deployed_config_keys=deployed_config_keys(report.deployed or ()) if report else {}))
     previous = None
     for pool, capacity in capacities:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
@@ -140,6 +142,7 @@ def main() -> None:
     pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
     pulumi.export("kubeconfig", access.kubeconfig)
     pulumi.export("deviceConfigHash", operator.config_hash)
+    pulumi.export(CONFIG_DATA_OUTPUT, operator.config_map_data)
     pulumi.export("pools", {
         pool.name: {"resource": capacity.resource, "perNode": capacity.per_node,
                     "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes}

@@ -224,6 +224,8 @@ class GpushareMocks(mocks.Mocks):
     """What `getClientToken` answers (a test may patch it, e.g. with a service principal's token)."""
     client_object_id = MOCK_DEPLOYER_OBJECT_ID
     """The object ID `getClientConfig` answers: who runs the program (a test may patch it)."""
+    stack_outputs: dict[str, Any] = {}
+    """What a `StackReference` reads: the outputs of the stack's last completed update (a test may patch it)."""
 
     def __init__(self) -> None:
         self.invokes: list[str] = []
@@ -231,6 +233,8 @@ class GpushareMocks(mocks.Mocks):
 
     def new_resource(self, args: mocks.MockResourceArgs):
         state = dict(args.inputs)
+        if args.typ == "pulumi:pulumi:StackReference":
+            return args.resource_id or args.name, {**state, "outputs": dict(self.stack_outputs)}
         physical = (
             args.inputs.get("agentPoolName")
             or args.inputs.get("resourceName")
@@ -297,7 +301,9 @@ def run_pulumi(
     logger.propagate = False
     collector = _WarningCollector()
     logger.addHandler(collector)
-    mocks.set_mocks(monitor.mocks, project="gpushare", stack=stack, preview=preview, logger=logger, monitor=monitor)
+    # "organization": what a DIY backend calls every stack's organization.
+    mocks.set_mocks(monitor.mocks, project="gpushare", stack=stack, preview=preview, logger=logger, monitor=monitor,
+                    organization="organization")
     exports: dict[str, Any] = {}
 
     @mocks.test
