@@ -23,10 +23,13 @@ from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
+from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import tenant_warnings
-from gpushare.sharing.autoscaling import overscale_warning
+from gpushare.sharing.autoscaling import autoscaler_tags
 from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys
+from gpushare.stackfile.cluster_config import access_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
 from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints
@@ -92,38 +95,39 @@ def check_azure(stack: StackConfig) -> GuardReport | None:
 def main() -> None:
     stack = load_stack()
     report = check_azure(stack)
-    for warning in kubernetes_version_warnings(stack):
+    for warning in [*kubernetes_version_warnings(stack), *access_warnings(stack.cluster.access)]:
+        pulumi.log.warn(warning)
+    if warning := long_run_warning(stack, report):
         pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity, stack):
             pulumi.log.warn(warning)
-        if warning := overscale_warning(pool, capacity):
-            pulumi.log.warn(warning)
     for warning in [*ambiguous_resource_warnings(capacities, stack), *tenant_warnings(stack)]:
         pulumi.log.warn(warning)
 
     access = ClusterAccess("cluster-access", ClusterAccessArgs(
         resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
-        cluster_id=cluster.resource_id,
+        cluster_id=cluster.resource_id, credential=stack.cluster.access.kubernetes_credential,
         # The provider used to be GpuOperator's child: the alias keeps every Kubernetes object where it is.
         provider_aliases=[pulumi.Alias(name="gpu-operator-provider",
                                        parent=pulumi.create_urn("gpu-operator", "gpushare:operator:GpuOperator"))],
     ))
-    # Every Kubernetes object waits for the deployer's RBAC role (none with grantDeployer: false).
-    kubernetes_access = [cluster.deployer_access] if cluster.deployer_access else []
+    # Every Kubernetes object waits for the deployers' RBAC role assignments (none without `deployers`).
+    kubernetes_access = list(cluster.deployer_access)
     # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
     operator = GpuOperator("gpu-operator", GpuOperatorArgs(
-        stack=stack, provider=access.provider, depends_on=kubernetes_access))
+        stack=stack, provider=access.provider, depends_on=kubernetes_access,
+        deployed_config_keys=deployed_config_keys(report.deployed or ()) if report else {}))
     previous = None
-    for pool in stack.pools:
+    for pool, capacity in capacities:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
             node_taints=pool_node_taints(stack, pool),
             live_count=report.live_count(pool.name) if report else None,
-            after=previous, device_config=operator.config_map,
+            after=previous, device_config=operator.config_map, tags=autoscaler_tags(capacity),
         ))
         previous = node_pool.agent_pool
     for tenant in stack.tenants:
@@ -138,6 +142,7 @@ def main() -> None:
     pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
     pulumi.export("kubeconfig", access.kubeconfig)
     pulumi.export("deviceConfigHash", operator.config_hash)
+    pulumi.export(CONFIG_DATA_OUTPUT, operator.config_map_data)
     pulumi.export("pools", {
         pool.name: {"resource": capacity.resource, "perNode": capacity.per_node,
                     "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes}

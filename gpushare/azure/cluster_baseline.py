@@ -47,6 +47,14 @@ def cluster_scope(subscription_id: str, resource_group: str, cluster: str) -> st
             f"/providers/Microsoft.ContainerService/managedClusters/{cluster}")
 
 
+def subscription_of(resource_id: str) -> str:
+    """The subscription of an ARM resource ID (`/subscriptions/<id>/...`)."""
+    parts = resource_id.split("/")
+    if len(parts) < 3 or parts[1].lower() != "subscriptions" or not parts[2]:
+        raise ValueError(f"not an ARM resource ID: {resource_id!r}")
+    return parts[2]
+
+
 def role_assignment_name(scope: str, principal_id: str, role: str = RBAC_CLUSTER_ADMIN_ROLE) -> str:
     """A role assignment's name must be a GUID. Derived from what it grants (ARM IDs compare case-insensitively),
     so every run asks for the same assignment and never replaces it."""

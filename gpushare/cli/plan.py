@@ -11,6 +11,7 @@ from gpushare.azure.guard import check_file, raise_for_violations
 from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.kubernetes.run_length import with_long_run_warning
 from gpushare.review.cost import priced_vm_sizes, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     # The guard ran above; the program renders offline so the plan shows what it would create.
     recording = run_program(stack.stack, encode_engine_config(raw), stack_file=stack_file.path)
     resources = [r.to_json() for r in recording.resources if r.custom]
-    warnings = list(recording.warnings)
+    warnings = with_long_run_warning(recording.warnings, stack, guard) if guard else list(recording.warnings)
     cost = None
     try:
         sheet = price_sheet(args, stack.location, priced_vm_sizes(stack))

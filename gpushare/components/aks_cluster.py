@@ -18,8 +18,10 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice, resources
 
 from gpushare.azure import cluster_baseline as baseline
-from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, principal_type
-from gpushare.stackfile.model import SYSTEM_POOL_NAME, Cluster, NodeOsChannel, UpgradeChannel
+from gpushare.stackfile.model import SYSTEM_POOL_NAME, Cluster, Deployer, NodeOsChannel, UpgradeChannel
+
+LEGACY_DEPLOYER_NAME = "deployer-admin"
+"""The child that `grantDeployer` created for whoever ran the program (`<name>-deployer-admin`)."""
 
 
 @dataclass(frozen=True)
@@ -42,14 +44,12 @@ class AksCluster(pulumi.ComponentResource):
     """The resource group holding the cluster."""
     resource_id: pulumi.Output[str]
     """ARM ID of the managed cluster."""
-    deployer_access: authorization.RoleAssignment | None
-    """RBAC Cluster Admin for the identity running Pulumi (with `grantDeployer`); every Kubernetes resource waits
-    for it."""
+    deployer_access: list[authorization.RoleAssignment]
+    """RBAC Cluster Admin for each of `cluster.access.deployers`; every Kubernetes resource waits for them."""
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:AksCluster", name, None, opts)
         cluster = args.cluster
-        client = authorization.get_client_config_output()
         self.resource_group = resources.ResourceGroup(
             f"{name}-rg", resource_group_name=cluster.resource_group, location=args.location,
             # Deleting the resource group deletes the cluster and every GPU pool in it, protected or not.
@@ -57,7 +57,10 @@ class AksCluster(pulumi.ComponentResource):
         )
         # Right after the resource group and before the cluster: AKS takes minutes to build the cluster, time for
         # the assignment to propagate (AKS docs: up to five minutes) before the first Kubernetes call.
-        self.deployer_access = self._deployer_access(name, cluster, client) if cluster.access.grant_deployer else None
+        self.deployer_access = [
+            self._deployer_access(name, cluster, deployer, first=i == 0)
+            for i, deployer in enumerate(cluster.access.deployers)
+        ]
         upgrades = cluster.upgrades
         self.managed_cluster = containerservice.ManagedCluster(
             f"{name}-aks",
@@ -112,7 +115,7 @@ class AksCluster(pulumi.ComponentResource):
         )
         self.maintenance_windows = self._maintenance_windows(name, cluster)
         self.admin_group_access = [
-            self._admin_group_access(name, cluster, client, group) for group in cluster.access.admin_groups
+            self._admin_group_access(name, cluster, group) for group in cluster.access.admin_groups
         ]
         self.cluster_name = self.managed_cluster.name
         self.oidc_issuer_url = self.managed_cluster.oidc_issuer_profile.apply(
@@ -127,35 +130,40 @@ class AksCluster(pulumi.ComponentResource):
             "resource_id": self.resource_id,
         })
 
-    def _deployer_access(self, name: str, cluster: Cluster,
-                         client: pulumi.Output[authorization.GetClientConfigResult]) -> authorization.RoleAssignment:
-        # ARM rejects a principalType that does not match the principal (UnmatchedPrincipalType), and the SDK
-        # would send `User` if none were given: read it from the deployer's own token (a person locally, a service
-        # principal or managed identity in CI).
-        token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token
+    # Every input of a role assignment comes from the stack and the scope's own ARM ID, never from the identity
+    # running the program (`getClientConfig`): azure-native's `Diff` (provider/pkg/provider/provider.go) answers
+    # `DeleteBeforeReplace` for any replace of a resource that is not auto-named, so an assignment whose principal
+    # or name followed the runner would be deleted and re-created by each new runner, and that run's Kubernetes
+    # calls would meet a 403 while the new assignment propagates. The name is a GUID derived from scope and
+    # principal: the same on every run, by anyone.
+
+    def _deployer_access(self, name: str, cluster: Cluster, deployer: Deployer,
+                         first: bool) -> authorization.RoleAssignment:
+        scope = self.resource_group.id
+        # `grantDeployer` registered the runner's assignment as `<name>-deployer-admin` with this very ARM name
+        # (same scope, same principal): the first deployer takes that state over, so a stack that lists the
+        # identity which has been deploying it first sees no change at all.
+        aliases = [pulumi.Alias(name=f"{name}-{LEGACY_DEPLOYER_NAME}")] if first else []
         return authorization.RoleAssignment(
-            f"{name}-deployer-admin",
-            role_assignment_name=client.apply(lambda c: baseline.role_assignment_name(
-                baseline.resource_group_scope(c.subscription_id, cluster.resource_group), c.object_id)),
-            scope=self.resource_group.id,
-            principal_id=client.object_id,
-            principal_type=pulumi.Output.unsecret(pulumi.Output.secret(token).apply(principal_type)),
-            role_definition_id=client.apply(lambda c: baseline.role_definition_id(c.subscription_id)),
-            description="gpushare: the identity that deploys this stack manages its Kubernetes objects",
-            opts=pulumi.ResourceOptions(parent=self),
+            f"{name}-deployer-{deployer.object_id}",
+            role_assignment_name=scope.apply(lambda s: baseline.role_assignment_name(s, deployer.object_id)),
+            scope=scope,
+            principal_id=deployer.object_id,
+            principal_type=deployer.kind.value,
+            role_definition_id=scope.apply(lambda s: baseline.role_definition_id(baseline.subscription_of(s))),
+            description=f"gpushare: a deploy identity (gpushare:cluster.access.deployers) of cluster {cluster.name}",
+            opts=pulumi.ResourceOptions(parent=self, aliases=aliases),
         )
 
-    def _admin_group_access(self, name: str, cluster: Cluster,
-                            client: pulumi.Output[authorization.GetClientConfigResult],
-                            group: str) -> authorization.RoleAssignment:
+    def _admin_group_access(self, name: str, cluster: Cluster, group: str) -> authorization.RoleAssignment:
+        scope = self.managed_cluster.id
         return authorization.RoleAssignment(
             f"{name}-admins-{group}",
-            role_assignment_name=client.apply(lambda c: baseline.role_assignment_name(
-                baseline.cluster_scope(c.subscription_id, cluster.resource_group, cluster.name), group)),
-            scope=self.managed_cluster.id,
+            role_assignment_name=scope.apply(lambda s: baseline.role_assignment_name(s, group)),
+            scope=scope,
             principal_id=group,
             principal_type=authorization.PrincipalType.GROUP,
-            role_definition_id=client.apply(lambda c: baseline.role_definition_id(c.subscription_id)),
+            role_definition_id=scope.apply(lambda s: baseline.role_definition_id(baseline.subscription_of(s))),
             description=f"gpushare: an admin group (gpushare:cluster.access.adminGroups) of cluster {cluster.name}",
             opts=pulumi.ResourceOptions(parent=self),
         )

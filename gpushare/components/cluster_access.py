@@ -1,9 +1,12 @@
 """Kubernetes access to the Entra-only cluster: the provider every Kubernetes resource uses, and the kubeconfig
 for people.
 
-The provider authenticates with a bearer token for AKS's Entra server application, obtained by the azure-native
-provider itself (`getClientToken`), so the identity that deploys the cluster (az login locally, OIDC in CI) also
-talks to it, with no kubelogin binary. See `gpushare.kubernetes.kubeconfig`.
+By default the provider authenticates with a bearer token for AKS's Entra server application, obtained by the
+azure-native provider itself (`getClientToken`) once, when the program starts, so the identity that deploys the
+cluster (az login locally, OIDC in CI) also talks to it, with no kubelogin binary. The token lives 60-90 minutes
+and the engine runs deletes after every create and update, so a long run can meet a 401 at its end:
+`cluster.access.kubernetesCredential: kubelogin-*` gives the provider an exec kubeconfig instead, which client-go
+runs again for a new token when one expires. See `gpushare.kubernetes.kubeconfig`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice
 
-from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, token_kubeconfig
+from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, exec_kubeconfig, token_kubeconfig
+from gpushare.stackfile.model import KubernetesCredential
+
+KUBELOGIN_LOGIN = {
+    KubernetesCredential.KUBELOGIN_AZURECLI: "azurecli",
+    KubernetesCredential.KUBELOGIN_WORKLOADIDENTITY: "workloadidentity",
+}
+"""kubelogin's `--login` mode for each exec credential."""
 
 
 @dataclass(frozen=True)
@@ -28,10 +38,12 @@ class ClusterAccessArgs:
     """Required. The cluster's ARM ID: the provider's `clusterIdentifier`."""
     provider_aliases: Sequence[pulumi.Alias] = field(default_factory=tuple)
     """Earlier names of the provider, so moving it here does not touch the resources it manages."""
+    credential: KubernetesCredential = KubernetesCredential.TOKEN
+    """How the provider authenticates (`cluster.access.kubernetesCredential`). Default: a token fetched once."""
 
 
 class ClusterAccess(pulumi.ComponentResource):
-    """The Kubernetes provider (Entra token) and the Entra user kubeconfig for people."""
+    """The Kubernetes provider (Entra token, or kubelogin) and the Entra user kubeconfig for people."""
 
     provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
@@ -45,12 +57,16 @@ class ClusterAccess(pulumi.ComponentResource):
             resource_group_name=args.resource_group_name, resource_name=args.cluster_name,
         )
         encoded = credentials.kubeconfigs[0].value
-        token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token
+        if args.credential is KubernetesCredential.TOKEN:
+            token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token
+            kubeconfig = pulumi.Output.all(encoded, token).apply(lambda values: token_kubeconfig(values[0], values[1]))
+        else:
+            login = KUBELOGIN_LOGIN[args.credential]
+            kubeconfig = encoded.apply(lambda value: exec_kubeconfig(value, login))
         self.provider = k8s.Provider(
             f"{name}-provider",
-            # The token is marked secret here: an invoke result is not necessarily secret.
-            kubeconfig=pulumi.Output.secret(pulumi.Output.all(encoded, token).apply(
-                lambda values: token_kubeconfig(values[0], values[1]))),
+            # Secret: a token is a credential (and an invoke result is not necessarily secret).
+            kubeconfig=pulumi.Output.secret(kubeconfig),
             # A token changes every run, and the kubeconfig is unknown in a preview that updates the cluster:
             # with a stable identifier pulumi-kubernetes plans an update of the provider, never a replace of every
             # Kubernetes resource (DiffConfig, pulumi-kubernetes v4.16+).

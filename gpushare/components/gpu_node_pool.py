@@ -41,6 +41,9 @@ class GpuNodePoolArgs:
     node_taints: tuple[str, ...] | None = None
     """Optional. The pool's node taints (`gpushare.stackfile.model.pool_node_taints`: a pool dedicated to a tenant adds the
     tenant's). Default: the pool's own, the GPU taint."""
+    tags: Mapping[str, str] | None = None
+    """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the cluster autoscaler's node
+    template tags (`gpushare.sharing.autoscaling.autoscaler_tags`). Default: none."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -90,6 +93,8 @@ class GpuNodePool(pulumi.ComponentResource):
             node_labels=dict(args.node_labels),
             # AKS updates nodeTaints in place (aks-docs use-node-taints.md), so a pool becoming dedicated is no replace.
             node_taints=list(pool.taints if args.node_taints is None else args.node_taints),
+            # AKS updates an agent pool's tags in place; the cluster autoscaler reads them from the scale set.
+            tags=dict(args.tags) if args.tags else None,
             count=count_to_send(pool, args.live_count),
             # AKS's default surges an extra node per pool on every node-image or Kubernetes upgrade: a GPU VM the
             # quota may not have. gpushare's default replaces one node at a time in place (gpushare/upgrades.py).

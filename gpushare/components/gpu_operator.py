@@ -8,7 +8,7 @@ answers 403, and pulumi-kubernetes does not retry a Forbidden during `up`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -17,10 +17,14 @@ import pulumi_kubernetes as k8s
 from gpushare.sharing.operator_values import (
     CHART_NAME,
     CHART_REPOSITORY,
+    CONFIG_DATA_OUTPUT,
     CONFIG_MAP_NAME,
     NAMESPACE,
     RELEASE_NAME,
+    keys_to_keep,
     operator_plan,
+    retained_config_warnings,
+    retained_configs,
 )
 from gpushare.stackfile.model import StackConfig
 
@@ -39,6 +43,9 @@ class GpuOperatorArgs:
     """Required. The cluster's Kubernetes provider (`ClusterAccess.provider`)."""
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
     """What every Kubernetes object must wait for besides the provider: the role assignment granting access."""
+    deployed_config_keys: Mapping[str, str] = field(default_factory=dict)
+    """Optional. pool -> the config key its nodes name now (`operator_values.deployed_config_keys` of the guard's
+    read). A key the stack drops stays in the ConfigMap while a deployed pool still names it. Default: none."""
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -50,6 +57,9 @@ class GpuOperator(pulumi.ComponentResource):
     """sha256 of the device-plugin ConfigMap data (the `deviceConfigHash` export)."""
     config_map: k8s.core.v1.ConfigMap
     """The device-plugin ConfigMap; GPU pools wait for it, since their node labels name its keys."""
+    config_map_data: pulumi.Output[dict]
+    """The ConfigMap's data as this run writes it (the stack's configs plus keys kept for pools not yet
+    relabelled): the `devicePluginConfigData` export a later run reads back."""
     config_map_name: pulumi.Output[str]
     """The device-plugin ConfigMap (keys: `<pool>-<config hash>` per pool, plus the whole-GPU default)."""
     namespace: pulumi.Output[str]
@@ -74,7 +84,7 @@ class GpuOperator(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=CONFIG_MAP_NAME, namespace=self.kubernetes_namespace.metadata.name, labels=MANAGED_BY,
             ),
-            data=plan.config_map_data,
+            data=self._data(name, plan.config_map_data, args.deployed_config_keys),
             opts=in_cluster,
         )
         self.release = k8s.helm.v3.Release(
@@ -92,12 +102,33 @@ class GpuOperator(pulumi.ComponentResource):
         self.chart_version = self.release.version
         self.config_hash = pulumi.Output.from_input(plan.config_hash)
         self.config_map_name = self.config_map.metadata.name
+        self.config_map_data = self.config_map.data
         self.namespace = self.kubernetes_namespace.metadata.name
         self.release_name = self.release.name
         self.register_outputs({
             "chart_version": self.chart_version,
             "config_hash": self.config_hash,
+            "config_map_data": self.config_map_data,
             "config_map_name": self.config_map_name,
             "namespace": self.namespace,
             "release_name": self.release_name,
         })
+
+    def _data(self, name: str, desired: dict[str, str],
+              deployed_keys: Mapping[str, str]) -> pulumi.Input[dict[str, str]]:
+        """The stack's data, plus each key a deployed pool still names, its text read back from this stack's last
+        completed update (a StackReference to the same stack returns that update's outputs, never this run's:
+        pulumi/pulumi#3722). Only a run that drops a key still in use reads it."""
+        if not keys_to_keep(desired, deployed_keys):
+            return desired
+        stack = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+        previous = pulumi.StackReference(f"{name}-previous-run", stack_name=stack,
+                                         opts=pulumi.ResourceOptions(parent=self))
+
+        def merge(recorded: object) -> dict[str, str]:
+            retained = retained_configs(desired, deployed_keys, recorded if isinstance(recorded, dict) else None)
+            for warning in retained_config_warnings(retained):
+                pulumi.log.warn(warning)
+            return retained.data
+
+        return previous.get_output(CONFIG_DATA_OUTPUT).apply(merge)

@@ -1,4 +1,4 @@
-"""Kubernetes credentials for an Entra-only AKS cluster, without kubelogin.
+"""Kubernetes credentials for an Entra-only AKS cluster: a token fetched once (the default), or kubelogin.
 
 With local accounts off, AKS's user credentials (`listClusterUserCredential`) hold the cluster's server and CA and
 an `exec` user that runs `kubelogin get-token --server-id 6dae42f8-...` (the default "exec" format since Kubernetes
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
 import yaml
@@ -22,6 +21,9 @@ from gpushare.errors import GpushareError
 
 AKS_SERVER_APP_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 """AKS's Entra server application: the audience of every token the API server accepts."""
+KUBELOGIN = "kubelogin"
+EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
+"""The exec credential version AKS's own kubeconfig asks kubelogin for."""
 
 
 class KubeconfigError(GpushareError):
@@ -63,32 +65,42 @@ def _load(text: str) -> dict[str, Any]:
     return document
 
 
-def principal_type(token: str) -> str:
-    """`User` or `ServicePrincipal`: who the Entra access token was issued to, as a role assignment's
-    `principalType` must name it (ARM refuses a mismatch with `UnmatchedPrincipalType`).
+def exec_kubeconfig(encoded: str, login: str) -> str:
+    """The user kubeconfig with every user running `kubelogin get-token --login <login>` for AKS's server
+    application (YAML text); no credential is stored in it.
 
-    Entra access-token claims (learn.microsoft.com/entra/identity-platform/access-token-claims-reference): `idtyp`
-    is `app` for app-only tokens (service principals, managed identities); `scp` (delegated scopes) is present only
-    when a user signed in. A token without `idtyp` is a user's when it carries `scp`.
+    client-go runs the exec plugin again whenever the token it returned expires, so a run that outlasts one token
+    (60-90 minutes) keeps working. `azurecli` asks the az CLI's session; `workloadidentity` exchanges the
+    federated token in `AZURE_FEDERATED_TOKEN_FILE` for `AZURE_CLIENT_ID` in `AZURE_TENANT_ID` (the variables
+    kubelogin reads: azure.github.io/kubelogin `cli/get-token`). The `--environment` of AKS's own stanza is kept
+    (the cloud), its `--login devicecode` and client/tenant IDs are not: those modes need neither.
     """
-    claims = _claims(token)
-    kind = claims.get("idtyp")
-    if kind == "app":
-        return "ServicePrincipal"
-    if kind == "user" or "scp" in claims:
-        return "User"
-    return "ServicePrincipal"
+    document = _load(decode_kubeconfig(encoded))
+    users = document.get("users")
+    if not isinstance(users, list) or not users:
+        raise KubeconfigError("AKS returned a kubeconfig without users; expected the cluster user's entry")
+    for entry in users:
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise KubeconfigError("AKS returned a kubeconfig with a malformed user entry")
+        args = ["get-token", "--login", login, "--server-id", AKS_SERVER_APP_ID]
+        environment = _flag((entry.get("user") or {}).get("exec") or {}, "--environment")
+        if environment:
+            args += ["--environment", environment]
+        entry["user"] = {"exec": {
+            "apiVersion": EXEC_API_VERSION,
+            "command": KUBELOGIN,
+            "args": args,
+            "env": None,
+            "provideClusterInfo": False,
+            "installHint": f"{KUBELOGIN} is needed by gpushare:cluster.access.kubernetesCredential {login!r}: "
+                           f"`az aks install-cli`, or https://azure.github.io/kubelogin/install.html",
+        }}
+    return yaml.safe_dump(document, sort_keys=False)
 
 
-def _claims(token: str) -> dict[str, Any]:
-    parts = token.split(".")
-    if len(parts) != 3:
-        raise KubeconfigError("the Entra token is not a JWT (header.payload.signature)")
-    payload = parts[1] + "=" * (-len(parts[1]) % 4)
-    try:
-        claims = json.loads(base64.urlsafe_b64decode(payload))
-    except (binascii.Error, ValueError) as err:
-        raise KubeconfigError(f"the Entra token's claims cannot be read ({err})") from None
-    if not isinstance(claims, dict):
-        raise KubeconfigError("the Entra token's claims are not a JSON object")
-    return claims
+def _flag(exec_stanza: Any, name: str) -> str | None:
+    args = exec_stanza.get("args") if isinstance(exec_stanza, dict) else None
+    if not isinstance(args, list) or name not in args:
+        return None
+    index = args.index(name) + 1
+    return str(args[index]) if index < len(args) else None

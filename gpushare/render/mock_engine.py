@@ -222,6 +222,10 @@ class GpushareMocks(mocks.Mocks):
 
     client_token = MOCK_USER_TOKEN
     """What `getClientToken` answers (a test may patch it, e.g. with a service principal's token)."""
+    client_object_id = MOCK_DEPLOYER_OBJECT_ID
+    """The object ID `getClientConfig` answers: who runs the program (a test may patch it)."""
+    stack_outputs: dict[str, Any] = {}
+    """What a `StackReference` reads: the outputs of the stack's last completed update (a test may patch it)."""
 
     def __init__(self) -> None:
         self.invokes: list[str] = []
@@ -229,6 +233,8 @@ class GpushareMocks(mocks.Mocks):
 
     def new_resource(self, args: mocks.MockResourceArgs):
         state = dict(args.inputs)
+        if args.typ == "pulumi:pulumi:StackReference":
+            return args.resource_id or args.name, {**state, "outputs": dict(self.stack_outputs)}
         physical = (
             args.inputs.get("agentPoolName")
             or args.inputs.get("resourceName")
@@ -257,7 +263,7 @@ class GpushareMocks(mocks.Mocks):
             value = base64.b64encode(MOCK_KUBECONFIG.encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
         if args.token == "azure-native:authorization:getClientConfig":
-            return {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": MOCK_DEPLOYER_OBJECT_ID,
+            return {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": self.client_object_id,
                     "subscriptionId": MOCK_SUBSCRIPTION, "tenantId": MOCK_TENANT}
         if args.token == "azure-native:authorization:getClientToken":
             return {"token": self.client_token}
@@ -295,7 +301,9 @@ def run_pulumi(
     logger.propagate = False
     collector = _WarningCollector()
     logger.addHandler(collector)
-    mocks.set_mocks(monitor.mocks, project="gpushare", stack=stack, preview=preview, logger=logger, monitor=monitor)
+    # "organization": what a DIY backend calls every stack's organization.
+    mocks.set_mocks(monitor.mocks, project="gpushare", stack=stack, preview=preview, logger=logger, monitor=monitor,
+                    organization="organization")
     exports: dict[str, Any] = {}
 
     @mocks.test

@@ -80,7 +80,10 @@ def cluster_settings(stack: StackConfig) -> dict[str, Any]:
     window = cluster.upgrades.window
     return {
         "tier": cluster.tier.value,
-        "access": {"adminGroups": list(cluster.access.admin_groups), "grantDeployer": cluster.access.grant_deployer},
+        # `grantDeployer` (kept for readers of earlier plans): whether the program grants any deploy identity.
+        "access": {"adminGroups": list(cluster.access.admin_groups), "grantDeployer": bool(cluster.access.deployers),
+                   "deployers": [{"objectId": d.object_id, "type": d.kind.value} for d in cluster.access.deployers],
+                   "kubernetesCredential": cluster.access.kubernetes_credential.value},
         "upgrades": {"channel": cluster.upgrades.channel.value, "nodeOs": cluster.upgrades.node_os.value,
                      "window": {"day": window.day.value, "start": window.start, "hours": window.hours}},
         "apiServer": {"authorizedIpRanges": list(cluster.api_server.authorized_ip_ranges)},
@@ -139,7 +142,12 @@ def _cluster_line(cluster: dict[str, Any]) -> str:
     return (f"  tier {cluster['tier']}; Entra ID + Azure RBAC, no local accounts; upgrades {upgrades['channel']}, "
             f"node OS {upgrades['nodeOs']}, {window['day']} {window['start']} UTC for {window['hours']} h; "
             f"API server from {api_server}; {admins} admin group{'s' if admins != 1 else ''}"
-            f"{', deployer granted' if cluster['access']['grantDeployer'] else ''}")
+            f"{_deployers(cluster['access'])}")
+
+
+def _deployers(access: dict[str, Any]) -> str:
+    count = len(access.get("deployers", []))
+    return f", {count} deployer{'s' if count != 1 else ''} granted" if count else ""
 
 
 def render_text(document: dict[str, Any]) -> str:

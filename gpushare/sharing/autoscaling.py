@@ -1,59 +1,69 @@
-"""What the cluster autoscaler can do for a GPU pool, given the resource its nodes advertise.
+"""What the cluster autoscaler believes a new node of a GPU pool offers, and the scale-set tags that make it right.
 
-The autoscaler decides whether a new node would fit a pending pod from a node template. On Azure that template
-gets exactly one GPU resource: `nvidia.com/gpu` = the VM size's physical GPU count
-(kubernetes/autoscaler `cluster-autoscaler/cloudprovider/azure/azure_template.go`, `buildNodeFromTemplate`:
-`node.Status.Capacity[gpu.ResourceNvidiaGPU] = gpuCount` from the SKU; commit 55c37cd5eb, 2026-08). It knows
-nothing of the device plugin's config, so:
-- a pool whose nodes advertise another name (`nvidia.com/gpu.shared` under time-slicing/MPS with
-  `renameByDefault: true`, `nvidia.com/mig-<slice>` under `migStrategy: mixed`) never scales up from 0 for pods
-  asking for that name: the template has none of it (Azure/AKS#3427, #5161; kubernetes/autoscaler#8095);
-- a pool that advertises `nvidia.com/gpu` but more per node than physical GPUs (time-slicing/MPS replicas, MIG
-  instances under `single`) scales from 0, but sizes scale-ups by the physical count: more nodes than needed.
+Where the autoscaler's picture of a node comes from (kubernetes/autoscaler, commit 55c37cd5eb, 2026-08):
+- a pool with a ready node: that node, as the API server reports it (`MixedTemplateNodeInfoProvider.Process` in
+  `cluster-autoscaler/processors/nodeinfosprovider/mixed_nodeinfos_processor.go` builds a group's template from a
+  real, ready, schedulable node first, then from a cached one of a node that ran recently); so its device-plugin
+  resources are the real ones;
+- only an empty pool falls back to the scale set (`TemplateNodeInfoFromNodeGroupTemplate` ->
+  `cloudprovider/azure/azure_template.go` `buildNodeFromTemplate`): `nvidia.com/gpu` = the SKU's physical GPUs, then
+  `processVMSSTemplate` sets every resource a scale-set tag `k8s.io_cluster-autoscaler_node-template_resources_<name>`
+  names (`extractAllocatableResourcesFromScaleSet`: the tag's value parsed as a quantity), so a tag also overrides
+  the SKU's `nvidia.com/gpu`.
+
+AKS copies an agent pool's `tags` to the pool's scale set ("Tags set on a node pool apply only to resources related
+to that node pool", learn.microsoft.com/azure/aks/use-tags). So every GPU pool carries `autoscaler_tags`: each
+resource its nodes advertise, per node, and `nvidia.com/gpu: 0` where they advertise none of it (the SKU count would
+otherwise claim whole GPUs a MIG or renamed pool does not offer). That is what lets `autoscale.min: 0` work for every
+sharing mode. This path is upstream code read, not yet observed on an AKS cluster by gpushare.
 """
 
 from __future__ import annotations
 
-from gpushare.sharing.capacity import SHARED_SUFFIX, WHOLE_GPU_RESOURCE, PoolCapacity, pool_capacity
-from gpushare.stackfile.model import GpuPool, MigStrategy
+from collections.abc import Mapping
 
-OPERATOR_MIG_STRATEGY_KEY = "gpushare:operator.migStrategy"
+from gpushare.errors import GpushareError
+from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, PoolCapacity
 
-
-def _ways_to_whole_gpu_name(pool: GpuPool, capacity: PoolCapacity) -> list[str]:
-    """What makes this pool advertise `nvidia.com/gpu` instead."""
-    ways = []
-    if capacity.resource.endswith(SHARED_SUFFIX):
-        ways.append("`renameByDefault: false` in its `sharing`")
-    if capacity.base_resource != WHOLE_GPU_RESOURCE:
-        ways.append(f"`{OPERATOR_MIG_STRATEGY_KEY}: single` (every MIG pool then advertises {WHOLE_GPU_RESOURCE})")
-    return ways
+NODE_TEMPLATE_RESOURCES_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
+"""`nodeResourcesTagName` in cloudprovider/azure/azure_util.go."""
 
 
-def scale_from_zero_problem(pool: GpuPool, mig_strategy: MigStrategy) -> str | None:
-    """Why `autoscale.min: 0` cannot work for this pool, with the ways out; None when it can (or no autoscale)."""
-    if pool.autoscale is None or pool.autoscale.min != 0:
-        return None
-    capacity = pool_capacity(pool, mig_strategy)
-    if capacity.resource == WHOLE_GPU_RESOURCE:
-        return None
-    gpus = pool.vm_size.gpus
-    return (
-        f"got 0, but this pool's nodes advertise {capacity.resource}, and the cluster autoscaler models a new "
-        f"{pool.vm_size.name} node with only {WHOLE_GPU_RESOURCE}: {gpus} (its physical GPUs), so a pod asking for "
-        f"{capacity.resource} never scales the pool up from 0; allowed: 1 or more for a pool advertising "
-        f"{capacity.resource}, or 0 for one advertising {WHOLE_GPU_RESOURCE}. Fix: `min: 1`, or "
-        f"{' and '.join(_ways_to_whole_gpu_name(pool, capacity))} so pods ask for {WHOLE_GPU_RESOURCE}"
-    )
+class TagConflictError(GpushareError):
+    """A user's pool tag has the name of a tag gpushare sets for the cluster autoscaler."""
 
 
-def overscale_warning(pool: GpuPool, capacity: PoolCapacity) -> str | None:
-    """For an autoscaled pool offering more devices per node than physical GPUs: the autoscaler over-provisions."""
-    if pool.autoscale is None or capacity.per_node == pool.vm_size.gpus:
-        return None
-    return (
-        f"pool {pool.name}: autoscaled, and each node offers {capacity.per_node} x {capacity.resource} while the "
-        f"cluster autoscaler models a new {pool.vm_size.name} node with {pool.vm_size.gpus} x {WHOLE_GPU_RESOURCE} "
-        f"(its physical GPUs): a scale-up can add more nodes than the pending pods need (up to "
-        f"max {pool.autoscale.max}); size `autoscale.max` with that in mind"
-    )
+def resource_tag_name(resource: str) -> str:
+    """The scale-set tag name that tells the autoscaler about `resource`.
+
+    Azure tag names may not contain `/`; the autoscaler turns each `_` of the tag name back into `/` (and `~2`
+    into `/` as well, in `extractAllocatableResourcesFromScaleSet`; only its label and taint tags decode `~2` to
+    `_`). So a resource name with `_` in it has no tag that decodes to it.
+    """
+    if "_" in resource:
+        raise ValueError(f"{resource}: the autoscaler decodes every `_` of a resource tag to `/`, so a resource "
+                         f"name with `_` cannot be written as a tag")
+    return NODE_TEMPLATE_RESOURCES_TAG_PREFIX + resource.replace("/", "_")
+
+
+def autoscaler_tags(capacity: PoolCapacity) -> dict[str, str]:
+    """gpushare's tags for one GPU pool: what each of its nodes advertises, as the autoscaler's template reads it."""
+    advertised = {capacity.resource: capacity.per_node}
+    if capacity.resource != WHOLE_GPU_RESOURCE:
+        # The SKU's count is set first and a tag overrides it: a node advertising a MIG or `.shared` name has no
+        # whole `nvidia.com/gpu` to offer.
+        advertised[WHOLE_GPU_RESOURCE] = 0
+    return {resource_tag_name(resource): str(count) for resource, count in sorted(advertised.items())}
+
+
+def merge_pool_tags(pool: str, gpushare_tags: Mapping[str, str], user_tags: Mapping[str, str]) -> dict[str, str]:
+    """A pool's tags: the user's and gpushare's. A user tag with one of gpushare's names is an error, not an
+    override: it would make the autoscaler's template of the pool's nodes wrong. Azure compares tag names
+    case-insensitively."""
+    ours = {name.lower(): name for name in gpushare_tags}
+    clashes = sorted(name for name in user_tags if name.lower() in ours)
+    if clashes:
+        raise TagConflictError(
+            f"pool {pool}: tag {', '.join(clashes)} is set by gpushare (what each node advertises, for the cluster "
+            f"autoscaler's template of an empty pool); remove it from the pool's tags")
+    return {**user_tags, **gpushare_tags}

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 
+from gpushare.azure.deployed import DeployedPool
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
-from gpushare.stackfile.model import DriverOwner, StackConfig, pool_node_taints
+from gpushare.stackfile.model import DEVICE_PLUGIN_CONFIG_LABEL, DriverOwner, StackConfig, pool_node_taints
 
 CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART_NAME = "gpu-operator"
@@ -166,3 +167,70 @@ def operator_plan(stack: StackConfig) -> OperatorPlan:
         values=values,
         summary=_summary(stack, data_hash),
     )
+
+
+CONFIG_DATA_OUTPUT = "devicePluginConfigData"
+"""The stack output holding the ConfigMap data as deployed: where a later run finds the text of a key it drops."""
+
+
+@dataclass(frozen=True)
+class RetainedConfigs:
+    """The ConfigMap data for one run: the stack's configs, plus the keys deployed pools' nodes still name."""
+
+    data: dict[str, str]
+    kept: tuple[tuple[str, str], ...] = ()
+    """(pool, key) whose key this run keeps although the stack no longer has it: the pool is not relabelled yet."""
+    lost: tuple[tuple[str, str], ...] = ()
+    """(pool, key) the pool's nodes name, but whose text no earlier run recorded: the key cannot be kept."""
+
+
+def deployed_config_keys(pools: Iterable[DeployedPool]) -> dict[str, str]:
+    """pool -> the device-plugin config key its nodes name now (their `nvidia.com/device-plugin.config` label, as
+    the guard's agent-pool read reports it). AKS sets a pool's labels on its nodes when the pool's update
+    completes, so a label read here is what the nodes carry until this run's update of that pool."""
+    return {pool.name: pool.node_labels[DEVICE_PLUGIN_CONFIG_LABEL] for pool in pools
+            if pool.node_labels.get(DEVICE_PLUGIN_CONFIG_LABEL)}
+
+
+def keys_to_keep(desired: Mapping[str, str], deployed_keys: Mapping[str, str]) -> dict[str, str]:
+    """pool -> key, for each deployed pool whose nodes name a key the stack's data no longer has."""
+    return {pool: key for pool, key in sorted(deployed_keys.items()) if key not in desired}
+
+
+def retained_configs(desired: Mapping[str, str], deployed_keys: Mapping[str, str],
+                     previous: Mapping[str, str] | None) -> RetainedConfigs:
+    """The stack's data plus every key a deployed pool's label still names, its text from the ConfigMap data the
+    last completed update recorded (`previous`, the `CONFIG_DATA_OUTPUT` stack output).
+
+    The device plugin's config-manager (k8s-device-plugin `cmd/config-manager/main.go`, `updateConfigName`) fails
+    with "specified config <key> does not exist" when the node's label names a key the mounted ConfigMap lacks,
+    and its init container and sidecar exit on that error: a device-plugin pod (re)starting on a node of a pool
+    AKS has not relabelled yet would never come up. So the ConfigMap update, which runs before the pools' updates,
+    keeps such a key; the next run, whose read shows the pool relabelled, prunes it.
+    """
+    data = dict(desired)
+    kept, lost = [], []
+    for pool, key in keys_to_keep(desired, deployed_keys).items():
+        text = (previous or {}).get(key)
+        if isinstance(text, str):
+            data[key] = text
+            kept.append((pool, key))
+        else:
+            lost.append((pool, key))
+    return RetainedConfigs(data=data, kept=tuple(kept), lost=tuple(lost))
+
+
+def retained_config_warnings(retained: RetainedConfigs) -> list[str]:
+    warnings = [
+        f"pool {pool}: its nodes still name device-plugin config {key}, which this stack no longer has; the "
+        f"ConfigMap keeps it until AKS has relabelled the pool (the next run prunes it)"
+        for pool, key in retained.kept
+    ]
+    warnings += [
+        f"pool {pool}: its nodes name device-plugin config {key}, which this run drops from ConfigMap "
+        f"{CONFIG_MAP_NAME} and no earlier run recorded (stack output {CONFIG_DATA_OUTPUT}); a device-plugin pod "
+        f"starting there before AKS relabels the pool fails with \"specified config {key} does not exist\" until "
+        f"it is relabelled"
+        for pool, key in retained.lost
+    ]
+    return warnings

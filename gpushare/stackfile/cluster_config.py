@@ -14,8 +14,11 @@ from gpushare.stackfile.model import (
     ApiServer,
     Cluster,
     ClusterUpgrades,
+    Deployer,
+    KubernetesCredential,
     MaintenanceWindow,
     NodeOsChannel,
+    PrincipalKind,
     SystemPool,
     Tier,
     UpgradeChannel,
@@ -23,7 +26,8 @@ from gpushare.stackfile.model import (
 )
 
 CLUSTER_KEYS = ("name", "resourceGroup", "kubernetesVersion", "systemPool", "access", "tier", "upgrades", "apiServer")
-ACCESS_KEYS = ("adminGroups", "grantDeployer")
+ACCESS_KEYS = ("adminGroups", "deployers", "grantDeployer", "kubernetesCredential")
+DEPLOYER_KEYS = ("objectId", "type")
 CLUSTER_UPGRADES_KEYS = ("channel", "nodeOs", "window")
 WINDOW_KEYS = ("day", "start", "hours")
 API_SERVER_KEYS = ("authorizedIpRanges",)
@@ -115,8 +119,67 @@ def _parse_access(c: Checker, value: Any, path: str) -> Access | None:
             c.add(where, f"group {group} is listed twice")
         else:
             groups.append(group.lower())
-    grant = optional(raw, "grantDeployer", lambda v: c.boolean(v, f"{path}.grantDeployer"), True)
-    return Access(admin_groups=tuple(groups), grant_deployer=grant)
+    deployers = _parse_deployers(c, raw.get("deployers"), f"{path}.deployers")
+    grant = optional(raw, "grantDeployer", lambda v: c.boolean(v, f"{path}.grantDeployer"), False)
+    if grant:
+        # It assigned whoever ran the program: the preview identity planned a replace of it on every PR, and a
+        # deploy by another identity really replaced it, delete first (azure-native's Diff), so that run's
+        # Kubernetes calls met a 403 while the new assignment propagated.
+        c.add(f"{path}.grantDeployer",
+              "is no longer supported: it granted whoever runs the program, so each identity (you locally, CI) "
+              "replaced the last one's access; name the deploy identities instead, e.g. `deployers: [{objectId: "
+              "<id>, type: User}]` with your ID from `az ad signed-in-user show --query id -o tsv`, and for CI "
+              "`{objectId: <id>, type: ServicePrincipal}` from `az ad sp show --id <client ID> --query id -o tsv`")
+    credential = optional(raw, "kubernetesCredential",
+                          lambda v: c.choice(v, f"{path}.kubernetesCredential", KubernetesCredential),
+                          KubernetesCredential.TOKEN)
+    return Access(admin_groups=tuple(groups), deployers=deployers, kubernetes_credential=credential)
+
+
+def _parse_deployers(c: Checker, value: Any, path: str) -> tuple[Deployer, ...]:
+    if value is None:
+        return ()
+    example = "e.g. [{objectId: 0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90, type: ServicePrincipal}]"
+    if not isinstance(value, list):
+        c.add(path, f"expected a list of {{objectId, type}}, got {kind_of(value)} {show(value)}; {example}")
+        return ()
+    deployers: list[Deployer] = []
+    for i, item in enumerate(value):
+        where = f"{path}[{i}]"
+        raw = c.mapping(item, where, DEPLOYER_KEYS)
+        if raw is None:
+            continue
+        object_id = None
+        if "objectId" not in raw:
+            c.add(f"{where}.objectId", f"required: the principal's object ID; {example}")
+        elif not isinstance(raw["objectId"], str) or not GUID_RE.match(raw["objectId"]):
+            c.add(f"{where}.objectId",
+                  f"must be an Entra object ID, a GUID, got {show(raw['objectId'])}; a user's: `az ad signed-in-user "
+                  f"show --query id -o tsv`, a service principal's (not its client/app ID): `az ad sp show --id "
+                  f"<client ID> --query id -o tsv`, a group's: `az ad group show --group <name> --query id -o tsv`")
+        else:
+            object_id = raw["objectId"].lower()
+        kind = None
+        if "type" not in raw:
+            c.add(f"{where}.type", "required: ServicePrincipal (also a managed identity), User or Group; ARM refuses "
+                                   "a role assignment whose type does not match the principal (UnmatchedPrincipalType)")
+        else:
+            kind = c.choice(raw["type"], f"{where}.type", PrincipalKind)
+        if object_id and any(d.object_id == object_id for d in deployers):
+            c.add(f"{where}.objectId", f"{object_id} is listed twice")
+        elif object_id and kind:
+            deployers.append(Deployer(object_id=object_id, kind=kind))
+    return tuple(deployers)
+
+
+def access_warnings(access: Access) -> list[str]:
+    """A stack naming no deployer relies on assignments made outside it."""
+    if access.deployers:
+        return []
+    return [f"{CLUSTER_KEY}.access.deployers is empty: the program grants nobody Kubernetes access, so `pulumi up` reaches "
+            "the cluster only if the identity running it holds \"Azure Kubernetes Service RBAC Cluster Admin\" "
+            f"(or Writer) from elsewhere; list it under {CLUSTER_KEY}.access.deployers (README \"Who holds "
+            "cluster admin\")"]
 
 
 def _parse_upgrades(c: Checker, value: Any, path: str) -> ClusterUpgrades | None:

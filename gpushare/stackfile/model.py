@@ -121,14 +121,46 @@ class ClusterUpgrades:
     window: MaintenanceWindow = MaintenanceWindow()
 
 
+class PrincipalKind(str, Enum):
+    """A role assignment's `principalType`: ARM refuses one that does not match the principal
+    (`UnmatchedPrincipalType`)."""
+
+    SERVICE_PRINCIPAL = "ServicePrincipal"
+    USER = "User"
+    GROUP = "Group"
+
+
+@dataclass(frozen=True)
+class Deployer:
+    """An Entra principal that deploys the stack and so manages its Kubernetes objects."""
+
+    object_id: str
+    """Lower-case object ID (a GUID): of the user, the service principal (not its app ID) or the group."""
+    kind: PrincipalKind
+
+
+class KubernetesCredential(str, Enum):
+    """How the program's Kubernetes provider authenticates (`gpushare.kubernetes.kubeconfig`)."""
+
+    TOKEN = "token"
+    """A token fetched once when the program starts (no binary needed); lives 60-90 minutes."""
+    KUBELOGIN_AZURECLI = "kubelogin-azurecli"
+    """kubelogin asks the az CLI for a new token whenever the last one expires."""
+    KUBELOGIN_WORKLOADIDENTITY = "kubelogin-workloadidentity"
+    """kubelogin exchanges a federated token file (AZURE_FEDERATED_TOKEN_FILE) whenever the last token expires."""
+
+
 @dataclass(frozen=True)
 class Access:
-    """Who gets "Azure Kubernetes Service RBAC Cluster Admin" on the cluster (Entra ID with Azure RBAC)."""
+    """Who gets "Azure Kubernetes Service RBAC Cluster Admin" on the cluster (Entra ID with Azure RBAC), and how the
+    program itself authenticates to the Kubernetes API."""
 
     admin_groups: tuple[str, ...] = ()
     """Entra group object IDs, assigned on the cluster."""
-    grant_deployer: bool = True
-    """Assign the identity running Pulumi at the resource group, so the program can reach the Kubernetes API."""
+    deployers: tuple[Deployer, ...] = ()
+    """The identities that run the program, assigned at the resource group so the program can reach the Kubernetes
+    API. Named in the stack, never read from whoever runs it: every run plans the same assignments."""
+    kubernetes_credential: KubernetesCredential = KubernetesCredential.TOKEN
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpushare.sharing.autoscaling import scale_from_zero_problem
 from gpushare.stackfile import catalog
 from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, kind_of, optional, show
 from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
@@ -232,8 +231,6 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
         count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
         autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate, upgrade=upgrade,
     )
-    if problem := scale_from_zero_problem(pool, operator.mig_strategy):
-        c.add(f"{path}.autoscale.min", problem)
     return pool if name is not None else None
 
 

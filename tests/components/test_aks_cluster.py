@@ -6,16 +6,18 @@ import uuid
 
 import pytest
 
-from gpushare.azure.cluster_baseline import cluster_scope, resource_group_scope, role_assignment_name
+from gpushare.azure.cluster_baseline import resource_group_scope, role_assignment_name
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
-from gpushare.render.mock_engine import MOCK_DEPLOYER_OBJECT_ID, MOCK_SUBSCRIPTION, GpushareMocks, mock_jwt, run_pulumi
+from gpushare.render.mock_engine import MOCK_DEPLOYER_OBJECT_ID, MOCK_SUBSCRIPTION, run_pulumi
 from gpushare.stackfile.model import (
     Access,
     ApiServer,
     Cluster,
     ClusterUpgrades,
+    Deployer,
     MaintenanceWindow,
     NodeOsChannel,
+    PrincipalKind,
     SystemPool,
     Tier,
     UpgradeChannel,
@@ -114,47 +116,59 @@ def test_a_channel_that_upgrades_nothing_gets_no_window(upgrades, schedules):
     assert {r.inputs["configName"] for r in recording.by_type(MAINTENANCE)} == schedules
 
 
-def test_deployer_is_cluster_admin_on_the_resource_group_right_after_it():
-    recording = deploy()
-    (deployer,) = [r for r in recording.by_type(ROLE_ASSIGNMENT) if r.name == "cluster-deployer-admin"]
-    inputs = deployer.inputs
-    assert inputs["principalId"] == MOCK_DEPLOYER_OBJECT_ID
-    assert inputs["roleDefinitionId"] == CLUSTER_ADMIN_ROLE
-    # The mocked resource group's ARM ID: the assignment's scope comes from the resource group, not the cluster.
-    assert inputs["scope"] == f"/subscriptions/{MOCK_SUBSCRIPTION}/mock/ResourceGroup/contoso-rg"
-    assert deployer.depends_on == ["cluster-rg"]
-    assert inputs["principalType"] == "User"  # the mocked token is a person's (az login)
-    name = inputs["roleAssignmentName"]
-    assert uuid.UUID(name).version == 5
-    assert name == role_assignment_name(resource_group_scope(MOCK_SUBSCRIPTION, "contoso-rg"), MOCK_DEPLOYER_OBJECT_ID)
-    assert deploy().get(ROLE_ASSIGNMENT, "cluster-deployer-admin").inputs["roleAssignmentName"] == name
+CI_SP = "3f9a1c2e-6b4d-4e7a-9d1f-8c2b5a7e0d13"
+DEPLOYERS = Access(deployers=(Deployer(MOCK_DEPLOYER_OBJECT_ID, PrincipalKind.USER),
+                              Deployer(CI_SP, PrincipalKind.SERVICE_PRINCIPAL)))
+RG_ID = f"/subscriptions/{MOCK_SUBSCRIPTION}/mock/ResourceGroup/contoso-rg"
+"""The mocked resource group's ARM ID."""
 
 
-def test_a_service_principal_deployer_is_assigned_as_one(monkeypatch):
-    """ARM refuses `principalType: User` for a service principal (UnmatchedPrincipalType), CI's usual identity."""
-    monkeypatch.setattr(GpushareMocks, "client_token", mock_jwt({"oid": MOCK_DEPLOYER_OBJECT_ID, "idtyp": "app",
-                                                                 "roles": []}))
-    deployer = deploy().get(ROLE_ASSIGNMENT, "cluster-deployer-admin")
-    assert deployer.inputs["principalType"] == "ServicePrincipal"
-    assert "principalType" not in deployer.secret_inputs
+def test_each_deployer_is_cluster_admin_on_the_resource_group_right_after_it():
+    recording = deploy(with_cluster(access=DEPLOYERS))
+    assignments = {r.name: r for r in recording.by_type(ROLE_ASSIGNMENT)}
+    assert sorted(assignments) == sorted([f"cluster-deployer-{MOCK_DEPLOYER_OBJECT_ID}", f"cluster-deployer-{CI_SP}"])
+    for object_id, kind in ((MOCK_DEPLOYER_OBJECT_ID, "User"), (CI_SP, "ServicePrincipal")):
+        deployer = assignments[f"cluster-deployer-{object_id}"]
+        inputs = deployer.inputs
+        assert inputs["principalId"] == object_id
+        assert inputs["principalType"] == kind  # ARM refuses a type that does not match (UnmatchedPrincipalType)
+        assert inputs["roleDefinitionId"] == CLUSTER_ADMIN_ROLE
+        assert inputs["scope"] == RG_ID  # the resource group, so it propagates while AKS builds the cluster
+        assert deployer.depends_on == ["cluster-rg"]
+        assert uuid.UUID(inputs["roleAssignmentName"]).version == 5
+        assert inputs["roleAssignmentName"] == role_assignment_name(RG_ID, object_id)
+    assert "azure-native:authorization:getClientConfig" not in recording.invokes
+    assert "azure-native:authorization:getClientToken" not in recording.invokes
+
+
+def test_the_first_deployer_takes_over_the_assignment_grant_deployer_made():
+    """Same scope and principal as `grantDeployer`'s `cluster-deployer-admin`, so the same ARM name: the alias
+    makes it that resource, not a second one whose create fails and whose predecessor's delete removes access."""
+    recording = deploy(with_cluster(access=DEPLOYERS))
+    first = recording.get(ROLE_ASSIGNMENT, f"cluster-deployer-{MOCK_DEPLOYER_OBJECT_ID}")
+    assert [a.get("name") for a in first.aliases if a.get("name")] == ["cluster-deployer-admin"]
+    assert first.inputs["roleAssignmentName"] == role_assignment_name(
+        resource_group_scope(MOCK_SUBSCRIPTION, "contoso-rg").replace("resourceGroups", "mock/ResourceGroup"),
+        MOCK_DEPLOYER_OBJECT_ID)
+    assert not [a for a in recording.get(ROLE_ASSIGNMENT, f"cluster-deployer-{CI_SP}").aliases if a.get("name")]
 
 
 def test_admin_groups_are_cluster_admins_on_the_cluster():
     recording = deploy(with_cluster(access=Access(admin_groups=(GROUP_A, GROUP_B))))
     groups = [r for r in recording.by_type(ROLE_ASSIGNMENT) if r.name.startswith("cluster-admins-")]
     assert sorted(g.inputs["principalId"] for g in groups) == sorted([GROUP_A, GROUP_B])  # registered concurrently
-    scope = cluster_scope(MOCK_SUBSCRIPTION, "contoso-rg", "contoso-prod")
+    scope = f"/subscriptions/{MOCK_SUBSCRIPTION}/mock/ManagedCluster/contoso-prod"
     for group in groups:
         assert group.inputs["principalType"] == "Group"
         assert group.inputs["roleDefinitionId"] == CLUSTER_ADMIN_ROLE
-        assert group.inputs["scope"] == f"/subscriptions/{MOCK_SUBSCRIPTION}/mock/ManagedCluster/contoso-prod"
+        assert group.inputs["scope"] == scope
         assert "cluster-aks" in group.depends_on
         assert group.inputs["roleAssignmentName"] == role_assignment_name(scope, group.inputs["principalId"])
     assert len({g.inputs["roleAssignmentName"] for g in groups}) == 2
 
 
-def test_grant_deployer_false_creates_no_deployer_assignment():
-    recording = deploy(with_cluster(access=Access(grant_deployer=False)))
+def test_no_deployers_creates_no_deployer_assignment():
+    recording = deploy()
     assert recording.by_type(ROLE_ASSIGNMENT) == []
     assert "azure-native:authorization:getClientToken" not in recording.invokes
 

@@ -18,7 +18,7 @@ from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.render.mock_engine import Recording, run_pulumi
 from gpushare.sharing.node_labels import pool_node_labels
 from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import GPU_TAINT, Autoscale, DriverOwner, StackConfig
+from gpushare.stackfile.model import GPU_TAINT, Access, Autoscale, Deployer, DriverOwner, PrincipalKind, StackConfig
 from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
 
 PROVIDER = "pulumi:providers:kubernetes"
@@ -27,18 +27,21 @@ CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden" / "device_plugin"
+DEPLOYER = "5c0f3e2a-8b71-4d9e-a6c4-2f1b7e9d3a58"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
 
 
 def deploy(config: StackConfig) -> Recording:
     """The stack as the program wires it: cluster, chained GPU pools, and the operator from the cluster's kubeconfig."""
+    deployed_by = dataclasses.replace(config.cluster, access=Access(deployers=(Deployer(DEPLOYER, PrincipalKind.USER),)))
+
     def program():
-        cluster = AksCluster("cluster", AksClusterArgs(cluster=config.cluster, location=config.location))
+        cluster = AksCluster("cluster", AksClusterArgs(cluster=deployed_by, location=config.location))
         access = ClusterAccess("cluster-access", ClusterAccessArgs(
             resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
             cluster_id=cluster.resource_id))
         operator = GpuOperator("gpu-operator", GpuOperatorArgs(
-            stack=config, provider=access.provider, depends_on=[cluster.deployer_access]))
+            stack=config, provider=access.provider, depends_on=cluster.deployer_access))
         previous = None
         for gpu_pool in config.pools:
             node_pool = GpuNodePool(gpu_pool.name, GpuNodePoolArgs(
@@ -217,7 +220,7 @@ def test_every_kubernetes_object_waits_for_the_deployers_role_assignment(recordi
     in_cluster = [r for r in recording.resources if r.custom and r.type.startswith("kubernetes:")]
     assert {r.type for r in in_cluster} == {NAMESPACE, CONFIG_MAP, RELEASE}
     for resource in in_cluster:
-        assert "cluster-deployer-admin" in resource.depends_on, resource.name
+        assert f"cluster-deployer-{DEPLOYER}" in resource.depends_on, resource.name
 
 
 def test_children_and_outputs(recordings):

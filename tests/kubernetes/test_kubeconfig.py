@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from gpushare.errors import GpushareError
-from gpushare.kubernetes.kubeconfig import KubeconfigError, decode_kubeconfig, principal_type, token_kubeconfig
+from gpushare.kubernetes.kubeconfig import KubeconfigError, decode_kubeconfig, exec_kubeconfig, token_kubeconfig
 from gpushare.render.mock_engine import MOCK_KUBECONFIG, mock_jwt
 
 ENCODED = base64.b64encode(MOCK_KUBECONFIG.encode()).decode()
@@ -65,17 +65,18 @@ def test_malformed_credentials_are_a_clear_error(encoded, words):
     assert isinstance(raised.value, GpushareError)
 
 
-@pytest.mark.parametrize(("claims", "expected"), [
-    ({"idtyp": "user", "scp": "user.read", "upn": "ana@contoso.example"}, "User"),
-    ({"idtyp": "app", "roles": ["x"]}, "ServicePrincipal"),
-    ({"scp": "user.read"}, "User"),  # no idtyp claim: delegated scopes mean a signed-in user
-    ({"oid": "x"}, "ServicePrincipal"),  # neither: an app-only token
-], ids=["user", "app", "user-without-idtyp", "app-without-idtyp"])
-def test_principal_type_comes_from_the_token(claims, expected):
-    assert principal_type(mock_jwt(claims)) == expected
-
-
-@pytest.mark.parametrize("token", ["opaque", "a.!!!.c", f"a.{base64.urlsafe_b64encode(b'[1]').decode()}.c"])
-def test_unreadable_token_is_a_clear_error(token):
-    with pytest.raises(KubeconfigError, match="Entra token"):
-        principal_type(token)
+@pytest.mark.parametrize("login", ["azurecli", "workloadidentity"])
+def test_an_exec_kubeconfig_runs_kubelogin_for_aks_and_stores_no_credential(login):
+    before = yaml.safe_load(MOCK_KUBECONFIG)
+    after = yaml.safe_load(exec_kubeconfig(ENCODED, login))
+    (user,) = after["users"]
+    assert user["name"] == before["users"][0]["name"]
+    assert set(user["user"]) == {"exec"}
+    stanza = user["user"]["exec"]
+    assert stanza["command"] == "kubelogin"
+    assert stanza["apiVersion"] == "client.authentication.k8s.io/v1beta1"
+    # The mocked AKS stanza logs in by device code with a client and tenant ID: neither survives.
+    assert stanza["args"] == ["get-token", "--login", login, "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630",
+                              "--environment", "AzurePublicCloud"]
+    assert after["clusters"] == before["clusters"]  # the provider is updated, never replaced
+    assert (after["contexts"], after["current-context"]) == (before["contexts"], before["current-context"])

@@ -81,9 +81,13 @@ def test_edited_prod_stack(plans, tmp_path, capsys):
     text = capsys.readouterr().out
     table = rows(text)
     # gpuInstanceProfile is create-only: a replace. 8 x A100 40GB, strategy mixed.
-    # Dropping the tenant that had a100mig to itself also lifts its dedicated-pool taint.
+    # Dropping the tenant that had a100mig to itself also lifts its dedicated-pool taint; the autoscaler's
+    # node-template tags follow the new MIG resource.
+    tag = "k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_mig"
     assert table["a100mig"] == ["**replace**", "`gpuInstanceProfile: MIG1g -> MIG3g`<br>"
-                                "`nodeTaints[1]: gpushare.io/tenant=nlp:NoSchedule -> (none)`",
+                                "`nodeTaints[1]: gpushare.io/tenant=nlp:NoSchedule -> (none)`<br>"
+                                f"`tags[\"{tag}-1g.5gb\"]: 56 -> (none)`<br>"
+                                f"`tags[\"{tag}-3g.20gb\"]: (none) -> 16`",
                                 "nvidia.com/mig-1g.5gb -> nvidia.com/mig-3g.20gb", "56 -> 16", "1-2",
                                 "56-112 -> 16-32"]
     assert table["h100mig"] == ["**delete**", "pool removed", "nvidia.com/mig-3g.47gb.shared -> -", "4 -> -",

@@ -141,7 +141,7 @@ def test_resources_are_listed_after_what_they_wait_for(capsys):
     # (Tenants' objects, which wait only for the provider, are checked in test_tenants_in_program.py.)
     cluster_and_pools = [r for r in resources if not r["name"].startswith(("tenant-", "shared-gpu-pools"))]
     assert [r["name"] for r in cluster_and_pools] == [
-        "cluster-rg", "cluster-aks", "cluster-deployer-admin", "cluster-node-os-window", "cluster-upgrade-window",
+        "cluster-rg", "cluster-aks", "cluster-node-os-window", "cluster-upgrade-window",
         "cluster-access-provider", "gpu-operator-namespace", "gpu-operator-configmap",
         "a100mig-agentpool", "h100mig-agentpool", "t4batch-agentpool", "gpu-operator-release"]
     release = cluster_and_pools[-1]
@@ -162,12 +162,13 @@ def test_program_reads_config_the_way_the_pulumi_cli_passes_it(monkeypatch):
     assert cluster.inputs["dnsPrefix"] == "contoso-prod"
 
 
-def test_plan_warns_that_the_autoscaler_over_provisions_shared_pools(capsys):
-    """From the real program: t4batch offers 32 x nvidia.com/gpu per node, the autoscaler counts 4."""
-    warnings = plan_json("prod", capsys)["warnings"]
-    assert any(w.startswith("pool t4batch: autoscaled, and each node offers 32 x nvidia.com/gpu") and
-               "4 x nvidia.com/gpu" in w for w in warnings), warnings
-    assert not any(w.startswith("pool h100mig: autoscaled") for w in warnings)  # fixed count: no autoscaler
+def test_the_autoscaled_shared_pool_tells_the_autoscaler_its_real_per_node_count(capsys):
+    """From the real program: t4batch offers 32 x nvidia.com/gpu per node while its SKU has 4 GPUs; the scale-set
+    tag gives the autoscaler's empty-pool template the 32, so there is no over-provisioning warning."""
+    plan = plan_json("prod", capsys)
+    (t4batch,) = [r for r in plan["resources"] if r["name"] == "t4batch-agentpool"]
+    assert t4batch["inputs"]["tags"] == {"k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu": "32"}
+    assert not any("cluster autoscaler models a new" in w for w in plan["warnings"]), plan["warnings"]
 
 
 @pytest.mark.parametrize("stack", sorted(EXPECTED))

@@ -1,4 +1,5 @@
-"""Autoscaled GPU pools against the cluster autoscaler's Azure node template (only `nvidia.com/gpu` = physical GPUs)."""
+"""Autoscaled GPU pools against the cluster autoscaler's Azure node template: the scale-set tags that tell it what
+an empty pool's nodes advertise, so `autoscale.min: 0` works for every sharing mode."""
 
 from __future__ import annotations
 
@@ -6,16 +7,23 @@ from typing import Any
 
 import pytest
 
-from gpushare.errors import ConfigError
-from gpushare.sharing.autoscaling import overscale_warning
+from gpushare.render.mock_engine import run_program
+from gpushare.sharing.autoscaling import (
+    TagConflictError,
+    autoscaler_tags,
+    merge_pool_tags,
+    resource_tag_name,
+)
 from gpushare.sharing.capacity import pool_capacity
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.config import parse_config
-from gpushare.stackfile.model import Autoscale, MigStrategy
-from tests.builders import T4, pool, time_slicing
+from gpushare.stackfile.config import encode_engine_config, parse_config
+from gpushare.stackfile.model import MigStrategy
 
 SOURCE = "stacks/Pulumi.test.yaml"
+T4 = "Standard_NC4as_T4_v3"
 A100 = "Standard_ND96asr_v4"
+H100 = "Standard_ND96isr_H100_v5"
+PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
+AGENT_POOL = "azure-native:containerservice:AgentPool"
 
 
 def raw_with(pool_entry: dict[str, Any], mig_strategy: str = "single") -> dict[str, Any]:
@@ -27,77 +35,68 @@ def raw_with(pool_entry: dict[str, Any], mig_strategy: str = "single") -> dict[s
     }
 
 
-def problems(raw: dict[str, Any]) -> dict[str, str]:
-    with pytest.raises(ConfigError) as raised:
-        parse_config(raw, source=SOURCE, stack="test")
-    assert str(raised.value).startswith(SOURCE)
-    return {p.path: p.message for p in raised.value.problems}
+def decode(tag_name: str) -> str:
+    """cluster-autoscaler's `extractAllocatableResourcesFromScaleSet` (azure_template.go), transcribed."""
+    name = tag_name.split(PREFIX)[1]
+    return name.replace("_", "/").replace("~2", "/")
 
 
-@pytest.mark.parametrize(
-    ("entry", "strategy", "resource", "ways_out"),
-    [
-        ({"vmSize": T4, "sharing": {"strategy": "time-slicing", "replicas": 4}}, "single",
-         "nvidia.com/gpu.shared", ["`min: 1`", "`renameByDefault: false`"]),
-        ({"vmSize": T4, "sharing": {"strategy": "mps", "replicas": 4}}, "single",
-         "nvidia.com/gpu.shared", ["`min: 1`", "`renameByDefault: false`"]),
-        ({"vmSize": A100, "mig": "MIG1g"}, "mixed",
-         "nvidia.com/mig-1g.5gb", ["`min: 1`", "`gpushare:operator.migStrategy: single`"]),
-        ({"vmSize": A100, "mig": "MIG1g", "sharing": {"strategy": "time-slicing", "replicas": 2}}, "mixed",
-         "nvidia.com/mig-1g.5gb.shared",
-         ["`min: 1`", "`renameByDefault: false` in its `sharing` and `gpushare:operator.migStrategy: single`"]),
-    ],
-    ids=["time-slicing-renamed", "mps-renamed", "mig-mixed", "mig-mixed-time-slicing"],
-)
-def test_min_0_is_refused_for_a_pool_not_advertising_nvidia_gpu(entry, strategy, resource, ways_out):
-    found = problems(raw_with({**entry, "autoscale": {"min": 0, "max": 3}}, strategy))
-    assert list(found) == ["gpushare:pools[0].autoscale.min"]
-    message = found["gpushare:pools[0].autoscale.min"]
-    for words in ("got 0", resource, "nvidia.com/gpu: ", "never scales the pool up from 0", "allowed: 1 or more",
-                  *ways_out):
-        assert words in message, (words, message)
+@pytest.mark.parametrize("resource", ["nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-3g.40gb",
+                                      "nvidia.com/mig-1g.10gb.shared"])
+def test_a_resource_tag_decodes_to_the_resource_as_the_autoscaler_reads_it(resource):
+    name = resource_tag_name(resource)
+    assert name.startswith(PREFIX) and "/" not in name
+    assert decode(name) == resource
 
 
-@pytest.mark.parametrize(
-    ("entry", "strategy"),
-    [
-        ({"vmSize": T4}, "single"),
-        ({"vmSize": T4, "sharing": {"strategy": "time-slicing", "replicas": 4, "renameByDefault": False}}, "single"),
-        ({"vmSize": A100, "mig": "MIG1g"}, "single"),
-        ({"vmSize": T4, "sharing": {"strategy": "time-slicing", "replicas": 4}, "autoscale": {"min": 1, "max": 3}},
-         "single"),
-    ],
-    ids=["whole-gpu", "not-renamed", "mig-single", "min-1"],
-)
-def test_autoscale_is_accepted_when_pods_ask_for_nvidia_gpu_or_min_is_1(entry, strategy):
-    config = parse_config(raw_with({"autoscale": {"min": 0, "max": 3}, **entry}, strategy), source=SOURCE,
-                          stack="test")
-    assert config.pools[0].autoscale is not None
+def test_a_resource_name_with_an_underscore_has_no_tag():
+    with pytest.raises(ValueError, match="decodes every `_`"):
+        resource_tag_name("example.com/fpga_u250")
 
 
-def test_the_check_runs_even_when_the_pool_name_is_bad():
-    """Every problem at once: a bad name does not hide the autoscale one."""
-    raw = raw_with({"vmSize": T4, "sharing": {"strategy": "mps", "replicas": 2}, "autoscale": {"min": 0, "max": 2}})
-    raw["gpushare:pools"][0]["name"] = "Bad_Name"
-    assert set(problems(raw)) == {"gpushare:pools[0].name", "gpushare:pools[0].autoscale.min"}
+ENTRIES = {
+    # 8 A100s x 7 MIG 1g slices under `single`: all advertised as nvidia.com/gpu, 56 per node (the SKU says 8).
+    "mig-single": ({"vmSize": A100, "mig": "MIG1g"}, "single", {"nvidia.com/gpu": "56"}),
+    "mig-mixed": ({"vmSize": H100, "mig": "MIG3g"}, "mixed",
+                  {"nvidia.com/mig-3g.40gb": "16", "nvidia.com/gpu": "0"}),
+    "time-slicing-renamed": ({"vmSize": "Standard_NC64as_T4_v3", "sharing": {"strategy": "time-slicing",
+                                                                            "replicas": 3}}, "single",
+                             {"nvidia.com/gpu.shared": "12", "nvidia.com/gpu": "0"}),
+    "mps-not-renamed": ({"vmSize": T4, "sharing": {"strategy": "mps", "replicas": 4, "renameByDefault": False}},
+                        "single", {"nvidia.com/gpu": "4"}),
+    "whole-gpu": ({"vmSize": T4}, "single", {"nvidia.com/gpu": "1"}),
+}
 
 
-@pytest.mark.parametrize(
-    ("gpu_pool", "strategy", "warns"),
-    [
-        (pool("t4", T4, sharing=time_slicing(4, rename_by_default=False), count=None, autoscale=Autoscale(0, 3)),
-         MigStrategy.SINGLE, "4 x nvidia.com/gpu while the cluster autoscaler models a new Standard_NC4as_T4_v3 "
-                             "node with 1 x nvidia.com/gpu"),
-        (pool("a100", A100, mig=MigProfile.MIG1G, count=None, autoscale=Autoscale(1, 2)), MigStrategy.SINGLE,
-         "56 x nvidia.com/gpu while the cluster autoscaler models a new Standard_ND96asr_v4 node with 8 x"),
-        (pool("a100", A100, count=None, autoscale=Autoscale(0, 2)), MigStrategy.SINGLE, None),
-        (pool("t4", T4, sharing=time_slicing(4), count=2), MigStrategy.SINGLE, None),
-    ],
-    ids=["time-slicing-autoscaled", "mig-autoscaled", "whole-gpu-autoscaled", "fixed-count"],
-)
-def test_autoscaled_pools_offering_more_than_physical_gpus_warn(gpu_pool, strategy, warns):
-    warning = overscale_warning(gpu_pool, pool_capacity(gpu_pool, strategy))
-    if warns is None:
-        assert warning is None
-    else:
-        assert warning is not None and warns in warning and "more nodes than the pending pods need" in warning
+@pytest.mark.parametrize(("entry", "strategy", "advertised"), ENTRIES.values(), ids=ENTRIES.keys())
+def test_min_0_is_accepted_and_the_pool_tells_the_autoscaler_what_each_node_advertises(entry, strategy, advertised):
+    """Through the real program: every sharing mode may scale from 0, and its AgentPool carries one tag per resource
+    with the per-node count a real node of the pool reports."""
+    raw = raw_with({**entry, "autoscale": {"min": 0, "max": 3}}, strategy)
+    config = parse_config(raw, source=SOURCE, stack="test")
+    assert config.pools[0].autoscale.min == 0
+    recording = run_program("test", encode_engine_config(raw))
+    (agent_pool,) = recording.by_type(AGENT_POOL)
+    tags = agent_pool.inputs["tags"]
+    assert {decode(name): value for name, value in tags.items()} == advertised
+    assert not any("cluster autoscaler models a new" in w for w in recording.warnings), recording.warnings
+
+
+def test_the_tags_follow_the_capacity_the_plan_reports():
+    raw = raw_with({"vmSize": A100, "mig": "MIG2g", "sharing": {"strategy": "time-slicing", "replicas": 2}},
+                   "mixed")
+    pool = parse_config(raw, source=SOURCE, stack="test").pools[0]
+    capacity = pool_capacity(pool, MigStrategy.MIXED)
+    assert autoscaler_tags(capacity) == {
+        f"{PREFIX}nvidia.com_gpu": "0",
+        f"{PREFIX}nvidia.com_mig-2g.10gb.shared": str(capacity.per_node),
+    }
+
+
+def test_a_users_tag_merges_and_one_with_gpushares_name_is_an_error():
+    ours = {f"{PREFIX}nvidia.com_gpu": "4"}
+    assert merge_pool_tags("t4", ours, {"costCenter": "42"}) == {"costCenter": "42", **ours}
+    with pytest.raises(TagConflictError) as raised:
+        merge_pool_tags("t4", ours, {f"{PREFIX}NVIDIA.com_gpu": "1", "team": "a"})
+    message = str(raised.value)
+    assert "pool t4" in message and f"{PREFIX}NVIDIA.com_gpu" in message and "set by gpushare" in message

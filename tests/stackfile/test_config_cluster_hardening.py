@@ -11,8 +11,11 @@ from gpushare.stackfile.model import (
     Access,
     ApiServer,
     ClusterUpgrades,
+    Deployer,
+    KubernetesCredential,
     MaintenanceWindow,
     NodeOsChannel,
+    PrincipalKind,
     Tier,
     UpgradeChannel,
     WeekDay,
@@ -26,7 +29,7 @@ OTHER_GROUP = "7d2f4a10-93c1-4b6e-8f0a-1c5e9b3d2a64"
 
 def test_defaults_are_the_hardened_baseline():
     hardened = parse(valid_raw()).cluster
-    assert hardened.access == Access(admin_groups=(), grant_deployer=True)
+    assert hardened.access == Access(admin_groups=(), deployers=(), kubernetes_credential=KubernetesCredential.TOKEN)
     assert hardened.tier is Tier.STANDARD
     assert hardened.upgrades == ClusterUpgrades(
         channel=UpgradeChannel.PATCH, node_os=NodeOsChannel.NODE_IMAGE,
@@ -36,13 +39,19 @@ def test_defaults_are_the_hardened_baseline():
 
 def test_every_setting_is_read():
     got = parse(raw_with(cluster(
-        access={"adminGroups": [GROUP, OTHER_GROUP.upper()], "grantDeployer": False},
+        access={"adminGroups": [GROUP, OTHER_GROUP.upper()], "grantDeployer": False,
+                "deployers": [{"objectId": OTHER_GROUP.upper(), "type": "ServicePrincipal"},
+                              {"objectId": GROUP, "type": "Group"}],
+                "kubernetesCredential": "kubelogin-azurecli"},
         tier="Free",
         upgrades={"channel": "stable", "nodeOs": "SecurityPatch",
                   "window": {"day": "Saturday", "start": "22:30", "hours": 8}},
         apiServer={"authorizedIpRanges": ["203.0.113.0/24", "198.51.100.7/32"]},
     ))).cluster
-    assert got.access == Access(admin_groups=(GROUP, OTHER_GROUP), grant_deployer=False)
+    assert got.access == Access(
+        admin_groups=(GROUP, OTHER_GROUP),
+        deployers=(Deployer(OTHER_GROUP, PrincipalKind.SERVICE_PRINCIPAL), Deployer(GROUP, PrincipalKind.GROUP)),
+        kubernetes_credential=KubernetesCredential.KUBELOGIN_AZURECLI)
     assert got.tier is Tier.FREE
     assert got.upgrades == ClusterUpgrades(UpgradeChannel.STABLE, NodeOsChannel.SECURITY_PATCH,
                                     MaintenanceWindow(WeekDay.SATURDAY, "22:30", 8))
@@ -79,6 +88,22 @@ REJECTED: list[tuple[str, dict[str, Any], list[tuple[str, tuple[str, ...]]]]] = 
     ("groups_not_a_list", {"access": {"adminGroups": GROUP}}, [(f"{C}.access.adminGroups", ("a list", GROUP))]),
     ("grant_deployer_not_bool", {"access": {"grantDeployer": "yes"}},
      [(f"{C}.access.grantDeployer", ("true or false", "'yes'"))]),
+    ("grant_deployer_true", {"access": {"grantDeployer": True}},
+     [(f"{C}.access.grantDeployer", ("no longer supported", "whoever runs the program", "deployers:",
+                                     "az ad signed-in-user show --query id -o tsv",
+                                     "az ad sp show --id <client ID> --query id -o tsv"))]),
+    ("deployer_app_name", {"access": {"deployers": [{"objectId": "ci-deployer", "type": "ServicePrincipal"}]}},
+     [(f"{C}.access.deployers[0].objectId", ("'ci-deployer'", "GUID", "az ad sp show"))]),
+    ("deployer_without_type", {"access": {"deployers": [{"objectId": GROUP}]}},
+     [(f"{C}.access.deployers[0].type", ("required", "ServicePrincipal", "UnmatchedPrincipalType"))]),
+    ("deployer_bad_type", {"access": {"deployers": [{"objectId": GROUP, "type": "ManagedIdentity"}]}},
+     [(f"{C}.access.deployers[0].type", ("'ManagedIdentity'", "allowed: ServicePrincipal, User, Group"))]),
+    ("deployer_twice", {"access": {"deployers": [{"objectId": GROUP, "type": "User"},
+                                                 {"objectId": GROUP.upper(), "type": "User"}]}},
+     [(f"{C}.access.deployers[1].objectId", ("listed twice",))]),
+    ("deployers_not_a_list", {"access": {"deployers": GROUP}}, [(f"{C}.access.deployers", ("a list", "objectId"))]),
+    ("credential_unknown", {"access": {"kubernetesCredential": "kubelogin"}},
+     [(f"{C}.access.kubernetesCredential", ("'kubelogin'", "token, kubelogin-azurecli, kubelogin-workloadidentity"))]),
     ("access_unknown_key", {"access": {"admins": [GROUP]}},
      [(f"{C}.access.admins", ("unknown key", "adminGroups"))]),
     ("tier_unknown", {"tier": "Premium"}, [(f"{C}.tier", ("'Premium'", "allowed: Standard, Free"))]),
