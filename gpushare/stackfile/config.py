@@ -13,7 +13,8 @@ from typing import Any
 
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.stackfile.checks import Checker, did_you_mean, optional
-from gpushare.stackfile.cluster_config import parse_cluster
+from gpushare.stackfile.cluster_config import CLUSTER_FIELD, parse_cluster
+from gpushare.stackfile.declarations import Section
 from gpushare.stackfile.files import StackFile, read_stack_file, stack_name_for
 from gpushare.stackfile.keys import (
     CLUSTER_KEY,
@@ -23,17 +24,17 @@ from gpushare.stackfile.keys import (
     OPERATOR_KEY,
     POOLS_KEY,
     PREFLIGHT_KEY,
-    PROJECT_KEYS,
     TENANTS_KEY,
 )
-from gpushare.stackfile.model import (
-    GuardMode,
-    PreflightMode,
-    StackConfig,
-)
-from gpushare.stackfile.operator_config import parse_operator
-from gpushare.stackfile.pool_config import parse_pools
+from gpushare.stackfile.model import StackConfig
+from gpushare.stackfile.operator_config import OPERATOR_FIELD, parse_operator
+from gpushare.stackfile.pool_config import POOLS_FIELD, parse_pools
 from gpushare.stackfile.stack_settings import (
+    ENVIRONMENT,
+    GUARD,
+    LOCATION,
+    PREFLIGHT,
+    SUBSCRIPTION,
     check_region_cloud,
     closest_namespaced_key,
     parse_azure,
@@ -41,7 +42,13 @@ from gpushare.stackfile.stack_settings import (
     parse_location,
     parse_preflight_mode,
 )
-from gpushare.stackfile.tenant_config import parse_tenants
+from gpushare.stackfile.tenant_config import TENANTS_FIELD, parse_tenants
+
+CONFIG = Section((LOCATION, SUBSCRIPTION, ENVIRONMENT, CLUSTER_FIELD, OPERATOR_FIELD, POOLS_FIELD, GUARD, PREFLIGHT,
+                  TENANTS_FIELD), closed=False)
+"""A stack file's `config:`: the keys gpushare reads. Other providers' keys (`<namespace>:<key>`) are left alone;
+a `gpushare:` key not declared here is refused."""
+GPUSHARE_KEYS = tuple(key for key in CONFIG.keys if key.startswith(f"{NS}:"))
 
 
 def parse_config(raw: dict[str, Any], *, source: str, stack: str,
@@ -56,8 +63,8 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     for key, value in raw.items():
         if ":" not in key:
             c.add(key, f"config keys need a namespace{closest_namespaced_key(key)}")
-        elif key.startswith(f"{NS}:") and key not in PROJECT_KEYS:
-            c.add(key, f"unknown key{did_you_mean(key, PROJECT_KEYS)}; allowed: {', '.join(PROJECT_KEYS)}")
+        elif key.startswith(f"{NS}:") and key not in GPUSHARE_KEYS:
+            c.add(key, f"unknown key{did_you_mean(key, GPUSHARE_KEYS)}; allowed: {', '.join(GPUSHARE_KEYS)}")
         elif key.startswith(f"{NS}:") and isinstance(value, dict) and set(value) == {"secure"}:
             c.add(key, "must not be a secret: gpushare settings are shown in plans and previews")
             secret_keys.add(key)
@@ -66,10 +73,10 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     cluster = parse_cluster(c, raw.get(CLUSTER_KEY))
     operator = parse_operator(c, raw.get(OPERATOR_KEY))
     pools = parse_pools(c, raw.get(POOLS_KEY), operator)
-    guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GuardMode.STRICT)
+    guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GUARD.default)
     tenants = optional(raw, TENANTS_KEY,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())
-    preflight = optional(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PreflightMode.STRICT)
+    preflight = optional(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PREFLIGHT.default)
     azure = parse_azure(c, raw)
     check_region_cloud(c, location, azure.environment, ENVIRONMENT_KEY in raw)
     # A secret section is reported once above; what parsing its ciphertext found would point at the wrong fix.
