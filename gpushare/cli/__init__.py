@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from gpushare.cli import compare, plan, preflight, report, stacks, verify
+from gpushare.cli import compare, plan, preflight, report, schema, stacks, verify
 from gpushare.errors import GpushareError
 
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(commands)
     stacks.add_parser(commands)
     verify.add_parser(commands)
+    schema.add_parser(commands)
     return parser
 
 

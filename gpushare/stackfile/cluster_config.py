@@ -56,7 +56,7 @@ WINDOW = Section((
           enum=WeekDay),
     Field("start", STRING, "When the window opens, \"HH:MM\" UTC (quoted: YAML reads an unquoted 02:00 as a "
                            "number).",
-          default=MaintenanceWindow().start, pattern=WINDOW_START_RE,
+          default=MaintenanceWindow().start, pattern=WINDOW_START_RE, empty_is_default=False,
           rule="must be a UTC time \"HH:MM\" from \"00:00\" to \"23:59\""),
     Field("hours", INTEGER, "How long the window lasts.", default=MaintenanceWindow().hours,
           minimum=MIN_WINDOW_HOURS, maximum=MAX_WINDOW_HOURS, why=" (AKS maintenance windows last 4 to 24 hours)"),

@@ -50,6 +50,13 @@ class Field:
     """An ARRAY whose items may not repeat (the validator reports "listed twice")."""
     also: tuple[dict[str, Any], ...] = ()
     """Other forms the validator accepts, as JSON Schema (YAML's number for a zone, `false` for an unquoted off)."""
+    empty_is_default: bool = True
+    """An optional key left empty (YAML `key:` with nothing after it, null) takes the default; False where the
+    validator refuses it (`sharing:` with its keys not indented under it)."""
+
+    @property
+    def nullable(self) -> bool:
+        return self.empty_is_default and not self.required
 
     @property
     def enum_values(self) -> tuple[str, ...]:
