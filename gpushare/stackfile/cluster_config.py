@@ -46,7 +46,8 @@ ACCESS = Section((
     Field("adminGroups", ARRAY, "Entra group object IDs given \"Azure Kubernetes Service RBAC Cluster Admin\" on "
                                 "the cluster.",
           default=Access().admin_groups, unique=True,
-          items=Field("adminGroup", STRING, "An Entra group's object ID (a GUID).", pattern=GUID_RE)),
+          items=Field("adminGroup", STRING, "An Entra group's object ID (a GUID).", pattern=GUID_RE,
+                      examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
     Field("grantDeployer", BOOLEAN, "Assign the identity running Pulumi at the resource group, so the program can "
                                     "reach the Kubernetes API.",
           default=Access().grant_deployer),
@@ -75,18 +76,22 @@ API_SERVER = Section((
                                        "still applies).",
           default=ApiServer().authorized_ip_ranges, max_items=MAX_AUTHORIZED_IP_RANGES, unique=True,
           items=Field("authorizedIpRange", STRING, "A network in CIDR notation such as 203.0.113.0/24, without "
-                                                   "host bits.", pattern=CIDR_SHAPE)),
+                                                   "host bits.", pattern=CIDR_SHAPE,
+                      examples=("203.0.113.0/24",))),
 ))
 CLUSTER = Section((
     Field("name", STRING, "The AKS cluster name.", required=True, pattern=CLUSTER_NAME_RE,
+          examples=("contoso-prod",),
           rule="must be 1-63 letters, digits, '-' or '_', starting and ending with a letter or digit"),
     Field("resourceGroup", STRING, "The resource group gpushare creates the cluster in.", default_text="<name>-rg",
+          examples=("contoso-prod-rg",),
           pattern=RESOURCE_GROUP_RE, rule="must be 1-90 letters, digits, '_', '-', '.', '(' or ')', not ending in '.'"),
     Field("kubernetesVersion", STRING, "A Kubernetes version to pin (\"1.33\" or \"1.33.2\", quoted); absent: AKS's "
                                        "default, then the upgrade channel's.",
-          pattern=KUBERNETES_VERSION_RE, rule="must be a Kubernetes version such as \"1.33\" or \"1.33.2\""),
-    Field("systemPool", OBJECT, "The system node pool (cluster add-ons).", default_text=f"{SystemPool().count} x {SystemPool().vm_size}",
-          section=SYSTEM_POOL),
+          pattern=KUBERNETES_VERSION_RE, examples=("1.36",),
+          rule="must be a Kubernetes version such as \"1.33\" or \"1.33.2\""),
+    Field("systemPool", OBJECT, "The system node pool (cluster add-ons).",
+          default_text=f"{SystemPool().count} x {SystemPool().vm_size}", section=SYSTEM_POOL),
     Field("access", OBJECT, "Who administers the cluster (Entra ID with Azure RBAC).", section=ACCESS),
     Field("tier", STRING, "The AKS control-plane tier: Standard carries the uptime SLA, Free is for development.",
           default=Tier.STANDARD, enum=Tier),

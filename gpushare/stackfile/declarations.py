@@ -32,6 +32,8 @@ class Field:
     default_text: str | None = None
     enum: type[Enum] | tuple[str, ...] | None = None
     pattern: re.Pattern[str] | None = None
+    examples: tuple[Any, ...] = ()
+    """Valid values, shown by editors (and written by the schema tests) where a pattern alone does not say."""
     rule: str = ""
     """A pattern's rule as the validator's message words it ("must be 1-63 letters, ...")."""
     minimum: int | None = None

@@ -71,6 +71,7 @@ UPGRADE = Section((
 ))
 POOL = Section((
     Field("name", STRING, "The AKS node pool name, unique, not system.", required=True, pattern=POOL_NAME_RE,
+          examples=("a100mig",),
           rule="must be 1-12 lowercase letters or digits, starting with a letter (AKS agent pool name rule)"),
     Field("vmSize", STRING, "A GPU VM size from gpushare's catalog (README \"Catalog\"); retired sizes are refused "
                             "with their replacement.",

@@ -74,6 +74,8 @@ def field_schema(field: Field) -> dict[str, Any]:
     default = json_default(field.default)
     if default is not None:
         schema["default"] = default
+    if field.examples:
+        schema["examples"] = list(field.examples)
     forms = [_value_schema(field), *field.also, *([{"type": "null"}] if field.nullable else [])]
     schema.update({"anyOf": forms} if len(forms) > 1 else forms[0])
     return schema

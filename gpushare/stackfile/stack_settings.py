@@ -32,7 +32,7 @@ LOCATION = Field(LOCATION_KEY, STRING, "The Azure region for the cluster, as `az
                  required=True, enum=tuple(sorted(regions.ALL_REGIONS)), pattern=LOCATION_RE)
 SUBSCRIPTION = Field(SUBSCRIPTION_KEY, STRING, "The Azure subscription (a GUID); preflight and the guard read it "
                                                "here, else from AZURE_SUBSCRIPTION_ID.",
-                     default_text="the provider's", pattern=GUID_RE,
+                     default_text="the provider's", pattern=GUID_RE, examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",),
                      rule="must be a subscription id (a GUID such as 00000000-0000-0000-0000-000000000000; "
                           "`az account show --query id -o tsv` prints yours)")
 ENVIRONMENT = Field(ENVIRONMENT_KEY, STRING, "The Azure cloud the provider, the guard and preflight talk to.",

@@ -20,15 +20,17 @@ QUOTA_UNITS = Field("units", INTEGER, "The most units of the resource requested 
                     minimum=1, why=" (a quota of 0 would forbid the tenant's GPU pods; drop the key for no limit)")
 TENANT = Section((
     Field("name", STRING, "The team's namespace: a DNS-1123 label, unique, not default, kube-* or gpu-operator.",
-          required=True, pattern=NAMESPACE_RE),
+          required=True, pattern=NAMESPACE_RE, examples=("vision",)),
     Field("pools", ARRAY, "Pools from gpushare:pools its GPU pods may use; a pool only one tenant lists is "
                           "dedicated to it.",
-          required=True, min_items=1, unique=True, items=Field("pool", STRING, "A pool's name.")),
+          required=True, min_items=1, unique=True,
+          items=Field("pool", STRING, "A pool's name.", examples=("a100mig",))),
     Field("quota", OBJECT, "Advertised resource (as plan shows it, e.g. nvidia.com/mig-1g.12gb, without requests.) "
                            "-> the most units requested at once; a resource one of its pools advertises.",
           default_text="no limit", values=QUOTA_UNITS),
     Field("groups", ARRAY, "Entra ID group object IDs given the edit ClusterRole in the namespace.", default=(),
-          unique=True, items=Field("group", STRING, "An Entra ID group's object ID (a GUID).", pattern=GUID_RE)),
+          unique=True, items=Field("group", STRING, "An Entra ID group's object ID (a GUID).", pattern=GUID_RE,
+                                    examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
     Field("guaranteed", BOOLEAN, "GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits).",
           default=Tenant.guaranteed),
 ))
