@@ -3,11 +3,18 @@
 The validator reads them (a section's allowed keys, a key's type, enum, pattern, bounds and default) and
 `gpushare.stackfile.schema` turns them into the JSON Schema editors use, so the two cannot drift. Rules that relate
 keys to each other (a MIG profile on a size without MIG, a tenant's pools, count and autoscale together) stay in the
-section's parse function. Adding a key to a section is adding one `Field` to its `Section`.
+section's parse function.
+
+Adding a key to a section is adding one `Field` to its `Section` (in the section's module, in the order messages
+list the keys): the validator then allows it and the schema describes it. The parse function reads it with
+`c.field(raw, SECTION["key"], path)` when the declaration says all there is to check (an enum, a boolean, bounded
+integer, a string pattern), or with its own code for anything more (the Field still gives the schema its type).
+Then regenerate the shipped schema: `python -m gpushare schema > gpushare/stackfile/stack-file.schema.json`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -45,7 +52,7 @@ class Field:
     values: Field | None = None
     """An OBJECT with free keys (a quota: resource -> units): what each value holds."""
     items: Field | None = None
-    """An ARRAY's items."""
+    """An ARRAY's items (an item is never optional: its `required` is not read, and it cannot be empty)."""
     min_items: int | None = None
     max_items: int | None = None
     unique: bool = False
@@ -73,7 +80,9 @@ class Field:
         """AVM style: "Required. <rule>" or "Optional. Default: <default>. <rule>"."""
         if self.required:
             return f"Required. {self.description}"
-        shown = self.default_text if self.default_text is not None else json_default(self.default)
+        default = json_default(self.default)
+        shown = self.default_text or ("none" if default == [] else default if isinstance(default, str) or default is None
+                                      else json.dumps(default))
         return f"Optional. Default: {shown}. {self.description}" if shown is not None else \
             f"Optional. {self.description}"
 

@@ -48,10 +48,10 @@ def _value_schema(field: Field) -> dict[str, Any]:
     if field.section is not None:
         return _section_schema(field.section)
     if field.values is not None:
-        return {"type": OBJECT, "additionalProperties": field_schema(field.values)}
+        return {"type": OBJECT, "additionalProperties": field_schema(field.values, element=True)}
     if field.type == ARRAY:
         assert field.items is not None, field.name
-        schema: dict[str, Any] = {"type": ARRAY, "items": field_schema(field.items)}
+        schema: dict[str, Any] = {"type": ARRAY, "items": field_schema(field.items, element=True)}
         for key, value in (("minItems", field.min_items), ("maxItems", field.max_items)):
             if value is not None:
                 schema[key] = value
@@ -69,14 +69,17 @@ def _value_schema(field: Field) -> dict[str, Any]:
     return schema
 
 
-def field_schema(field: Field) -> dict[str, Any]:
-    schema: dict[str, Any] = {"description": field.documentation}
+def field_schema(field: Field, element: bool = False) -> dict[str, Any]:
+    """A key's schema; `element`: a list's item or a free mapping's value, which is there or not (no default, and
+    the validator refuses it empty)."""
+    schema: dict[str, Any] = {"description": field.description if element else field.documentation}
     default = json_default(field.default)
-    if default is not None:
+    if default is not None and not element:
         schema["default"] = default
     if field.examples:
         schema["examples"] = list(field.examples)
-    forms = [_value_schema(field), *field.also, *([{"type": "null"}] if field.nullable else [])]
+    nullable = field.nullable and not element
+    forms = [_value_schema(field), *field.also, *([{"type": "null"}] if nullable else [])]
     schema.update({"anyOf": forms} if len(forms) > 1 else forms[0])
     return schema
 
