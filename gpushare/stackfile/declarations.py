@@ -80,11 +80,15 @@ class Field:
         """AVM style: "Required. <rule>" or "Optional. Default: <default>. <rule>"."""
         if self.required:
             return f"Required. {self.description}"
-        default = json_default(self.default)
-        shown = self.default_text or ("none" if default == [] else default if isinstance(default, str) or default is None
-                                      else json.dumps(default))
-        return f"Optional. Default: {shown}. {self.description}" if shown is not None else \
-            f"Optional. {self.description}"
+        shown = self.default_text or _written(json_default(self.default))
+        return f"Optional. Default: {shown}. {self.description}" if shown else f"Optional. {self.description}"
+
+
+def _written(default: Any) -> str | None:
+    """A default as a stack file writes it: `true`, `4`, `Standard`; an empty list is none."""
+    if default is None or isinstance(default, str):
+        return default
+    return "none" if default == [] else json.dumps(default)
 
 
 def json_default(value: Any) -> Any:
