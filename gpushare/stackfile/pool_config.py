@@ -29,8 +29,6 @@ from gpushare.stackfile.model import (
 UPGRADE_VALUE_RE = re.compile(r"^(\d+)(%?)$")
 POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 ZONES = ("1", "2", "3")
-MIG_SLICE_RE = re.compile(r"^(?:mig[-_ ]?)?(?P<slices>[1-7])g(?:[.-]\d+gb)?$", re.IGNORECASE)
-"""What people write for a MIG profile instead of AKS's name: a slice (`1g.12gb`), `mig-1g.10gb`, `1g`."""
 ANY_CASE_STANDARD_SIZE = "^" + "".join(f"[{ch.upper()}{ch}]" for ch in "standard") + "_[A-Za-z0-9_]+$"
 """An Azure size name in any case (the validator compares sizes case-insensitively), for the schema."""
 UPGRADE_VALUE_FORMS = (
@@ -127,6 +125,10 @@ def _parse_vm_size(c: Checker, value: Any, path: str) -> catalog.VmSize | None:
                     f"and can no longer be deployed; use {size.replacement}")
         return None
     return size
+
+
+MIG_SLICE_RE = re.compile(r"^(?:mig[-_ ]?)?(?P<slices>[1-7])g(?:[.-]\d+gb)?$", re.IGNORECASE)
+"""What people write for a MIG profile instead of AKS's name: a slice (`1g.12gb`), `mig-1g.10gb`, `1g`."""
 
 
 def _parse_mig(c: Checker, value: Any, path: str, vm_size: catalog.VmSize | None) -> catalog.MigProfile | None:
