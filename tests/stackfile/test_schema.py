@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,6 +66,13 @@ def test_shipped_schema_file_is_what_the_command_prints(capsys):
     assert SCHEMA_FILE.read_text(encoding="utf-8") == printed, (
         f"{SCHEMA_FILE.relative_to(REPO_ROOT)} is stale: regenerate it with "
         f"`python -m gpushare schema > {SCHEMA_FILE.relative_to(REPO_ROOT)}`")
+
+
+def test_schema_command_prints_only_the_schema_on_stdout():
+    done = subprocess.run([sys.executable, "-m", "gpushare", "schema"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["title"] == "gpushare stack file"
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS, ids=lambda p: p.name)
