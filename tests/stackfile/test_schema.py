@@ -3,6 +3,7 @@ ways (what one accepts the other accepts; what the schema calls unknown the vali
 
 from __future__ import annotations
 
+import ast
 import copy
 import importlib
 import json
@@ -104,11 +105,26 @@ def test_the_gpushare_keys_listed_in_keys_py_are_the_declared_ones():
 
 # --- stacks the validator accepts pass the schema -------------------------------------------------------------------
 
-def _fixture_modules() -> list[str]:
-    """Test modules holding stack-file text (their module-level YAML constants are fixtures)."""
-    return sorted(".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
-                  for path in (REPO_ROOT / "tests").rglob("*.py")
-                  if "gpushare:pools" in path.read_text(encoding="utf-8"))
+def _module_stack_texts() -> dict[str, str]:
+    """Module-level constants of the test modules that hold stack-file text (`DEV_STACK = \"\"\"config: ...`): read
+    from the source, and only a module whose text is computed (an f-string) is imported."""
+    texts = {}
+    for path in sorted((REPO_ROOT / "tests").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        if "gpushare:pools" not in source:
+            continue
+        module_name = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+        for node in ast.parse(source).body:
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, (ast.Constant, ast.JoinedStr))
+                    and any(isinstance(part, ast.Constant) and "config:" in str(part.value)
+                            for part in (node.value, *getattr(node.value, "values", ())))):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    value = (node.value.value if isinstance(node.value, ast.Constant)
+                             else getattr(importlib.import_module(module_name), target.id))
+                    texts[f"{module_name}.{target.id}"] = value
+    return texts
 
 
 def _shipped_and_written_stacks() -> dict[str, dict[str, Any]]:
@@ -117,16 +133,13 @@ def _shipped_and_written_stacks() -> dict[str, dict[str, Any]]:
         stacks[str(path.relative_to(REPO_ROOT))] = yaml.safe_load(path.read_text(encoding="utf-8"))
     for pools in (1, 10, 50):
         stacks[f"benchmark stack_with({pools})"] = stack_with(pools)
-    for module_name in _fixture_modules():
-        module = importlib.import_module(module_name)
-        for name, value in vars(module).items():
-            if isinstance(value, str) and "config:" in value:
-                try:
-                    document = yaml.safe_load(value)
-                except yaml.YAMLError:
-                    continue  # a docstring, or a fixture that is broken on purpose
-                if isinstance(document, dict) and isinstance(document.get("config"), dict):
-                    stacks[f"{module_name}.{name}"] = document
+    for name, text in _module_stack_texts().items():
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError:
+            continue  # a fixture broken on purpose
+        if isinstance(document, dict) and isinstance(document.get("config"), dict):
+            stacks[name] = document
     return stacks
 
 
