@@ -26,6 +26,18 @@ def schema_problems(document: Any) -> list[str]:
             for error in schema_validator().iter_errors(document)]
 
 
+_binding: dict[str, Any] = {"modules": [], "scanned": 0}
+
+
+def _modules_binding(original: Any) -> list[Any]:
+    """The modules holding `parse_config` as a global, rescanned only when a module was imported since."""
+    if len(sys.modules) != _binding["scanned"]:
+        _binding["modules"] = [module for module in list(sys.modules.values())
+                               if getattr(module, "__dict__", {}).get("parse_config") is original]
+        _binding["scanned"] = len(sys.modules)
+    return _binding["modules"]
+
+
 @pytest.fixture(autouse=True)
 def accepted_stacks_pass_the_schema(monkeypatch):
     """Wraps `parse_config` wherever a module bound it, and fails the test when a config it accepted fails the
@@ -40,8 +52,7 @@ def accepted_stacks_pass_the_schema(monkeypatch):
             refused.append(f"{kwargs.get('source')}: {json.dumps(raw)[:400]}\n  " + "\n  ".join(problems))
         return stack
 
-    for module in list(sys.modules.values()):
-        if getattr(module, "__dict__", {}).get("parse_config") is original:
-            monkeypatch.setattr(module, "parse_config", parse_config)
+    for module in _modules_binding(original):
+        monkeypatch.setattr(module, "parse_config", parse_config)
     yield
     assert not refused, "the validator accepted stacks the JSON Schema refuses:\n" + "\n".join(refused)
