@@ -55,4 +55,6 @@ def accepted_stacks_pass_the_schema(monkeypatch):
     for module in _modules_binding(original):
         monkeypatch.setattr(module, "parse_config", parse_config)
     yield
-    assert not refused, "the validator accepted stacks the JSON Schema refuses:\n" + "\n".join(refused)
+    assert not refused, ("the validator accepted stacks the JSON Schema refuses (declare each key the validator reads "
+                         "as a Field of its section's Section, see gpushare/stackfile/declarations.py):\n"
+                         + "\n".join(refused))
