@@ -9,7 +9,11 @@ Adding a key to a section is adding one `Field` to its `Section` (in the section
 list the keys): the validator then allows it and the schema describes it. The parse function reads it with
 `c.field(raw, SECTION["key"], path)` when the declaration says all there is to check (an enum, a boolean, bounded
 integer, a string pattern), or with its own code for anything more (the Field still gives the schema its type).
-Then regenerate the shipped schema: `python -m gpushare schema > gpushare/stackfile/stack-file.schema.json`.
+A nested mapping is `Field(name, OBJECT, ..., section=Section((...)))`, a mapping of free keys (labels, a quota)
+`values=Field(...)`, a free-form one (Helm values) OBJECT alone, a list `Field(name, ARRAY, ..., items=Field(...))`.
+`also=` lists other forms the validator accepts (a YAML number for a quoted one), `empty_is_default=False` marks a
+key the validator refuses empty. Then regenerate the shipped schema:
+`python -m gpushare schema > gpushare/stackfile/stack-file.schema.json`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from enum import Enum
 from typing import Any
 
 STRING, INTEGER, BOOLEAN, OBJECT, ARRAY = "string", "integer", "boolean", "object", "array"
-"""A key's type, named as JSON Schema names it. An OBJECT has a `section` (fixed keys) or `values` (any keys)."""
+"""A key's type, named as JSON Schema names it. An OBJECT has a `section` (fixed keys), `values` (free keys, each
+value alike) or neither (any mapping)."""
 
 
 @dataclass(frozen=True)
