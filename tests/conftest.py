@@ -20,3 +20,7 @@ class NoDefaultCredential:
 def no_default_azure_credential(monkeypatch):
     monkeypatch.setattr("gpushare.azure.arm.DefaultAzureCredential", NoDefaultCredential)
     monkeypatch.setattr("gpushare.azure.deployed.DefaultAzureCredential", NoDefaultCredential)
+
+
+# Every stack a test gets accepted by the validator must pass the stack file's JSON Schema too.
+from tests.stackfile.schema_check import accepted_stacks_pass_the_schema  # noqa: E402, F401

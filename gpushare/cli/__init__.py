@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from gpushare.cli import compare, plan, preflight, prices, report, stacks, verify
+from gpushare.cli import compare, plan, preflight, prices, report, schema, stacks, verify
 from gpushare.errors import GpushareError
 
 
@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     stacks.add_parser(commands)
     prices.add_parser(commands)
     verify.add_parser(commands)
+    schema.add_parser(commands)
     return parser
 
 

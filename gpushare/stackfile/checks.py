@@ -10,6 +10,7 @@ from enum import Enum
 from typing import Any, Callable, TypeVar
 
 from gpushare.errors import ConfigProblem
+from gpushare.stackfile.declarations import BOOLEAN, INTEGER, STRING, Field
 
 GUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 MAX_POOL_NODES = 1000
@@ -98,6 +99,22 @@ class Checker:
                     return None
         self.add(path, f"unknown value {show(value)}{did_you_mean(str(value), allowed)}; allowed: {', '.join(allowed)}")
         return None
+
+    def check(self, spec: Field, value: Any, path: str) -> Any:
+        """`value` checked against its declaration (enum, type, pattern, bounds); None when it fails."""
+        if isinstance(spec.enum, type):
+            return self.choice(value, path, spec.enum)
+        if spec.type == BOOLEAN:
+            return self.boolean(value, path)
+        if spec.type == INTEGER and spec.minimum is not None:
+            return self.integer(value, path, spec.minimum, spec.maximum, spec.why)
+        if spec.type == STRING and spec.pattern is not None:
+            return self.string(value, path, spec.pattern, spec.rule)
+        raise TypeError(f"{path}: {spec.name} has no check of its own; its section's parse function checks it")
+
+    def field(self, raw: dict[str, Any], spec: Field, path: str) -> Any:
+        """`raw[spec.name]` checked against its declaration, or the declared default when absent or invalid."""
+        return optional(raw, spec.name, lambda v: self.check(spec, v, f"{path}.{spec.name}"), spec.default)
 
 
 def did_you_mean(word: str, candidates: tuple[str, ...] | list[str]) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from gpushare.stackfile import catalog
 from gpushare.stackfile.checks import GUID_RE, MAX_POOL_NODES, Checker, kind_of, optional, show
+from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY
 from gpushare.stackfile.model import (
     Access,
@@ -25,13 +26,6 @@ from gpushare.stackfile.model import (
     WeekDay,
 )
 
-CLUSTER_KEYS = ("name", "resourceGroup", "kubernetesVersion", "systemPool", "access", "tier", "upgrades", "apiServer")
-ACCESS_KEYS = ("adminGroups", "deployers", "grantDeployer", "kubernetesCredential")
-DEPLOYER_KEYS = ("objectId", "type")
-CLUSTER_UPGRADES_KEYS = ("channel", "nodeOs", "window")
-WINDOW_KEYS = ("day", "start", "hours")
-API_SERVER_KEYS = ("authorizedIpRanges",)
-SYSTEM_POOL_KEYS = ("vmSize", "count")
 CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
 RESOURCE_GROUP_RE = re.compile(r"^[-\w.()]{0,89}[-\w()]$")
 KUBERNETES_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -41,6 +35,95 @@ MIN_WINDOW_HOURS, MAX_WINDOW_HOURS = 4, 24
 """AKS's bounds for `maintenanceWindow.durationHours`."""
 MAX_AUTHORIZED_IP_RANGES = 200
 """AKS's limit for `apiServerAccessProfile.authorizedIPRanges` without API server VNet integration."""
+CIDR_SHAPE = re.compile(r"^[0-9A-Fa-f:.]+/[0-9]{1,3}$")
+"""What a CIDR looks like, for the schema; the validator parses it (`ipaddress`) and also refuses host bits."""
+
+SYSTEM_POOL = Section((
+    Field("vmSize", STRING, "The system pool's VM size (general purpose, not a GPU size): it runs the cluster "
+                            "add-ons only.",
+          default=SystemPool().vm_size, pattern=VM_SIZE_RE, rule="must be an Azure VM size such as Standard_D4ds_v5"),
+    Field("count", INTEGER, "The system pool's node count.", default=SystemPool().count, minimum=1,
+          maximum=MAX_POOL_NODES, why=" (a system pool needs at least one node)"),
+))
+DEPLOYER = Section((
+    Field("objectId", STRING, "The principal's Entra object ID (a user's, a service principal's (not its client "
+                              "ID), a group's).", required=True, pattern=GUID_RE,
+          examples=("0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90",)),
+    Field("type", STRING, "The principal's type; ARM refuses an assignment whose type does not match.",
+          required=True, enum=PrincipalKind),
+))
+ACCESS = Section((
+    Field("adminGroups", ARRAY, "Entra group object IDs given \"Azure Kubernetes Service RBAC Cluster Admin\" on "
+                                "the cluster.",
+          default=Access().admin_groups, unique=True,
+          items=Field("adminGroup", STRING, "An Entra group's object ID (a GUID).", pattern=GUID_RE,
+                      examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
+    Field("deployers", ARRAY, "The identities that deploy the stack, each given \"Azure Kubernetes Service RBAC "
+                              "Cluster Admin\" at the resource group so the program can reach the Kubernetes API; "
+                              "named here, never read from whoever runs the program.",
+          default=Access().deployers,
+          items=Field("deployer", OBJECT, "One principal: its Entra object ID and its type.", section=DEPLOYER)),
+    Field("grantDeployer", BOOLEAN, "No longer supported with true (it granted whoever ran the program); list the "
+                                    "identities under deployers.",
+          default=False),
+    Field("kubernetesCredential", STRING, "How the program's Kubernetes provider authenticates: a token fetched "
+                                          "once (60-90 minutes), or kubelogin renewing it for long runs.",
+          default=Access().kubernetes_credential, enum=KubernetesCredential),
+))
+WINDOW = Section((
+    Field("day", STRING, "The weekday of the weekly maintenance window.", default=MaintenanceWindow().day,
+          enum=WeekDay),
+    Field("start", STRING, "When the window opens, \"HH:MM\" UTC (quoted: YAML reads an unquoted 02:00 as a "
+                           "number).",
+          default=MaintenanceWindow().start, pattern=WINDOW_START_RE, empty_is_default=False,
+          rule="must be a UTC time \"HH:MM\" from \"00:00\" to \"23:59\""),
+    Field("hours", INTEGER, "How long the window lasts.", default=MaintenanceWindow().hours,
+          minimum=MIN_WINDOW_HOURS, maximum=MAX_WINDOW_HOURS, why=" (AKS maintenance windows last 4 to 24 hours)"),
+))
+CLUSTER_UPGRADES = Section((
+    Field("channel", STRING, "AKS's auto-upgrade channel for the Kubernetes version; stable and rapid cannot be "
+                             "combined with a pinned kubernetesVersion, patch not with a pinned patch release.",
+          default=ClusterUpgrades().channel, enum=UpgradeChannel),
+    Field("nodeOs", STRING, "AKS's node OS upgrade channel (NodeImage when channel is node-image).",
+          default=ClusterUpgrades().node_os, enum=NodeOsChannel),
+    Field("window", OBJECT, "When AKS may upgrade (weekly, UTC).", default_text="Sunday 02:00 UTC for 4 hours",
+          section=WINDOW),
+))
+API_SERVER = Section((
+    Field("authorizedIpRanges", ARRAY, "CIDRs allowed to reach the API server; empty: any address (authentication "
+                                       "still applies).",
+          default=ApiServer().authorized_ip_ranges, max_items=MAX_AUTHORIZED_IP_RANGES, unique=True,
+          items=Field("authorizedIpRange", STRING, "A network in CIDR notation such as 203.0.113.0/24, without "
+                                                   "host bits.", pattern=CIDR_SHAPE,
+                      examples=("203.0.113.0/24",))),
+))
+CLUSTER = Section((
+    Field("name", STRING, "The AKS cluster name.", required=True, pattern=CLUSTER_NAME_RE,
+          examples=("contoso-prod",),
+          rule="must be 1-63 letters, digits, '-' or '_', starting and ending with a letter or digit"),
+    Field("resourceGroup", STRING, "The resource group gpushare creates the cluster in.", default_text="<name>-rg",
+          examples=("contoso-prod-rg",),
+          pattern=RESOURCE_GROUP_RE, rule="must be 1-90 letters, digits, '_', '-', '.', '(' or ')', not ending in '.'"),
+    Field("kubernetesVersion", STRING, "A Kubernetes version to pin (\"1.33\" or \"1.33.2\", quoted); absent: AKS's "
+                                       "default, then the upgrade channel's.",
+          pattern=KUBERNETES_VERSION_RE, examples=("1.36",),
+          rule="must be a Kubernetes version such as \"1.33\" or \"1.33.2\""),
+    Field("systemPool", OBJECT, "The system node pool (cluster add-ons).",
+          default_text=f"{SystemPool().count} x {SystemPool().vm_size}", section=SYSTEM_POOL),
+    Field("access", OBJECT, "Who administers the cluster (Entra ID with Azure RBAC).", section=ACCESS),
+    Field("tier", STRING, "The AKS control-plane tier: Standard carries the uptime SLA, Free is for development.",
+          default=Tier.STANDARD, enum=Tier),
+    Field("upgrades", OBJECT, "How and when AKS upgrades the cluster on its own.", section=CLUSTER_UPGRADES),
+    Field("apiServer", OBJECT, "Who may reach the Kubernetes API server.", section=API_SERVER),
+))
+CLUSTER_FIELD = Field(CLUSTER_KEY, OBJECT, "The AKS cluster: at least its name.", required=True, section=CLUSTER)
+CLUSTER_KEYS = CLUSTER.keys
+ACCESS_KEYS = ACCESS.keys
+DEPLOYER_KEYS = DEPLOYER.keys
+CLUSTER_UPGRADES_KEYS = CLUSTER_UPGRADES.keys
+WINDOW_KEYS = WINDOW.keys
+API_SERVER_KEYS = API_SERVER.keys
+SYSTEM_POOL_KEYS = SYSTEM_POOL.keys
 
 
 def parse_cluster(c: Checker, value: Any) -> Cluster | None:
@@ -55,27 +138,22 @@ def parse_cluster(c: Checker, value: Any) -> Cluster | None:
     if "name" not in raw:
         c.add(f"{path}.name", "required: the AKS cluster name (letters, digits, '-' and '_', at most 63 characters)")
     else:
-        name = c.string(raw["name"], f"{path}.name", CLUSTER_NAME_RE,
-                        "must be 1-63 letters, digits, '-' or '_', starting and ending with a letter or digit")
-    resource_group = optional(
-        raw, "resourceGroup",
-        lambda v: c.string(v, f"{path}.resourceGroup", RESOURCE_GROUP_RE,
-                           "must be 1-90 letters, digits, '_', '-', '.', '(' or ')', not ending in '.'"),
-        f"{name}-rg" if name else None,
-    )
+        name = c.check(CLUSTER["name"], raw["name"], f"{path}.name")
+    resource_group = optional(raw, "resourceGroup", lambda v: c.check(CLUSTER["resourceGroup"], v,
+                                                                      f"{path}.resourceGroup"),
+                              f"{name}-rg" if name else None)
     version = raw.get("kubernetesVersion")
     if isinstance(version, float):
         c.add(f"{path}.kubernetesVersion", f"YAML reads an unquoted version as a number (here {version}); "
                                            f"quote it as written, e.g. kubernetesVersion: \"1.33\"")
         version = None
     elif version is not None:
-        version = c.string(version, f"{path}.kubernetesVersion", KUBERNETES_VERSION_RE,
-                           "must be a Kubernetes version such as \"1.33\" or \"1.33.2\"")
+        version = c.check(CLUSTER["kubernetesVersion"], version, f"{path}.kubernetesVersion")
     system_pool = SystemPool()
     if raw.get("systemPool") is not None:
         system_pool = _parse_system_pool(c, raw["systemPool"], f"{path}.systemPool") or system_pool
     access = optional(raw, "access", lambda v: _parse_access(c, v, f"{path}.access"), Access())
-    tier = optional(raw, "tier", lambda v: c.choice(v, f"{path}.tier", Tier), Tier.STANDARD)
+    tier = c.field(raw, CLUSTER["tier"], path)
     upgrades = optional(raw, "upgrades", lambda v: _parse_upgrades(c, v, f"{path}.upgrades"),
                          ClusterUpgrades())
     api_server = optional(raw, "apiServer", lambda v: _parse_api_server(c, v, f"{path}.apiServer"), ApiServer())
@@ -187,8 +265,8 @@ def _parse_upgrades(c: Checker, value: Any, path: str) -> ClusterUpgrades | None
     if raw is None:
         return None
     default = ClusterUpgrades()
-    channel = optional(raw, "channel", lambda v: c.choice(v, f"{path}.channel", UpgradeChannel), default.channel)
-    node_os = optional(raw, "nodeOs", lambda v: c.choice(v, f"{path}.nodeOs", NodeOsChannel), default.node_os)
+    channel = c.field(raw, CLUSTER_UPGRADES["channel"], path)
+    node_os = c.field(raw, CLUSTER_UPGRADES["nodeOs"], path)
     window = optional(raw, "window", lambda v: _parse_window(c, v, f"{path}.window"), default.window)
     if channel is UpgradeChannel.NODE_IMAGE and node_os is not NodeOsChannel.NODE_IMAGE:
         # AKS: with the node-image upgrade channel, the node OS channel is NodeImage and cannot be set otherwise.
@@ -202,7 +280,7 @@ def _parse_window(c: Checker, value: Any, path: str) -> MaintenanceWindow | None
     if raw is None:
         return None
     default = MaintenanceWindow()
-    day = optional(raw, "day", lambda v: c.choice(v, f"{path}.day", WeekDay), default.day)
+    day = c.field(raw, WINDOW["day"], path)
     start = raw.get("start", default.start)
     if isinstance(start, int) and not isinstance(start, bool):
         # YAML 1.1 (PyYAML, hence `plan`) reads an unquoted 22:30 as the base-60 number 1350.
@@ -210,11 +288,8 @@ def _parse_window(c: Checker, value: Any, path: str) -> MaintenanceWindow | None
               f"YAML reads an unquoted time as a number (here {start}); quote it, e.g. start: \"02:00\"")
         start = default.start
     else:
-        start = c.string(start, f"{path}.start", WINDOW_START_RE,
-                         "must be a UTC time \"HH:MM\" from \"00:00\" to \"23:59\"") or default.start
-    hours = optional(raw, "hours", lambda v: c.integer(v, f"{path}.hours", MIN_WINDOW_HOURS, MAX_WINDOW_HOURS,
-                                                         " (AKS maintenance windows last 4 to 24 hours)"),
-                      default.hours)
+        start = c.check(WINDOW["start"], start, f"{path}.start") or default.start
+    hours = c.field(raw, WINDOW["hours"], path)
     return MaintenanceWindow(day=day, start=start, hours=hours)
 
 
@@ -271,12 +346,9 @@ def _parse_system_pool(c: Checker, value: Any, path: str) -> SystemPool | None:
     if raw is None:
         return None
     default = SystemPool()
-    vm_size = optional(raw, "vmSize", lambda v: c.string(v, f"{path}.vmSize", VM_SIZE_RE,
-                                                           "must be an Azure VM size such as Standard_D4ds_v5"),
-                        default.vm_size)
+    vm_size = c.field(raw, SYSTEM_POOL["vmSize"], path)
     if catalog.find_vm_size(vm_size):
         c.add(f"{path}.vmSize", f"{vm_size} is a GPU size; the system pool runs cluster add-ons only, so use a "
                                 f"general-purpose size such as {default.vm_size} and put GPUs in {POOLS_KEY}")
-    count = optional(raw, "count", lambda v: c.integer(v, f"{path}.count", 1, MAX_POOL_NODES,
-                                                         " (a system pool needs at least one node)"), default.count)
+    count = c.field(raw, SYSTEM_POOL["count"], path)
     return SystemPool(vm_size=vm_size, count=count)

@@ -14,7 +14,8 @@ from typing import Any
 
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, optional
-from gpushare.stackfile.cluster_config import CLUSTER_KEYS, parse_cluster
+from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse_cluster
+from gpushare.stackfile.declarations import Section
 from gpushare.stackfile.files import StackFile, read_stack_file, stack_name_for
 from gpushare.stackfile.keys import (
     CLUSTER_KEY,
@@ -24,17 +25,17 @@ from gpushare.stackfile.keys import (
     OPERATOR_KEY,
     POOLS_KEY,
     PREFLIGHT_KEY,
-    PROJECT_KEYS,
     TENANTS_KEY,
 )
-from gpushare.stackfile.model import (
-    GuardMode,
-    PreflightMode,
-    StackConfig,
-)
-from gpushare.stackfile.operator_config import OPERATOR_KEYS, parse_operator
-from gpushare.stackfile.pool_config import POOL_KEYS, parse_pools
+from gpushare.stackfile.model import StackConfig
+from gpushare.stackfile.operator_config import OPERATOR_FIELD, OPERATOR_KEYS, parse_operator
+from gpushare.stackfile.pool_config import POOL_KEYS, POOLS_FIELD, parse_pools
 from gpushare.stackfile.stack_settings import (
+    ENVIRONMENT,
+    GUARD,
+    LOCATION,
+    PREFLIGHT,
+    SUBSCRIPTION,
     check_region_cloud,
     closest_namespaced_key,
     closest_namespaced_key_name,
@@ -43,7 +44,13 @@ from gpushare.stackfile.stack_settings import (
     parse_location,
     parse_preflight_mode,
 )
-from gpushare.stackfile.tenant_config import TENANT_KEYS, parse_tenants
+from gpushare.stackfile.tenant_config import TENANT_KEYS, TENANTS_FIELD, parse_tenants
+
+CONFIG = Section((LOCATION, SUBSCRIPTION, ENVIRONMENT, CLUSTER_FIELD, OPERATOR_FIELD, POOLS_FIELD, GUARD, PREFLIGHT,
+                  TENANTS_FIELD), closed=False)
+"""A stack file's `config:`: the keys gpushare reads. Other providers' keys (`<namespace>:<key>`) are left alone;
+a `gpushare:` key not declared here is refused."""
+GPUSHARE_KEYS = tuple(key for key in CONFIG.keys if key.startswith(f"{NS}:"))
 
 
 def parse_config(raw: dict[str, Any], *, source: str, stack: str,
@@ -58,7 +65,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     for key, value in raw.items():
         if ":" not in key:
             c.add(key, f"config keys need a namespace{closest_namespaced_key(key)}")
-        elif key.startswith(f"{NS}:") and key not in PROJECT_KEYS:
+        elif key.startswith(f"{NS}:") and key not in GPUSHARE_KEYS:
             c.add(key, unknown_project_key(key))
         elif key.startswith(f"{NS}:") and is_secure_value(value):
             c.add(key, "must not be a secret: gpushare settings are shown in plans and previews")
@@ -69,10 +76,10 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     cluster = parse_cluster(c, raw.get(CLUSTER_KEY))
     operator = parse_operator(c, raw.get(OPERATOR_KEY))
     pools = parse_pools(c, raw.get(POOLS_KEY), operator)
-    guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GuardMode.STRICT)
+    guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GUARD.default)
     tenants = optional(raw, TENANTS_KEY,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())
-    preflight = optional(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PreflightMode.STRICT)
+    preflight = optional(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PREFLIGHT.default)
     azure = parse_azure(c, raw)
     check_region_cloud(c, location, azure.environment, ENVIRONMENT_KEY in raw)
     # A secret section is reported once above; what parsing its ciphertext found would point at the wrong fix.
@@ -96,7 +103,7 @@ def section_of_bare_key(key: str) -> str | None:
     """`gpushare:migStrategy` -> `gpushare:operator`: the one section whose own key `key` names, written at the
     top level (any case); None when no section, or several, have such a key, or when the key is a top-level key
     in another case (`gpushare:Pools` means gpushare:pools, not a tenant's `pools`)."""
-    if key.lower() in (k.lower() for k in PROJECT_KEYS):
+    if key.lower() in (k.lower() for k in GPUSHARE_KEYS):
         return None
     bare = key.split(":", 1)[1].lower()
     sections = [section for section, keys in SECTION_KEYS.items() if bare in (k.lower() for k in keys)]
@@ -114,16 +121,16 @@ def unknown_project_key(key: str) -> str:
         example = (f"{section}:\n        - {{..., {written}: ...}}" if section in LIST_SECTIONS
                    else f"{section}:\n        {written}: ...")
         return f"unknown key: `{written}` is {where} (did you mean '{section}.{written}'?); write, e.g.\n      {example}"
-    return f"unknown key{did_you_mean(key, PROJECT_KEYS)}; allowed: {', '.join(PROJECT_KEYS)}"
+    return f"unknown key{did_you_mean(key, GPUSHARE_KEYS)}; allowed: {', '.join(GPUSHARE_KEYS)}"
 
 
 def _meant_key(key: str) -> str | None:
     """The project key a misspelt top-level key stands for (`gpushare:pool`, or `pool` without the namespace)."""
     if ":" not in key:
         return closest_namespaced_key_name(key)
-    if key.startswith(f"{NS}:") and key not in PROJECT_KEYS and not section_of_bare_key(key):
-        match = did_you_mean(key, PROJECT_KEYS)
-        return next((k for k in PROJECT_KEYS if match == f" (did you mean {k!r}?)"), None)
+    if key.startswith(f"{NS}:") and key not in GPUSHARE_KEYS and not section_of_bare_key(key):
+        match = did_you_mean(key, GPUSHARE_KEYS)
+        return next((k for k in GPUSHARE_KEYS if match == f" (did you mean {k!r}?)"), None)
     return None
 
 

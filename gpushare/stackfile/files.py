@@ -10,9 +10,22 @@ import yaml
 
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.stackfile.checks import did_you_mean
+from gpushare.stackfile.declarations import ARRAY, STRING, Field
 
-# Keys a Pulumi stack file may hold besides `config` (written by the CLI).
-STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
+PULUMI_STACK_FIELDS = (
+    # Pulumi's stack settings file reference (pulumi.com/docs/iac/concepts/projects/stack-settings-file).
+    Field("secretsprovider", STRING, "Pulumi's secrets provider for the stack's secret values (written by the "
+                                     "Pulumi CLI).", examples=("passphrase",)),
+    Field("encryptedkey", STRING, "The KMS-encrypted data key of a cloud secrets provider (written by the Pulumi "
+                                  "CLI).", examples=("ciphertext",)),
+    Field("encryptionsalt", STRING, "The passphrase secrets provider's salt (written by the Pulumi CLI).",
+          examples=("v1:c2FsdA==:v1:bm9uY2U=:Y2lwaGVy",)),
+    Field("environment", ARRAY, "Pulumi ESC environments the stack imports.",
+          items=Field("environment", STRING, "An ESC environment's name.", examples=("gpushare/dev",)),
+          also=({"type": "object"},)),
+)
+"""The keys a Pulumi stack file may hold besides `config`; gpushare does not read them."""
+STACK_FILE_KEYS = ("config", *(f.name for f in PULUMI_STACK_FIELDS))
 
 
 def stack_name_for(path: Path) -> str:

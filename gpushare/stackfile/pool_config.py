@@ -7,9 +7,12 @@ from typing import Any
 
 from gpushare.stackfile import catalog
 from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, kind_of, optional, show
+from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
 from gpushare.stackfile.model import (
+    DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE,
     DEFAULT_POOL_COUNT,
+    DEFAULT_RENAME_BY_DEFAULT,
     SYSTEM_POOL_NAME,
     Autoscale,
     DriverOwner,
@@ -22,13 +25,82 @@ from gpushare.stackfile.model import (
     Upgrade,
 )
 
-POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate", "upgrade")
-SHARING_KEYS = ("strategy", "replicas", "renameByDefault", "failRequestsGreaterThanOne")
-AUTOSCALE_KEYS = ("min", "max")
-UPGRADE_KEYS = ("maxSurge", "maxUnavailable")
 UPGRADE_VALUE_RE = re.compile(r"^(\d+)(%?)$")
 POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 ZONES = ("1", "2", "3")
+ANY_CASE_STANDARD_SIZE = "^" + "".join(f"[{ch.upper()}{ch}]" for ch in "standard") + "_[A-Za-z0-9_]+$"
+"""An Azure size name in any case (the validator compares sizes case-insensitively), for the schema."""
+UPGRADE_VALUE_FORMS = (
+    {"type": "integer", "minimum": 0, "maximum": MAX_POOL_NODES},
+    {"type": "string", "pattern": rf"^0*([0-9]{{1,{len(str(MAX_POOL_NODES)) - 1}}}|{MAX_POOL_NODES})$"},
+)
+"""A node count, as a YAML number or a quoted one; a percentage is the field's own `pattern`."""
+_UPGRADE = Upgrade()
+
+SHARING = Section((
+    Field("strategy", STRING, "time-slicing (no memory isolation) or mps (each client capped at its share of the "
+                              "GPU's memory and compute; not on MIG pools, not under migStrategy mixed).",
+          required=True, enum=SharingStrategy),
+    Field("replicas", INTEGER, "How many pods share each GPU (each MIG instance on a MIG pool); MPS at most 48 per "
+                               "GPU (16 before compute capability 7.5).",
+          required=True, minimum=2, why=" (the device plugin rejects 1; drop `sharing` for whole GPUs)"),
+    Field("renameByDefault", BOOLEAN, "Advertise the shared devices as <resource>.shared (nvidia.com/gpu.shared), "
+                                      "so a pod asks for a shared slice by name.",
+          default=DEFAULT_RENAME_BY_DEFAULT),
+    Field("failRequestsGreaterThanOne", BOOLEAN, "Refuse pods asking for more than one shared device (which would "
+                                                 "not give them more of the GPU).",
+          default=DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE),
+))
+AUTOSCALE = Section((
+    Field("min", INTEGER, "The fewest nodes the autoscaler keeps; 0 only for pools whose pods ask for "
+                          "nvidia.com/gpu (the autoscaler cannot scale up from 0 for other resources); at most max.",
+          required=True, minimum=0, maximum=MAX_POOL_NODES),
+    Field("max", INTEGER, "The most nodes the autoscaler adds.", required=True, minimum=1, maximum=MAX_POOL_NODES,
+          why=" (an autoscaled pool that may never have a node is a pool with `count: 0`)"),
+))
+UPGRADE = Section((
+    Field("maxSurge", STRING, "Extra nodes AKS adds during an upgrade: a node count (1) or a percentage of the "
+                              "pool's nodes (\"33%\"); not 0 together with maxUnavailable.",
+          default=_UPGRADE.max_surge, pattern=re.compile(r"^0*([0-9]{1,2}|100)%$"), also=UPGRADE_VALUE_FORMS),
+    Field("maxUnavailable", STRING, "Nodes AKS may take down at once during an upgrade: a node count (1) or a "
+                                    "percentage of the pool's nodes (\"33%\").",
+          default=_UPGRADE.max_unavailable, pattern=re.compile(r"^0*([0-9]{1,2}|100)%$"), also=UPGRADE_VALUE_FORMS),
+))
+POOL = Section((
+    Field("name", STRING, "The AKS node pool name, unique, not system.", required=True, pattern=POOL_NAME_RE,
+          examples=("a100mig",),
+          rule="must be 1-12 lowercase letters or digits, starting with a letter (AKS agent pool name rule)"),
+    Field("vmSize", STRING, "A GPU VM size from gpushare's catalog (README \"Catalog\"); retired sizes are refused "
+                            "with their replacement.",
+          required=True, enum=tuple(size.name for size in catalog.current_gpu_sizes()),
+          also=({"type": "string", "pattern": ANY_CASE_STANDARD_SIZE,
+                 "not": {"enum": [size.name for size in catalog.VM_SIZES if size.retired_on]}},)),
+    Field("mig", STRING, "The AKS MIG profile every GPU of the pool is partitioned into, on MIG-capable sizes; "
+                         "fixed at creation.",
+          enum=catalog.MigProfile),
+    Field("sharing", OBJECT, "Share each GPU (or MIG instance) between pods.", default_text="whole devices",
+          section=SHARING, empty_is_default=False),
+    Field("count", INTEGER, "The fixed node count; not with autoscale.", default=DEFAULT_POOL_COUNT, minimum=0,
+          maximum=MAX_POOL_NODES),
+    Field("autoscale", OBJECT, "Let the cluster autoscaler size the pool between min and max; not with count.",
+          section=AUTOSCALE, empty_is_default=False),
+    Field("zones", ARRAY, "Availability zones, in any order; fixed at creation.", default=(), unique=True,
+          items=Field("zone", STRING, "An availability zone.", enum=ZONES,
+                      also=({"type": "integer", "minimum": 1, "maximum": len(ZONES)},))),
+    Field("osSku", STRING, "The node OS, the same for every GPU pool; AzureLinux needs operator driver aks.",
+          default=OsSku.UBUNTU, enum=OsSku),
+    Field("recreate", BOOLEAN, "Accept deleting and recreating this pool for one run (lifts its protection).",
+          default=False),
+    Field("upgrade", OBJECT, "AKS upgradeSettings for node-image and Kubernetes upgrades.",
+          default_text=f"maxSurge {_UPGRADE.max_surge}, maxUnavailable {_UPGRADE.max_unavailable}",
+          section=UPGRADE),
+))
+POOLS_FIELD = Field(POOLS_KEY, ARRAY, "The GPU node pools, created one after another in file order.", required=True,
+                    min_items=1, items=Field("pool", OBJECT, "A GPU node pool.", section=POOL))
+POOL_KEYS = POOL.keys
+SHARING_KEYS = SHARING.keys
+AUTOSCALE_KEYS = AUTOSCALE.keys
+UPGRADE_KEYS = UPGRADE.keys
 
 
 def _parse_vm_size(c: Checker, value: Any, path: str) -> catalog.VmSize | None:
@@ -78,15 +150,13 @@ def _parse_sharing(c: Checker, value: Any, path: str) -> Sharing | None:
     if "strategy" not in raw:
         c.add(f"{path}.strategy", f"required: one of {', '.join(s.value for s in SharingStrategy)}")
     else:
-        strategy = c.choice(raw["strategy"], f"{path}.strategy", SharingStrategy)
+        strategy = c.check(SHARING["strategy"], raw["strategy"], f"{path}.strategy")
     if "replicas" not in raw:
         c.add(f"{path}.replicas", "required: how many pods share each GPU (2 or more)")
     else:
-        replicas = c.integer(raw["replicas"], f"{path}.replicas", 2, None,
-                             " (the device plugin rejects 1; drop `sharing` for whole GPUs)")
-    rename = optional(raw, "renameByDefault", lambda v: c.boolean(v, f"{path}.renameByDefault"), True)
-    fail = optional(raw, "failRequestsGreaterThanOne",
-                     lambda v: c.boolean(v, f"{path}.failRequestsGreaterThanOne"), True)
+        replicas = c.check(SHARING["replicas"], raw["replicas"], f"{path}.replicas")
+    rename = c.field(raw, SHARING["renameByDefault"], path)
+    fail = c.field(raw, SHARING["failRequestsGreaterThanOne"], path)
     if strategy is None or replicas is None:
         return None
     return Sharing(strategy=strategy, replicas=replicas, rename_by_default=rename, fail_requests_greater_than_one=fail)
@@ -97,12 +167,11 @@ def _parse_autoscale(c: Checker, value: Any, path: str) -> Autoscale | None:
     if raw is None:
         return None
     bounds = {}
-    for key, minimum in (("min", 0), ("max", 1)):
+    for key in AUTOSCALE_KEYS:
         if key not in raw:
             c.add(f"{path}.{key}", f"required: the {'fewest' if key == 'min' else 'most'} nodes the autoscaler keeps")
         else:
-            why = " (an autoscaled pool that may never have a node is a pool with `count: 0`)" if key == "max" else ""
-            bounds[key] = c.integer(raw[key], f"{path}.{key}", minimum, MAX_POOL_NODES, why)
+            bounds[key] = c.check(AUTOSCALE[key], raw[key], f"{path}.{key}")
     low, high = bounds.get("min"), bounds.get("max")
     if low is None or high is None:
         return None
@@ -172,8 +241,7 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
     if "name" not in raw:
         c.add(f"{path}.name", "required: the AKS node pool name (lowercase letters and digits, at most 12)")
     else:
-        name = c.string(raw["name"], f"{path}.name", POOL_NAME_RE,
-                        "must be 1-12 lowercase letters or digits, starting with a letter (AKS agent pool name rule)")
+        name = c.check(POOL["name"], raw["name"], f"{path}.name")
         if name == SYSTEM_POOL_NAME:
             c.add(f"{path}.name", f"{SYSTEM_POOL_NAME!r} is the cluster's system pool; choose another name")
             name = None
@@ -208,12 +276,12 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
                   f"must be from 2 to {vm_size.gpu.mps_max_clients} for mps on {vm_size.gpu.display_name} "
                   f"(the MPS daemon's client limit per GPU), got {sharing.replicas}")
 
-    count = optional(raw, "count", lambda v: c.integer(v, f"{path}.count", 0, MAX_POOL_NODES), None)
+    count = optional(raw, "count", lambda v: c.check(POOL["count"], v, f"{path}.count"), None)
     autoscale = optional(raw, "autoscale", lambda v: _parse_autoscale(c, v, f"{path}.autoscale"), None)
     if "count" in raw and "autoscale" in raw:
         c.add(path, "set either `count` (fixed size) or `autoscale: {min, max}`, not both")
     zones = optional(raw, "zones", lambda v: _parse_zones(c, v, f"{path}.zones"), ())
-    os_sku = optional(raw, "osSku", lambda v: c.choice(v, f"{path}.osSku", OsSku), OsSku.UBUNTU)
+    os_sku = c.field(raw, POOL["osSku"], path)
     if os_sku is OsSku.AZURE_LINUX and operator.driver is DriverOwner.OPERATOR:
         # NVIDIA publishes GPU Operator driver containers for Ubuntu, RHEL/RHCOS and Rocky Linux only (GPU Operator
         # platform support); NVIDIA/gpu-driver-container's azurelinux image is marked experimental, "not recommended
@@ -222,7 +290,7 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
                                f"({OPERATOR_KEY}.driver is operator): NVIDIA ships its driver containers for Ubuntu, "
                                f"RHEL and Rocky Linux only; use osSku: Ubuntu, or driver: aks (AKS installs the driver "
                                f"on AzureLinux)")
-    recreate = optional(raw, "recreate", lambda v: c.boolean(v, f"{path}.recreate"), False)
+    recreate = c.field(raw, POOL["recreate"], path)
     upgrade = optional(raw, "upgrade", lambda v: _parse_upgrade(c, v, f"{path}.upgrade"), Upgrade())
     if vm_size is None:
         return None

@@ -8,7 +8,8 @@ import re
 from typing import Any
 
 from gpushare.stackfile import regions
-from gpushare.stackfile.checks import Checker, is_secure_value, optional, show
+from gpushare.stackfile.checks import GUID_RE, Checker, is_secure_value, optional, show
+from gpushare.stackfile.declarations import STRING, Field
 from gpushare.stackfile.keys import (
     ENVIRONMENT_KEY,
     GUARD_KEY,
@@ -25,7 +26,28 @@ from gpushare.stackfile.model import (
 )
 
 LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
-SUBSCRIPTION_ID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+LOCATION = Field(LOCATION_KEY, STRING, "The Azure region for the cluster, as `az account list-locations` names it "
+                                       "(public, US Government and China regions; the region's cloud must be "
+                                       "azure-native:environment's).",
+                 required=True, enum=tuple(sorted(regions.ALL_REGIONS)), pattern=LOCATION_RE)
+SUBSCRIPTION = Field(SUBSCRIPTION_KEY, STRING, "The Azure subscription (a GUID); preflight and the guard read it "
+                                               "here, else from AZURE_SUBSCRIPTION_ID.",
+                     default_text="the provider's", pattern=GUID_RE, examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",),
+                     rule="must be a subscription id (a GUID such as 00000000-0000-0000-0000-000000000000; "
+                          "`az account show --query id -o tsv` prints yours)",
+                     also=({"type": "object", "required": ["secure"], "properties": {"secure": {
+                         "type": "string", "description": "Required. The value encrypted by `pulumi config set "
+                                                          "--secret` (offline `plan` does not decrypt it)."}},
+                            "additionalProperties": False},))
+ENVIRONMENT = Field(ENVIRONMENT_KEY, STRING, "The Azure cloud the provider, the guard and preflight talk to.",
+                    default=AzureSettings().environment, enum=AzureEnvironment)
+GUARD = Field(GUARD_KEY, STRING, "What to do when Azure cannot be read (guard and preflight): fail (strict) or "
+                                 "continue on the pools' protection alone (warn). The guard cannot be turned off.",
+              default=GuardMode.STRICT, enum=GuardMode)
+PREFLIGHT = Field(PREFLIGHT_KEY, STRING, "strict: a failed preflight check stops pulumi preview/up; warn: logs it; "
+                                         "off: no preflight reads.",
+                  default=PreflightMode.STRICT, enum=PreflightMode,
+                  also=({"const": False, "description": "off, as YAML 1.1 reads an unquoted off"},))
 
 
 def closest_namespaced_key_name(bare: str) -> str | None:
@@ -69,18 +91,12 @@ def parse_location(c: Checker, raw: dict[str, Any]) -> str:
 def parse_azure(c: Checker, raw: dict[str, Any]) -> AzureSettings:
     if is_secure_value(raw.get(SUBSCRIPTION_KEY)):
         # Under `pulumi up` the engine hands the program the decrypted value; only an offline read sees this.
-        environment = optional(raw, ENVIRONMENT_KEY, lambda v: c.choice(v, ENVIRONMENT_KEY, AzureEnvironment),
-                                AzureEnvironment.PUBLIC)
+        environment = optional(raw, ENVIRONMENT_KEY, lambda v: c.check(ENVIRONMENT, v, ENVIRONMENT_KEY),
+                               ENVIRONMENT.default)
         return AzureSettings(subscription_id=None, environment=environment, subscription_secret=True)
-    subscription = optional(
-        raw, SUBSCRIPTION_KEY,
-        lambda v: c.string(v, SUBSCRIPTION_KEY, SUBSCRIPTION_ID_RE,
-                           "must be a subscription id (a GUID such as 00000000-0000-0000-0000-000000000000; "
-                           "`az account show --query id -o tsv` prints yours)"),
-        None,
-    )
-    environment = optional(raw, ENVIRONMENT_KEY, lambda v: c.choice(v, ENVIRONMENT_KEY, AzureEnvironment),
-                            AzureEnvironment.PUBLIC)
+    subscription = optional(raw, SUBSCRIPTION_KEY, lambda v: c.check(SUBSCRIPTION, v, SUBSCRIPTION_KEY), None)
+    environment = optional(raw, ENVIRONMENT_KEY, lambda v: c.check(ENVIRONMENT, v, ENVIRONMENT_KEY),
+                           ENVIRONMENT.default)
     return AzureSettings(subscription_id=subscription, environment=environment)
 
 
@@ -92,7 +108,7 @@ def parse_guard_mode(c: Checker, value: Any) -> GuardMode | None:
                          f"write `{GUARD_KEY}: strict` or `{GUARD_KEY}: warn` (quote a value that YAML would read "
                          f"as a boolean)")
         return None
-    return c.choice(value, GUARD_KEY, GuardMode)
+    return c.check(GUARD, value, GUARD_KEY)
 
 
 def check_region_cloud(c: Checker, location: str, environment: AzureEnvironment, explicit: bool) -> None:
@@ -118,4 +134,4 @@ def parse_preflight_mode(c: Checker, value: Any) -> PreflightMode | None:
         c.add(PREFLIGHT_KEY, "YAML reads an unquoted on, yes or true as the boolean true, which names no mode; "
                              f"write `{PREFLIGHT_KEY}: strict` or `{PREFLIGHT_KEY}: warn`")
         return None
-    return c.choice(value, PREFLIGHT_KEY, PreflightMode)
+    return c.check(PREFLIGHT, value, PREFLIGHT_KEY)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpushare.kubernetes.tenants import kubernetes_version_problem, namespace_problem
+from gpushare.kubernetes.tenants import NAMESPACE_RE, kubernetes_version_problem, namespace_problem
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.stackfile.checks import GUID_RE, Checker, did_you_mean, kind_of, optional, show
+from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY, TENANTS_KEY
 from gpushare.stackfile.model import (
     Cluster,
@@ -15,7 +16,28 @@ from gpushare.stackfile.model import (
     Tenant,
 )
 
-TENANT_KEYS = ("name", "pools", "quota", "groups", "guaranteed")
+QUOTA_UNITS = Field("units", INTEGER, "The most units of the resource requested at once in the namespace.",
+                    minimum=1, why=" (a quota of 0 would forbid the tenant's GPU pods; drop the key for no limit)")
+TENANT = Section((
+    Field("name", STRING, "The team's namespace: a DNS-1123 label, unique, not default, kube-* or gpu-operator.",
+          required=True, pattern=NAMESPACE_RE, examples=("vision",)),
+    Field("pools", ARRAY, "Pools from gpushare:pools its GPU pods may use; a pool only one tenant lists is "
+                          "dedicated to it.",
+          required=True, min_items=1, unique=True,
+          items=Field("pool", STRING, "A pool's name.", examples=("a100mig",))),
+    Field("quota", OBJECT, "Advertised resource (as plan shows it, e.g. nvidia.com/mig-1g.12gb, without requests.) "
+                           "-> the most units requested at once; a resource one of its pools advertises.",
+          default_text="no limit", values=QUOTA_UNITS),
+    Field("groups", ARRAY, "Entra ID group object IDs given the edit ClusterRole in the namespace.", default=(),
+          unique=True, items=Field("group", STRING, "An Entra ID group's object ID (a GUID).", pattern=GUID_RE,
+                                    examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
+    Field("guaranteed", BOOLEAN, "GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits).",
+          default=Tenant.guaranteed),
+))
+TENANTS_FIELD = Field(TENANTS_KEY, ARRAY, "Teams sharing this cluster, each a namespace bound to its pools; needs "
+                                          "Kubernetes 1.30 or newer.",
+                      default=(), items=Field("tenant", OBJECT, "A team.", section=TENANT))
+TENANT_KEYS = TENANT.keys
 
 
 def _parse_tenant_quota(c: Checker, value: Any, path: str,
@@ -38,8 +60,7 @@ def _parse_tenant_quota(c: Checker, value: Any, path: str,
             c.add(key_path, f"none of this tenant's pools advertises {resource}"
                             f"{did_you_mean(resource, list(advertised))}; they advertise: {offered}")
             continue
-        if c.integer(units, key_path, 1, None, " (a quota of 0 would forbid the tenant's GPU pods; drop the key "
-                                                "for no limit)") is not None:
+        if c.check(QUOTA_UNITS, units, key_path) is not None:
             quota.append((resource, units))
     return tuple(quota)
 
@@ -88,7 +109,7 @@ def _parse_tenant(c: Checker, value: Any, path: str, pool_names: list[str],
             advertised.setdefault(resource, []).append(pool_name)
     quota = optional(raw, "quota", lambda v: _parse_tenant_quota(c, v, f"{path}.quota", advertised), ())
     groups = optional(raw, "groups", lambda v: _parse_groups(c, v, f"{path}.groups"), ())
-    guaranteed = optional(raw, "guaranteed", lambda v: c.boolean(v, f"{path}.guaranteed"), True)
+    guaranteed = c.field(raw, TENANT["guaranteed"], path)
     if name is None or not tenant_pools or not references_ok:
         return None
     return Tenant(name=name, pools=tuple(tenant_pools), quota=quota, groups=groups, guaranteed=guaranteed)

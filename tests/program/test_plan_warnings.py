@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from gpushare.cli import main
 from gpushare.kubernetes.tenants import tenant_manifests
 from gpushare.stackfile.config import load_stack_file
