@@ -173,8 +173,63 @@ def quota_key(resource: str) -> str:
     return f"requests.{resource}"
 
 
+@dataclass(frozen=True)
+class PoolPromise:
+    """How a pool several tenants list is promised: each tenant's quota of the pool's resource, at most the pool."""
+
+    pool: str
+    resource: str
+    capacity: int
+    """The most units the pool advertises, at its autoscale maximum (or fixed count)."""
+    max_nodes: int
+    quotas: tuple[tuple[str, int | None], ...]
+    """(tenant, quota of `resource`) per listing tenant; None when the tenant has no quota on it."""
+
+    @property
+    def promised(self) -> int:
+        """What the quotas promise on this pool: each counts up to the pool's capacity (a tenant's other pools
+        may serve the rest of it)."""
+        return sum(min(units, self.capacity) for _, units in self.quotas if units is not None)
+
+    @property
+    def exceeds(self) -> bool:
+        return self.promised > self.capacity
+
+
+def pool_promises(stack: StackConfig) -> list[PoolPromise]:
+    """One per pool that two or more tenants list, in the stack's pool order."""
+    promises = []
+    for pool in stack.pools:
+        listing = [tenant for tenant in stack.tenants if pool.name in tenant.pools]
+        if len(listing) < 2:
+            continue
+        capacity = pool_capacity(pool, stack.operator.mig_strategy)
+        promises.append(PoolPromise(
+            pool=pool.name, resource=capacity.resource, capacity=capacity.total(pool.max_nodes),
+            max_nodes=pool.max_nodes,
+            quotas=tuple((tenant.name, dict(tenant.quota).get(capacity.resource)) for tenant in listing)))
+    return promises
+
+
+def promise_plan(stack: StackConfig) -> list[dict[str, Any]]:
+    """The `poolPromises` list of `plan --json`."""
+    return [{"pool": p.pool, "resource": p.resource, "capacity": p.capacity, "maxNodes": p.max_nodes,
+             "quotas": dict(p.quotas), "promised": p.promised, "exceeds": p.exceeds}
+            for p in pool_promises(stack)]
+
+
+def _promise_warning(promise: PoolPromise) -> str:
+    quotas = ", ".join(f"{tenant} {units if units is not None else 'no quota'}" for tenant, units in promise.quotas)
+    over = [tenant for tenant, units in promise.quotas if units is not None]
+    return (f"pool {promise.pool}: the quotas of tenants {', '.join(over)} promise {promise.promised} "
+            f"{promise.resource} but the pool advertises at most {promise.capacity} ({promise.max_nodes} node(s)); "
+            f"{quotas}: once the others use theirs a tenant cannot use its quota; lower the quotas or raise the "
+            f"pool's max")
+
+
 def tenant_warnings(stack: StackConfig) -> list[str]:
-    """A quota above what the tenant's pools can ever advertise (at autoscale max) never binds: say so."""
+    """A quota above what the tenant's pools can ever advertise (at autoscale max) never binds; quotas that promise
+    more of a shared pool than it has; namespaces left with no GPU pool: say so."""
     warnings = []
     for tenant in stack.tenants:
         offers = pool_offers(stack, tenant)
@@ -185,6 +240,12 @@ def tenant_warnings(stack: StackConfig) -> list[str]:
                 where = ", ".join(f"{o.pool}: {o.max_total} at {o.max_nodes} node(s)" for o in serving)
                 warnings.append(f"tenant {tenant.name}: quota {resource}: {units} is more than its pools can ever "
                                 f"advertise ({most}; {where}), so it never binds; lower it or raise the pools' max")
+    warnings += [_promise_warning(promise) for promise in pool_promises(stack) if promise.exceeds]
+    if stack.tenants and not shared_pools(stack):
+        tenants = ", ".join(tenant.name for tenant in stack.tenants)
+        warnings.append(f"every GPU pool is listed by a tenant, so every namespace but the tenants' ({tenants}) and "
+                        f"{', '.join(EXEMPT_NAMESPACES)} has no GPU pool: GPU pods there are refused; leave a pool "
+                        f"out of every tenant's pools to give them one")
     return warnings
 
 
