@@ -100,9 +100,8 @@ def tenant_lines(before: TenantsView, after: TenantsView) -> list[str]:
         elif new is None and old is not None:
             lines.append(f"- **{name}**: removed (its namespace and workloads stay; its quota, defaults and policy "
                          f"go, and its pods are judged like any other namespace's)")
-            kept = set(after.shared_pools or ())
-            lost = [p for p in old.pools or () if p not in kept]
-            if lost:
+            lost = [p for p in old.pools or () if p not in (after.shared_pools or ())]
+            if lost and after.shared_pools is not None:
                 losses.append(f"{code(name)} loses {', '.join(map(code, lost))}")
         elif old is not None and new is not None:
             details = []
