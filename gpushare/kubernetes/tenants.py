@@ -351,11 +351,14 @@ REACH_EXPRESSION = (
 
 
 def _per_container(condition: str, detail: str) -> str:
-    """`spec.containers[i]` + detail for every container (then init container) meeting `condition` (on `c`)."""
+    """`spec.<field>[i]` + detail for every container, init container and ephemeral container meeting `condition`
+    (on `c`). When a debug container is added (`variables.debug`) only ephemeral containers are judged: the pod's
+    own were judged when it was created."""
     parts = []
-    for field in ("containers", "initContainers"):
-        parts.append(f"variables.podSpec.?{field}.orValue([]).filter(c, {condition}).map(c, 'spec.{field}[' + "
-                     f"string(variables.podSpec.{field}.indexOf(c)) + ']' + {detail})")
+    for field in ("containers", "initContainers", "ephemeralContainers"):
+        part = (f"variables.podSpec.?{field}.orValue([]).filter(c, {condition}).map(c, 'spec.{field}[' + "
+                f"string(variables.podSpec.{field}.indexOf(c)) + ']' + {detail})")
+        parts.append(part if field == "ephemeralContainers" else f"(variables.debug ? [] : {part})")
     return " + ".join(parts)
 
 
@@ -390,15 +393,18 @@ NOT_GUARANTEED_EXPRESSION = (
 """Names of containers whose CPU or memory request differs from its limit, or that has none. A Pod arrives
 defaulted (requests from limits, then the LimitRange); for a template the same defaults are applied here."""
 KIND_PREFIX_EXPRESSION = "(request.kind.kind == 'Pod' ? '' : request.kind.kind + ' pod template: ')"
+DEBUG_EXPRESSION = "request.kind.kind == 'Pod' && request.operation == 'UPDATE'"
+"""A debug container being added (`kubectl debug`: the pods/ephemeralcontainers subresource, the only Pod UPDATE
+matched). Its environment is judged like any container's; the rest of the pod was judged at its creation."""
 SUBJECT_EXPRESSION = "(variables.gpuPod ? 'GPU pods' : 'Pods that can run on GPU nodes (' + variables.reach + ')')"
 MATCH_CONDITIONS = [
     {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"},
     {"name": "pod-template-changed", "expression": (
-        "request.operation != 'UPDATE' || (request.kind.kind == 'CronJob' ? "
+        "request.operation != 'UPDATE' || request.kind.kind == 'Pod' || (request.kind.kind == 'CronJob' ? "
         "dyn(object.spec).jobTemplate.spec.template != dyn(oldObject.spec).jobTemplate.spec.template : "
         "dyn(object.spec).template != dyn(oldObject.spec).template)")},
 ]
-"""Pods are matched on CREATE only; a workload UPDATE is judged only when its pod template changes."""
+"""A workload UPDATE is judged only when its pod template changes; a Pod UPDATE (a debug container) always."""
 
 
 def _defaults_expression(defaults: dict[str, str]) -> str:
@@ -407,7 +413,9 @@ def _defaults_expression(defaults: dict[str, str]) -> str:
 
 
 def _match_constraints() -> dict[str, Any]:
-    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+             {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+              "resources": ["pods/ephemeralcontainers"]}]
     rules += [{"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                "resources": list(resources)} for group, resources in GUARDED_WORKLOADS]
     return {"resourceRules": rules}
@@ -420,7 +428,7 @@ def pool_message(namespace: str, pools: list[str]) -> str:
 def _pool_validation(message: str, namespace_expression: str, tail: str, pools: list[str]) -> dict[str, str]:
     got = "(variables.pool == '' ? '' : '; got ' + variables.pool)"
     return {
-        "expression": f"!variables.judged || variables.pool in {_cel_list(pools)}",
+        "expression": f"variables.debug || !variables.judged || variables.pool in {_cel_list(pools)}",
         "message": message,
         "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + {SUBJECT_EXPRESSION} + ' in namespace ' + "
                               f"{namespace_expression} + {_cel_string(tail)} + {got}"),
@@ -490,7 +498,7 @@ def _binding(policy_name: str, operator: str, namespaces: list[str], labels: dic
 
 
 def _common_variables(judged: str) -> list[tuple[str, str]]:
-    return [("podSpec", POD_SPEC_EXPRESSION), ("containers", CONTAINERS_EXPRESSION),
+    return [("podSpec", POD_SPEC_EXPRESSION), ("debug", DEBUG_EXPRESSION), ("containers", CONTAINERS_EXPRESSION),
             ("gpuPod", GPU_POD_EXPRESSION), ("pool", POOL_EXPRESSION), ("tolerations", TOLERATIONS_EXPRESSION),
             ("gpuTolerations", GPU_TOLERATIONS_EXPRESSION), ("nodeName", NODE_NAME_EXPRESSION),
             ("selectsPool", SELECTS_POOL_EXPRESSION), ("judged", judged), ("reach", REACH_EXPRESSION),
@@ -535,9 +543,10 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
                  f"the scheduler and the pools' taints; remove it and select the pool with nodeSelector "
                  f"{POOL_LABEL} (one of: {', '.join(pools)})")
     validations = [
-        {"expression": "variables.nodeName == ''", "message": node_name,
+        {"expression": "variables.debug || variables.nodeName == ''", "message": node_name,
          "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {_cel_string('spec.nodeName is set: ' + node_name)}"},
-        _list_validation("foreignTolerations", tolerations, "", ": " + tolerations),
+        {**_list_validation("foreignTolerations", tolerations, "", ": " + tolerations),
+         "expression": "variables.debug || size(variables.foreignTolerations) == 0"},
         _pool_validation(message, _cel_string(tenant.name),
                          f" must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)}", pools),
         *_device_validations(f"namespace {tenant.name}'s pods that can run on GPU nodes"),
@@ -547,7 +556,7 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
         variables += [("defaults", _defaults_expression(defaults)), ("notGuaranteed", NOT_GUARANTEED_EXPRESSION)]
         qos = guaranteed_message(tenant, defaults)
         validations.append({
-            "expression": "!variables.gpuPod || size(variables.notGuaranteed) == 0",
+            "expression": "variables.debug || !variables.gpuPod || size(variables.notGuaranteed) == 0",
             "message": qos,
             "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {_cel_string(qos + '; not Guaranteed: ')} + "
                                  f"variables.notGuaranteed.join(', ')",
@@ -572,7 +581,7 @@ def shared_pool_policy(stack: StackConfig) -> list[dict[str, Any]]:
     else:
         tail = f" are not allowed: every GPU pool belongs to a tenant ({owners})"
         validation = {
-            "expression": "!variables.judged",
+            "expression": "variables.debug || !variables.judged",
             "message": "GPU pods outside tenant namespaces" + tail,
             "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + {SUBJECT_EXPRESSION} + ' in namespace ' + "
                                   f"request.namespace + {_cel_string(tail)}"),

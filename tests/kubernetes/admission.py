@@ -169,8 +169,9 @@ def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
 
 
-def _rule_matches(rules: list[dict[str, Any]], kind: str, operation: str) -> bool:
+def _rule_matches(rules: list[dict[str, Any]], kind: str, operation: str, subresource: str) -> bool:
     group, version, resource = KINDS[kind]
+    resource = f"{resource}/{subresource}" if subresource else resource
     return any(group in r["apiGroups"] and version in r["apiVersions"] and resource in r["resources"]
                and operation in r["operations"] for r in rules)
 
@@ -190,21 +191,22 @@ class Cluster:
         self.limit_ranges = {m["metadata"]["namespace"]: m for m in manifests if m["kind"] == "LimitRange"}
 
     def admit(self, obj: dict[str, Any], namespace: str, operation: str = "CREATE",
-              old: dict[str, Any] | None = None) -> Decision:
-        """`old`: the stored object an UPDATE replaces (the object itself when not given)."""
+              old: dict[str, Any] | None = None, subresource: str = "") -> Decision:
+        """`old`: the stored object an UPDATE replaces (the object itself when not given); `subresource`: e.g.
+        `ephemeralcontainers` (request.subResource), which rules name as `pods/ephemeralcontainers`."""
         obj = self._as_stored(obj, namespace, defaults=operation == "CREATE")
         old = self._as_stored(old if old is not None else obj, namespace, defaults=False) \
             if operation == "UPDATE" else None
         group, version, _ = KINDS[obj["kind"]]
         request = {"kind": {"group": group, "version": version, "kind": obj["kind"]}, "namespace": namespace,
-                   "operation": operation}
+                   "operation": operation, "subResource": subresource}
         labels = {"kubernetes.io/metadata.name": namespace}
         messages = []
         for binding in self.bindings:
             if not _selector_matches(binding["spec"]["matchResources"]["namespaceSelector"], labels):
                 continue
             policy = self.policies[binding["spec"]["policyName"]]["spec"]
-            if not _rule_matches(policy["matchConstraints"]["resourceRules"], obj["kind"], operation):
+            if not _rule_matches(policy["matchConstraints"]["resourceRules"], obj["kind"], operation, subresource):
                 continue
             messages += self._run(policy, obj, old, request)
         return Decision(allowed=not messages, messages=messages)

@@ -401,6 +401,34 @@ def test_a_scaled_workload_with_a_stale_template_passes_in_every_namespace(clust
     assert cluster.admit(scaled, namespace, operation="UPDATE", old=stale).allowed
 
 
+def with_debug_container(obj: dict[str, Any], env: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """`kubectl debug`: the pod with an ephemeral container, sent to the pods/ephemeralcontainers subresource."""
+    debugged = copy.deepcopy(obj)
+    debugged["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "nvcr.io/nvidia/cuda:12.1.0-base-ubi8",
+                                                **({"env": env} if env else {})}]
+    return debugged
+
+
+def test_a_debug_container_is_judged_by_its_environment_only(cluster):
+    running = pod(container(limits=gpu()), pool="h100mig")
+
+    def debug(obj: dict[str, Any], env: list[dict[str, Any]] | None, namespace: str = "vision") -> list[str]:
+        return cluster.admit(with_debug_container(obj, env), namespace, operation="UPDATE", old=obj,
+                             subresource="ephemeralcontainers").messages
+    assert debug(running, ALL_GPUS) == [
+        f"spec.ephemeralContainers[0].env[0] sets NVIDIA_VISIBLE_DEVICES=all ({ENV_RULE})",
+        "spec.ephemeralContainers[0] (debugger): " + VISION_VOID]
+    assert debug(running, None) == ["spec.ephemeralContainers[0] (debugger): " + VISION_VOID]
+    assert debug(running, VOID) == []
+    # A pod admitted before a policy tightened (no nodeSelector, a sidecar without void) can still be debugged.
+    stale = pod(container(limits=gpu()), container("sidecar"))
+    assert debug(stale, VOID) == []
+    # A pod that cannot reach a GPU node needs no void; device variables are refused everywhere.
+    assert debug(pod(container()), None) == [] and debug(pod(container()), None, "team-x") == []
+    assert debug(pod(container()), ALL_GPUS, "team-x") == [
+        f"spec.ephemeralContainers[0].env[0] sets NVIDIA_VISIBLE_DEVICES=all ({ENV_RULE})"]
+
+
 def test_the_plan_snippet_of_every_example_stack_is_admitted():
     for config in _example_stacks_with_tenants():
         example = Cluster(tenant_manifests(config))
