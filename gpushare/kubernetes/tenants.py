@@ -3,15 +3,17 @@
 Everything is plain Kubernetes (no controller to run). Per tenant: a Namespace, a ResourceQuota on the GPU
 resources its pools advertise, a LimitRange whose container defaults make requests equal limits, `edit`
 RoleBindings for its Entra ID groups, and a ValidatingAdmissionPolicy (`admissionregistration.k8s.io/v1`, GA in
-Kubernetes 1.30) with its binding. One more policy covers every other namespace: GPU pods there may use only the
-pools no tenant lists. `kube-system` and the GPU Operator's namespace are exempt.
+Kubernetes 1.30) with its binding. One more policy covers every other namespace: pods there that could run on a GPU
+node may use only the pools no tenant lists, DaemonSets' pods excepted. `kube-system` and the GPU Operator's
+namespace are exempt. Who is judged, the device rules and UPDATE: see "the admission policy" below.
 
 Admission order decides what the policy sees (kubernetes/website `access-authn-authz/admission-controllers.md`,
 "mutating then validating"; `pkg/apis/core/v1/defaults.go` `SetDefaults_Pod`; `plugin/pkg/admission/limitranger`):
 1. decoding defaults a Pod container's missing requests from its limits (Pods only, not pod templates);
 2. the LimitRanger mutating plugin fills a Pod container's missing limits with the LimitRange `default` and
    missing requests with `defaultRequest` (Pods only);
-3. validating admission policies see the result.
+3. validating admission policies see the result, including any sidecar a mutating webhook injected (a service
+   mesh's proxy), which needs NVIDIA_VISIBLE_DEVICES=void like any container without a GPU request.
 A workload's pod template gets neither, so the policy judges a template by the Pod it will create: it applies
 steps 1 and 2 itself (with the LimitRange's values) before checking Guaranteed QoS. A template that sets only a
 GPU limit therefore yields Guaranteed pods and is admitted.
