@@ -392,6 +392,34 @@ def test_an_update_that_keeps_the_pod_template_is_never_refused(cluster, kind):
     assert cluster.admit(being_deleted, "vision", operation="UPDATE", old=stale).allowed
 
 
+TEMPLATE_CASES = {
+    # name: (pod, namespace, the message's text after the kind prefix)
+    "tolerates everything": (pod(container(env=VOID), pool="h100mig", tolerations=[TOLERATE_ALL]), "vision",
+                             "spec.tolerations[0] tolerates every taint: " + FOREIGN),
+    "tolerates the GPU taint elsewhere, off the shared pool": (
+        pod(container(limits=gpu()), tolerations=[TOLERATE_GPU]), "team-x",
+        "GPU pods in namespace team-x must set nodeSelector gpushare.io/pool to one of: t4batch (the pools no "
+        "tenant lists)"),
+    "spec.nodeName": (pod(container(env=VOID), pool="h100mig", nodeName="aks-h100mig-1-vmss000000"), "vision",
+                      NODE_NAME),
+    "a device variable": (pod(container(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "0,1"}])), "team-x",
+                          f"spec.containers[0].env[0] sets NVIDIA_VISIBLE_DEVICES=0,1 ({ENV_RULE})"),
+    "a sidecar without void": (pod(container(limits=gpu()), container("log"), pool="h100mig"), "vision",
+                               "spec.containers[1] (log): " + VISION_VOID),
+}
+
+
+@pytest.mark.parametrize("kind", WORKLOAD_KINDS)
+@pytest.mark.parametrize("case", list(TEMPLATE_CASES))
+def test_every_workload_kind_is_held_to_the_pod_rules_on_create_and_on_a_new_template(cluster, kind, case):
+    template, namespace, message = TEMPLATE_CASES[case]
+    bad = workload(kind, template)
+    expected = f"{kind} pod template: {message}"
+    assert expected in cluster.admit(bad, namespace).messages
+    before = workload(kind, pod(container(env=VOID)))
+    assert expected in cluster.admit(bad, namespace, operation="UPDATE", old=before).messages
+
+
 @pytest.mark.parametrize("namespace", ["vision", "team-x"])
 def test_a_scaled_workload_with_a_stale_template_passes_in_every_namespace(cluster, namespace):
     stale = workload("Deployment", pod(container(limits=gpu()), tolerations=[TOLERATE_ALL]))
