@@ -437,13 +437,12 @@ def _pool_validation(message: str, namespace_expression: str, tail: str, pools: 
     }
 
 
-def _list_validation(variable: str, message: str, head: str, tail: str) -> dict[str, str]:
-    """Refused while `variables.<variable>` (field paths) is not empty; the message names the first."""
+def _list_validation(variable: str, message: str, tail: str) -> dict[str, str]:
+    """Refused while `variables.<variable>` (field paths) is not empty; the message names the first, then `tail`."""
     return {
         "expression": f"size(variables.{variable}) == 0",
         "message": message,
-        "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + {_cel_string(head)} + variables.{variable}[0] + "
-                              f"{_cel_string(tail)}"),
+        "messageExpression": f"{KIND_PREFIX_EXPRESSION} + variables.{variable}[0] + {_cel_string(tail)}",
     }
 
 
@@ -452,7 +451,7 @@ def _device_validations(judged_pods: str) -> list[dict[str, str]]:
     env = ("containers must not set NVIDIA device variables (" + ", ".join(DEVICE_ENV_VARS) +
            f") in env to anything but {no_devices}: the NVIDIA container toolkit would give the container the GPUs "
            "they name, past the device plugin; remove the variable (the device plugin sets it for the GPUs a "
-           f"container requests) or set it to void")
+           "container requests) or set it to void")
     env_from = ("GPU containers' envFrom must have a prefix that cannot spell an NVIDIA device variable: a key "
                 f"{VISIBLE_DEVICES} would override the GPUs the device plugin allocated; set envFrom[].prefix "
                 "(e.g. APP_) or list the keys in env")
@@ -461,9 +460,9 @@ def _device_validations(judged_pods: str) -> list[dict[str, str]]:
             f"{VISIBLE_DEVICES} names (nvidia/cuda images set all); add "
             f"{{name: {VISIBLE_DEVICES}, value: void}} to its env")
     return [
-        _list_validation("deviceEnv", env, "", " (" + env + ")"),
-        _list_validation("unsafeEnvFrom", env_from, "", " has no safe prefix (" + env_from + ")"),
-        {**_list_validation("noVoid", void, "", ": " + void),
+        _list_validation("deviceEnv", env, " (" + env + ")"),
+        _list_validation("unsafeEnvFrom", env_from, " has no safe prefix (" + env_from + ")"),
+        {**_list_validation("noVoid", void, ": " + void),
          "expression": "!variables.judged || size(variables.noVoid) == 0"},
     ]
 
@@ -547,7 +546,7 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
     validations = [
         {"expression": "variables.debug || variables.nodeName == ''", "message": node_name,
          "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {_cel_string('spec.nodeName is set: ' + node_name)}"},
-        {**_list_validation("foreignTolerations", tolerations, "", ": " + tolerations),
+        {**_list_validation("foreignTolerations", tolerations, ": " + tolerations),
          "expression": "variables.debug || size(variables.foreignTolerations) == 0"},
         _pool_validation(message, _cel_string(tenant.name),
                          f" must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)}", pools),
