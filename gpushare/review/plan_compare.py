@@ -148,7 +148,7 @@ def operator_transition(base: Plan, head: Plan) -> OperatorTransition | None:
 
 def tenant_compare_lines(base: Plan, head: Plan) -> list[str]:
     """The tenants' section and the warnings that appear or disappear between the two plans."""
-    # A side without the stack (EMPTY) has no tenants; other namespaces then have every pool of the other side.
+    # A side without the stack (EMPTY) has no tenants and no pools: no namespace loses a pool it never had.
     before = view_from_plan(base.tenants, base.shared_pools if base is not EMPTY else None)
     after = view_from_plan(head.tenants, head.shared_pools if head is not EMPTY else None)
     churn = churn_counts(pool_transitions(base, head), operator_transition(base, head))
