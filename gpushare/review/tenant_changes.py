@@ -126,8 +126,8 @@ def tenant_lines(before: TenantsView, after: TenantsView) -> list[str]:
             losses.append(f"{OTHER_NAMESPACES} lose {', '.join(map(code, lost))}"
                           + ("" if after.shared_pools else " (no GPU pool left: their GPU pods are refused)"))
     if losses:
-        lines.append("- **Namespaces losing access to a pool**: " + "; ".join(losses) +
-                     " (running pods stay; new ones there are refused)")
+        lines.append("- **Namespaces losing access to a pool** (running pods stay, new ones are refused): " +
+                     "; ".join(losses))
     return lines
 
 

@@ -129,8 +129,8 @@ def test_a_tenant_change_shows_tenants_pools_quotas_lost_access_and_warnings(pla
         "- **audio**: added; pools `a100mig`; quota none",
         "- **nlp**: removed (its namespace and workloads stay; its quota, defaults and policy go, and its pods are "
         "judged like any other namespace's)",
-        "- **Namespaces losing access to a pool**: `nlp` loses `a100mig`; namespaces outside tenants lose `t4batch` "
-        "(no GPU pool left: their GPU pods are refused) (running pods stay; new ones there are refused)",
+        "- **Namespaces losing access to a pool** (running pods stay, new ones are refused): `nlp` loses `a100mig`; "
+        "namespaces outside tenants lose `t4batch` (no GPU pool left: their GPU pods are refused)",
         "- **Taints and tolerations** (follow from the tenants, not listed above): 2 node-taint change(s) on pools "
         "that become or stop being dedicated to one tenant, 2 change(s) to the GPU Operator's tolerations of them",
         ""]

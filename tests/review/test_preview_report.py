@@ -218,8 +218,8 @@ def test_a_tenant_change_shows_each_tenant_and_the_namespaces_losing_a_pool():
         "- **vision**: gains pool `t4batch`; quota `nvidia.com/mig-3g.47gb.shared` 4 -> 6, `nvidia.com/gpu` none -> 8",
         "- **nlp**: removed (its namespace and workloads stay; its quota, defaults and policy go, and its pods are "
         "judged like any other namespace's)",
-        "- **Namespaces losing access to a pool**: `nlp` loses `a100mig`; namespaces outside tenants lose `t4batch` "
-        "(no GPU pool left: their GPU pods are refused) (running pods stay; new ones there are refused)",
+        "- **Namespaces losing access to a pool** (running pods stay, new ones are refused): `nlp` loses `a100mig`; "
+        "namespaces outside tenants lose `t4batch` (no GPU pool left: their GPU pods are refused)",
         "- **Taints and tolerations** (follow from the tenants, not listed above): 1 node-taint change(s) on pools "
         "that become or stop being dedicated to one tenant, 0 change(s) to the GPU Operator's tolerations of them",
         ""]
