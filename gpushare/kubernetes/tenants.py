@@ -3,15 +3,17 @@
 Everything is plain Kubernetes (no controller to run). Per tenant: a Namespace, a ResourceQuota on the GPU
 resources its pools advertise, a LimitRange whose container defaults make requests equal limits, `edit`
 RoleBindings for its Entra ID groups, and a ValidatingAdmissionPolicy (`admissionregistration.k8s.io/v1`, GA in
-Kubernetes 1.30) with its binding. One more policy covers every other namespace: GPU pods there may use only the
-pools no tenant lists. `kube-system` and the GPU Operator's namespace are exempt.
+Kubernetes 1.30) with its binding. One more policy covers every other namespace: pods there that could run on a GPU
+node may use only the pools no tenant lists, DaemonSets' pods excepted. `kube-system` and the GPU Operator's
+namespace are exempt. Who is judged, the device rules and UPDATE: see "the admission policy" below.
 
 Admission order decides what the policy sees (kubernetes/website `access-authn-authz/admission-controllers.md`,
 "mutating then validating"; `pkg/apis/core/v1/defaults.go` `SetDefaults_Pod`; `plugin/pkg/admission/limitranger`):
 1. decoding defaults a Pod container's missing requests from its limits (Pods only, not pod templates);
 2. the LimitRanger mutating plugin fills a Pod container's missing limits with the LimitRange `default` and
    missing requests with `defaultRequest` (Pods only);
-3. validating admission policies see the result.
+3. validating admission policies see the result, including any sidecar a mutating webhook injected (a service
+   mesh's proxy), which needs NVIDIA_VISIBLE_DEVICES=void like any container without a GPU request.
 A workload's pod template gets neither, so the policy judges a template by the Pod it will create: it applies
 steps 1 and 2 itself (with the LimitRange's values) before checking Guaranteed QoS. A template that sets only a
 GPU limit therefore yields Guaranteed pods and is admitted.
@@ -173,8 +175,63 @@ def quota_key(resource: str) -> str:
     return f"requests.{resource}"
 
 
+@dataclass(frozen=True)
+class PoolPromise:
+    """How a pool several tenants list is promised: each tenant's quota of the pool's resource, at most the pool."""
+
+    pool: str
+    resource: str
+    capacity: int
+    """The most units the pool advertises, at its autoscale maximum (or fixed count)."""
+    max_nodes: int
+    quotas: tuple[tuple[str, int | None], ...]
+    """(tenant, quota of `resource`) per listing tenant; None when the tenant has no quota on it."""
+
+    @property
+    def promised(self) -> int:
+        """What the quotas promise on this pool: each counts up to the pool's capacity (a tenant's other pools
+        may serve the rest of it)."""
+        return sum(min(units, self.capacity) for _, units in self.quotas if units is not None)
+
+    @property
+    def exceeds(self) -> bool:
+        return self.promised > self.capacity
+
+
+def pool_promises(stack: StackConfig) -> list[PoolPromise]:
+    """One per pool that two or more tenants list, in the stack's pool order."""
+    promises = []
+    for pool in stack.pools:
+        listing = [tenant for tenant in stack.tenants if pool.name in tenant.pools]
+        if len(listing) < 2:
+            continue
+        capacity = pool_capacity(pool, stack.operator.mig_strategy)
+        promises.append(PoolPromise(
+            pool=pool.name, resource=capacity.resource, capacity=capacity.total(pool.max_nodes),
+            max_nodes=pool.max_nodes,
+            quotas=tuple((tenant.name, dict(tenant.quota).get(capacity.resource)) for tenant in listing)))
+    return promises
+
+
+def promise_plan(stack: StackConfig) -> list[dict[str, Any]]:
+    """The `poolPromises` list of `plan --json`."""
+    return [{"pool": p.pool, "resource": p.resource, "capacity": p.capacity, "maxNodes": p.max_nodes,
+             "quotas": dict(p.quotas), "promised": p.promised, "exceeds": p.exceeds}
+            for p in pool_promises(stack)]
+
+
+def _promise_warning(promise: PoolPromise) -> str:
+    quotas = ", ".join(f"{tenant} {units if units is not None else 'no quota'}" for tenant, units in promise.quotas)
+    over = [tenant for tenant, units in promise.quotas if units is not None]
+    return (f"pool {promise.pool}: the quotas of tenants {', '.join(over)} promise {promise.promised} "
+            f"{promise.resource} but the pool advertises at most {promise.capacity} ({promise.max_nodes} node(s)); "
+            f"{quotas}: once the others use theirs a tenant cannot use its quota; lower the quotas or raise the "
+            f"pool's max")
+
+
 def tenant_warnings(stack: StackConfig) -> list[str]:
-    """A quota above what the tenant's pools can ever advertise (at autoscale max) never binds: say so."""
+    """A quota above what the tenant's pools can ever advertise (at autoscale max) never binds; quotas that promise
+    more of a shared pool than it has; namespaces left with no GPU pool: say so."""
     warnings = []
     for tenant in stack.tenants:
         offers = pool_offers(stack, tenant)
@@ -185,19 +242,69 @@ def tenant_warnings(stack: StackConfig) -> list[str]:
                 where = ", ".join(f"{o.pool}: {o.max_total} at {o.max_nodes} node(s)" for o in serving)
                 warnings.append(f"tenant {tenant.name}: quota {resource}: {units} is more than its pools can ever "
                                 f"advertise ({most}; {where}), so it never binds; lower it or raise the pools' max")
+    warnings += [_promise_warning(promise) for promise in pool_promises(stack) if promise.exceeds]
+    if stack.tenants and not shared_pools(stack):
+        tenants = ", ".join(tenant.name for tenant in stack.tenants)
+        warnings.append(f"every GPU pool is listed by a tenant, so every namespace but the tenants' ({tenants}) and "
+                        f"{', '.join(EXEMPT_NAMESPACES)} has no GPU pool: GPU pods there are refused; leave a pool "
+                        f"out of every tenant's pools to give them one")
     return warnings
 
 
 # --- the admission policy ---------------------------------------------------------------------------------------
+#
+# Who is judged. A pod is judged when it could run on a GPU pool's node: it requests an `nvidia.com/` resource,
+# tolerates the GPU taint or a tenant taint (a toleration with no key and `operator: Exists` tolerates every taint),
+# selects `gpushare.io/pool` by nodeSelector or by a nodeAffinity term, or sets `spec.nodeName` (a pod created with a
+# node name skips the scheduler, so NoSchedule taints never stop it; the kubelet still refuses one whose nodeSelector
+# does not match its node, `pkg/kubelet/lifecycle/predicate.go` GeneralPredicates). Every GPU pool carries the GPU
+# taint (`model.pool_node_taints`), so a pod that does none of these cannot reach a GPU node and is not judged.
+#
+# Devices. AKS makes nvidia-container-runtime containerd's default runtime on every N-series node
+# (Azure/AgentBaker `pkg/agent/baker.go`, containerd templates: `{{- if IsNSeriesSKU }} default_runtime_name =
+# "nvidia-container-runtime"`), so every container there, GPU or not, passes the NVIDIA toolkit's hook. The toolkit
+# gives a container the devices its environment names in NVIDIA_VISIBLE_DEVICES (and NVIDIA_MIG_CONFIG_DEVICES,
+# NVIDIA_MIG_MONITOR_DEVICES, NVIDIA_IMEX_CHANNELS: NVIDIA/nvidia-container-toolkit `internal/config/image/
+# envvars.go`, read in `cuda_image.go` and `cmd/nvidia-container-runtime-hook/container_config.go`), for
+# unprivileged containers too unless `accept-nvidia-visible-devices-envvar-when-unprivileged` is false, and its
+# default is true (`api/config/v1/config.go` GetDefault); a legacy CUDA image without the variable gets "all".
+# Only "void" (or an empty or unset variable on a current image) gives none; "none" gives the driver but no device.
+# With the device plugin's `deviceListStrategy: envvar` (the default; NVIDIA/k8s-device-plugin
+# `internal/plugin/server.go`) the plugin's Allocate response sets NVIDIA_VISIBLE_DEVICES, and the kubelet puts the
+# container's own environment after it (`pkg/kubelet/kubelet_pods.go` GenerateRunContainerOptions: the device
+# manager's `opts.Envs`, then `opts.Envs = append(opts.Envs, envs...)` of makeEnvironmentVariables, where `env`
+# overrides `envFrom`), so what a pod spec says wins. Hence: no container may set a device variable in `env` to
+# anything but void/none; a GPU container's `envFrom` needs a prefix that cannot spell one; and every container
+# without a GPU request in a judged pod sets NVIDIA_VISIBLE_DEVICES=void itself, which beats its image's value
+# (every nvidia/cuda image sets `all`). A mutating policy could add it, but MutatingAdmissionPolicy is not GA on
+# every version 1.30-1.37, so this is a validating rule whose message is the fix.
+#
+# UPDATE. Workloads are judged on UPDATE only when their pod template changes (`matchConditions`): scaling (the
+# Deployment controller's `scaleReplicaSet`, HPA, `kubectl scale`), label and finalizer updates, and every update of
+# an object being deleted pass, so a policy that tightens never stalls a rollout, scaling or a foreground delete.
+#
+# Field paths in messages (`spec.tolerations[2]`, `spec.containers[1].env[0]`) come from `indexOf`, Kubernetes'
+# lists library (`k8s.io/apiserver/pkg/cel/library/lists.go`, in the base environment since 1.0 of its versions).
 
 def _cel_string(text: str) -> str:
     """A CEL string literal (CEL accepts JSON's double-quoted escapes)."""
     return json.dumps(text)
 
 
-def _cel_list(items: list[str]) -> str:
+def _cel_list(items: list[str] | tuple[str, ...]) -> str:
     return "[" + ", ".join(_cel_string(item) for item in items) + "]"
 
+
+DEVICE_ENV_VARS = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+                   "NVIDIA_IMEX_CHANNELS")
+"""The variables the NVIDIA container toolkit reads to choose a container's devices (see above)."""
+VISIBLE_DEVICES = DEVICE_ENV_VARS[0]
+NO_DEVICES = ("void", "none")
+"""Values of a device variable that give no device."""
+POOLS_ANNOTATION = "gpushare.io/pools"
+"""On each policy: the pools it lets its namespaces use, comma-separated (what `report` reads back)."""
+TENANT_TAINT_KEY = TENANT_LABEL
+GPU_TAINT_KEY = GPU_TAINT.split("=")[0].split(":")[0]
 
 POD_SPEC_EXPRESSION = (
     "request.kind.kind == 'Pod' ? dyn(object.spec)"
@@ -207,12 +314,77 @@ POD_SPEC_EXPRESSION = (
 """The pod spec judged: the Pod's own, or the template of the Pods a workload creates (`dyn`: one expression
 serves every matched kind without type-check warnings for fields another kind lacks)."""
 CONTAINERS_EXPRESSION = "variables.podSpec.containers + variables.podSpec.?initContainers.orValue([])"
-GPU_POD_EXPRESSION = (
-    "variables.containers.exists(c, "
-    f"c.?resources.?limits.orValue({{}}).exists(r, r.startsWith('{GPU_RESOURCE_PREFIX}')) || "
-    f"c.?resources.?requests.orValue({{}}).exists(r, r.startsWith('{GPU_RESOURCE_PREFIX}')))"
-)
+_REQUESTS_GPU = (f"(c.?resources.?limits.orValue({{}}).exists(r, r.startsWith('{GPU_RESOURCE_PREFIX}')) || "
+                 f"c.?resources.?requests.orValue({{}}).exists(r, r.startsWith('{GPU_RESOURCE_PREFIX}')))")
+"""Container `c` asks for a GPU resource."""
+GPU_POD_EXPRESSION = f"variables.containers.exists(c, {_REQUESTS_GPU})"
 POOL_EXPRESSION = f"variables.podSpec.?nodeSelector[?'{POOL_LABEL}'].orValue('')"
+TOLERATIONS_EXPRESSION = "variables.podSpec.?tolerations.orValue([])"
+GPU_TOLERATIONS_EXPRESSION = (
+    "variables.tolerations.filter(t, (t.?key.orValue('') == '' && t.?operator.orValue('') == 'Exists') || "
+    f"t.?key.orValue('') in {_cel_list([GPU_TAINT_KEY, TENANT_TAINT_KEY])})"
+)
+"""Tolerations that let a pod onto a GPU pool's nodes: of the GPU taint, a tenant taint, or of every taint."""
+NODE_NAME_EXPRESSION = "variables.podSpec.?nodeName.orValue('')"
+_NODE_AFFINITY = "variables.podSpec.?affinity.?nodeAffinity"
+SELECTS_POOL_EXPRESSION = (
+    f"variables.pool != '' || "
+    f"{_NODE_AFFINITY}.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([]).exists(t, "
+    f"t.?matchExpressions.orValue([]).exists(e, e.key == '{POOL_LABEL}')) || "
+    f"{_NODE_AFFINITY}.?preferredDuringSchedulingIgnoredDuringExecution.orValue([]).exists(p, "
+    f"p.preference.?matchExpressions.orValue([]).exists(e, e.key == '{POOL_LABEL}'))"
+)
+REACHES_GPU_NODES = "(size(variables.gpuTolerations) > 0 || variables.selectsPool || variables.nodeName != '')"
+DAEMON_SET_POD_EXPRESSION = (
+    "request.kind.kind == 'DaemonSet' || (request.kind.kind == 'Pod' && "
+    "object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet' && o.?controller.orValue(false)))"
+)
+"""A DaemonSet or one of its Pods (the controller sets a controller ownerReference on each)."""
+REACH_EXPRESSION = (
+    "variables.gpuPod ? 'a container requests a GPU'"
+    " : size(variables.gpuTolerations) > 0 ? 'spec.tolerations[' + "
+    "string(variables.tolerations.indexOf(variables.gpuTolerations[0])) + '] tolerates ' + "
+    "(variables.gpuTolerations[0].?key.orValue('') == '' ? 'every taint' : variables.gpuTolerations[0].key)"
+    " : variables.nodeName != '' ? 'spec.nodeName is set'"
+    f" : variables.pool != '' ? 'spec.nodeSelector selects {POOL_LABEL}'"
+    f" : 'spec.affinity.nodeAffinity selects {POOL_LABEL}'"
+)
+"""Why a judged pod could run on a GPU node, naming the field."""
+
+
+def _per_container(condition: str, detail: str) -> str:
+    """`spec.<field>[i]` + detail for every container, init container and ephemeral container meeting `condition`
+    (on `c`). When a debug container is added (`variables.debug`) only ephemeral containers are judged: the pod's
+    own were judged when it was created."""
+    parts = []
+    for field in ("containers", "initContainers", "ephemeralContainers"):
+        part = (f"variables.podSpec.?{field}.orValue([]).filter(c, {condition}).map(c, 'spec.{field}[' + "
+                f"string(variables.podSpec.{field}.indexOf(c)) + ']' + {detail})")
+        parts.append(part if field == "ephemeralContainers" else f"(variables.debug ? [] : {part})")
+    return " + ".join(parts)
+
+
+_BAD_DEVICE_ENV = (f"e.name in {_cel_list(DEVICE_ENV_VARS)} && "
+                   f"(has(e.valueFrom) || !(e.?value.orValue('') in {_cel_list(NO_DEVICES)}))")
+DEVICE_ENV_EXPRESSION = _per_container(
+    f"c.?env.orValue([]).exists(e, {_BAD_DEVICE_ENV})",
+    f"c.env.filter(e, {_BAD_DEVICE_ENV}).map(e, '.env[' + string(c.env.indexOf(e)) + '] sets ' + e.name + "
+    "(has(e.valueFrom) ? ' from valueFrom' : '=' + e.?value.orValue('')))[0]",
+)
+"""Containers whose `env` sets a device variable to anything but void/none, first such entry each."""
+_UNSAFE_ENV_FROM = f"{_cel_list(DEVICE_ENV_VARS)}.exists(v, v.startsWith(f.?prefix.orValue('')))"
+UNSAFE_ENV_FROM_EXPRESSION = _per_container(
+    f"{_REQUESTS_GPU} && c.?envFrom.orValue([]).exists(f, {_UNSAFE_ENV_FROM})",
+    f"c.envFrom.filter(f, {_UNSAFE_ENV_FROM}).map(f, '.envFrom[' + string(c.envFrom.indexOf(f)) + ']')[0]",
+)
+"""GPU containers with an `envFrom` whose keys could name a device variable (no prefix, or one that spells part
+of one): a ConfigMap key NVIDIA_VISIBLE_DEVICES would override the device plugin's value."""
+NO_VOID_EXPRESSION = _per_container(
+    f"!{_REQUESTS_GPU} && !c.?env.orValue([]).exists(e, e.name == '{VISIBLE_DEVICES}' && !has(e.valueFrom) && "
+    f"e.?value.orValue('') in {_cel_list(NO_DEVICES)})",
+    "' (' + c.name + ')'",
+)
+"""Containers without a GPU request that do not set NVIDIA_VISIBLE_DEVICES=void themselves."""
 NOT_GUARANTEED_EXPRESSION = (
     "variables.containers.filter(c, !['cpu', 'memory'].all(r, "
     "c.?resources.?limits[?r].or(variables.defaults[?r]).hasValue() && "
@@ -223,6 +395,18 @@ NOT_GUARANTEED_EXPRESSION = (
 """Names of containers whose CPU or memory request differs from its limit, or that has none. A Pod arrives
 defaulted (requests from limits, then the LimitRange); for a template the same defaults are applied here."""
 KIND_PREFIX_EXPRESSION = "(request.kind.kind == 'Pod' ? '' : request.kind.kind + ' pod template: ')"
+DEBUG_EXPRESSION = "request.kind.kind == 'Pod' && request.operation == 'UPDATE'"
+"""A debug container being added (`kubectl debug`: the pods/ephemeralcontainers subresource, the only Pod UPDATE
+matched). Its environment is judged like any container's; the rest of the pod was judged at its creation."""
+SUBJECT_EXPRESSION = "(variables.gpuPod ? 'GPU pods' : 'Pods that can run on GPU nodes (' + variables.reach + ')')"
+MATCH_CONDITIONS = [
+    {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"},
+    {"name": "pod-template-changed", "expression": (
+        "request.operation != 'UPDATE' || request.kind.kind == 'Pod' || (request.kind.kind == 'CronJob' ? "
+        "dyn(object.spec).jobTemplate.spec.template != dyn(oldObject.spec).jobTemplate.spec.template : "
+        "dyn(object.spec).template != dyn(oldObject.spec).template)")},
+]
+"""A workload UPDATE is judged only when its pod template changes; a Pod UPDATE (a debug container) always."""
 
 
 def _defaults_expression(defaults: dict[str, str]) -> str:
@@ -231,7 +415,9 @@ def _defaults_expression(defaults: dict[str, str]) -> str:
 
 
 def _match_constraints() -> dict[str, Any]:
-    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+             {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+              "resources": ["pods/ephemeralcontainers"]}]
     rules += [{"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                "resources": list(resources)} for group, resources in GUARDED_WORKLOADS]
     return {"resourceRules": rules}
@@ -241,24 +427,57 @@ def pool_message(namespace: str, pools: list[str]) -> str:
     return f"GPU pods in namespace {namespace} must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)}"
 
 
-def _pool_validation(message: str, message_expression_head: str, pools: list[str]) -> dict[str, str]:
+def _pool_validation(message: str, namespace_expression: str, tail: str, pools: list[str]) -> dict[str, str]:
     got = "(variables.pool == '' ? '' : '; got ' + variables.pool)"
     return {
-        "expression": f"!variables.gpuPod || variables.pool in {_cel_list(pools)}",
+        "expression": f"variables.debug || !variables.judged || variables.pool in {_cel_list(pools)}",
         "message": message,
-        "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {message_expression_head} + {got}",
+        "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + {SUBJECT_EXPRESSION} + ' in namespace ' + "
+                              f"{namespace_expression} + {_cel_string(tail)} + {got}"),
     }
 
 
+def _list_validation(variable: str, message: str, tail: str) -> dict[str, str]:
+    """Refused while `variables.<variable>` (field paths) is not empty; the message names the first, then `tail`."""
+    return {
+        "expression": f"size(variables.{variable}) == 0",
+        "message": message,
+        "messageExpression": f"{KIND_PREFIX_EXPRESSION} + variables.{variable}[0] + {_cel_string(tail)}",
+    }
+
+
+def _device_validations(judged_pods: str) -> list[dict[str, str]]:
+    no_devices = "/".join(NO_DEVICES)
+    env = ("containers must not set NVIDIA device variables (" + ", ".join(DEVICE_ENV_VARS) +
+           f") in env to anything but {no_devices}: the NVIDIA container toolkit would give the container the GPUs "
+           "they name, past the device plugin; remove the variable (the device plugin sets it for the GPUs a "
+           "container requests) or set it to void")
+    env_from = ("GPU containers' envFrom must have a prefix that cannot spell an NVIDIA device variable: a key "
+                f"{VISIBLE_DEVICES} would override the GPUs the device plugin allocated; set envFrom[].prefix "
+                "(e.g. APP_) or list the keys in env")
+    void = (f"containers that request no GPU in {judged_pods} must set env {VISIBLE_DEVICES}=void: on AKS GPU nodes "
+            "the NVIDIA runtime is containerd's default and gives a container the GPUs its image's "
+            f"{VISIBLE_DEVICES} names (nvidia/cuda images set all); add "
+            f"{{name: {VISIBLE_DEVICES}, value: void}} to its env")
+    return [
+        _list_validation("deviceEnv", env, " (" + env + ")"),
+        _list_validation("unsafeEnvFrom", env_from, " has no safe prefix (" + env_from + ")"),
+        {**_list_validation("noVoid", void, ": " + void),
+         "expression": "!variables.judged || size(variables.noVoid) == 0"},
+    ]
+
+
 def _policy(name: str, variables: list[tuple[str, str]], validations: list[dict[str, str]],
-            labels: dict[str, str]) -> dict[str, Any]:
+            labels: dict[str, str], pools: list[str]) -> dict[str, Any]:
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name, "labels": {**MANAGED_BY, **labels}},
+        "metadata": {"name": name, "labels": {**MANAGED_BY, **labels},
+                     "annotations": {POOLS_ANNOTATION: ",".join(pools)}},
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": _match_constraints(),
+            "matchConditions": [dict(condition) for condition in MATCH_CONDITIONS],
             "variables": [{"name": var, "expression": expression} for var, expression in variables],
             "validations": validations,
         },
@@ -279,9 +498,13 @@ def _binding(policy_name: str, operator: str, namespaces: list[str], labels: dic
     }
 
 
-def _common_variables() -> list[tuple[str, str]]:
-    return [("podSpec", POD_SPEC_EXPRESSION), ("containers", CONTAINERS_EXPRESSION),
-            ("gpuPod", GPU_POD_EXPRESSION), ("pool", POOL_EXPRESSION)]
+def _common_variables(judged: str) -> list[tuple[str, str]]:
+    return [("podSpec", POD_SPEC_EXPRESSION), ("debug", DEBUG_EXPRESSION), ("containers", CONTAINERS_EXPRESSION),
+            ("gpuPod", GPU_POD_EXPRESSION), ("pool", POOL_EXPRESSION), ("tolerations", TOLERATIONS_EXPRESSION),
+            ("gpuTolerations", GPU_TOLERATIONS_EXPRESSION), ("nodeName", NODE_NAME_EXPRESSION),
+            ("selectsPool", SELECTS_POOL_EXPRESSION), ("judged", judged), ("reach", REACH_EXPRESSION),
+            ("deviceEnv", DEVICE_ENV_EXPRESSION), ("unsafeEnvFrom", UNSAFE_ENV_FROM_EXPRESSION),
+            ("noVoid", NO_VOID_EXPRESSION)]
 
 
 def tenant_policy_name(tenant: Tenant) -> str:
@@ -294,49 +517,79 @@ def guaranteed_message(tenant: Tenant, defaults: dict[str, str]) -> str:
             f"(cpu {defaults['cpu']}, memory {defaults['memory']})")
 
 
+def _foreign_tolerations_expression(tenant: Tenant) -> str:
+    """Tolerations of every taint, or of a tenant taint other than exactly this tenant's, as field paths."""
+    bad = (f"(t.?key.orValue('') == '' && t.?operator.orValue('') == 'Exists') || "
+           f"(t.?key.orValue('') == '{TENANT_TAINT_KEY}' && (t.?operator.orValue('Equal') == 'Exists' || "
+           f"t.?value.orValue('') != {_cel_string(tenant.name)}))")
+    return (f"variables.tolerations.filter(t, {bad}).map(t, 'spec.tolerations[' + "
+            f"string(variables.tolerations.indexOf(t)) + ']' + (t.?key.orValue('') == '' ? ' tolerates every taint' "
+            f": t.?operator.orValue('Equal') == 'Exists' ? ' tolerates {TENANT_TAINT_KEY} with any value' "
+            f": ' tolerates {TENANT_TAINT_KEY}=' + t.?value.orValue('')))")
+
+
 def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
     """The tenant's ValidatingAdmissionPolicy and its binding to the tenant's namespace."""
     name = tenant_policy_name(tenant)
     labels = {TENANT_LABEL: tenant.name}
     pools = list(tenant.pools)
     message = pool_message(tenant.name, pools)
-    variables = _common_variables()
-    validations = [_pool_validation(message, _cel_string(message), pools)]
+    variables = _common_variables(f"variables.gpuPod || {REACHES_GPU_NODES}")
+    variables.append(("foreignTolerations", _foreign_tolerations_expression(tenant)))
+    own = f"{GPU_TAINT_KEY} and {tenant_taint(tenant.name).split(':')[0]}"
+    tolerations = (f"pods in namespace {tenant.name} may tolerate only {own} (key, operator Equal, value): "
+                   f"another tenant's taint would let them onto that tenant's nodes; remove the toleration or "
+                   f"name this tenant's taint")
+    node_name = (f"pods in namespace {tenant.name} must not set spec.nodeName: a pod created with a node name skips "
+                 f"the scheduler and the pools' taints; remove it and select the pool with nodeSelector "
+                 f"{POOL_LABEL} (one of: {', '.join(pools)})")
+    validations = [
+        {"expression": "variables.debug || variables.nodeName == ''", "message": node_name,
+         "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {_cel_string('spec.nodeName is set: ' + node_name)}"},
+        {**_list_validation("foreignTolerations", tolerations, ": " + tolerations),
+         "expression": "variables.debug || size(variables.foreignTolerations) == 0"},
+        _pool_validation(message, _cel_string(tenant.name),
+                         f" must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)}", pools),
+        *_device_validations(f"namespace {tenant.name}'s pods that can run on GPU nodes"),
+    ]
     if tenant.guaranteed:
         defaults = container_defaults(stack, tenant)
         variables += [("defaults", _defaults_expression(defaults)), ("notGuaranteed", NOT_GUARANTEED_EXPRESSION)]
         qos = guaranteed_message(tenant, defaults)
         validations.append({
-            "expression": "!variables.gpuPod || size(variables.notGuaranteed) == 0",
+            "expression": "variables.debug || !variables.gpuPod || size(variables.notGuaranteed) == 0",
             "message": qos,
             "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {_cel_string(qos + '; not Guaranteed: ')} + "
                                  f"variables.notGuaranteed.join(', ')",
         })
-    return [_policy(name, variables, validations, labels), _binding(name, "In", [tenant.name], labels)]
+    return [_policy(name, variables, validations, labels, pools), _binding(name, "In", [tenant.name], labels)]
 
 
 def shared_pool_policy(stack: StackConfig) -> list[dict[str, Any]]:
-    """The policy for every namespace that is neither a tenant's nor exempt; none while there are no tenants."""
+    """The policy for every namespace that is neither a tenant's nor exempt; none while there are no tenants.
+
+    Node agents (log shippers, node exporters, security agents) run as DaemonSets that tolerate every taint: a
+    DaemonSet's pods are placed wherever they land unless they request a GPU. Device variables are refused as in
+    tenant namespaces."""
     if not stack.tenants:
         return []
     pools = shared_pools(stack)
     owners = "; ".join(f"{t.name}: {', '.join(t.pools)}" for t in stack.tenants)
+    judged = f"variables.gpuPod || (!({DAEMON_SET_POD_EXPRESSION}) && {REACHES_GPU_NODES})"
     if pools:
-        message = (f"GPU pods outside tenant namespaces must set nodeSelector {POOL_LABEL} to one of: "
-                   f"{', '.join(pools)} (the pools no tenant lists)")
         tail = f" must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)} (the pools no tenant lists)"
-        head = f"'GPU pods in namespace ' + request.namespace + {_cel_string(tail)}"
-        validation = _pool_validation(message, head, pools)
+        validation = _pool_validation("GPU pods outside tenant namespaces" + tail, "request.namespace", tail, pools)
     else:
-        message = (f"GPU pods are allowed only in tenant namespaces: every GPU pool belongs to a tenant ({owners})")
+        tail = f" are not allowed: every GPU pool belongs to a tenant ({owners})"
         validation = {
-            "expression": "!variables.gpuPod",
-            "message": message,
-            "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + 'GPU pods in namespace ' + request.namespace + "
-                                  f"{_cel_string(f' are not allowed: every GPU pool belongs to a tenant ({owners})')}"),
+            "expression": "variables.debug || !variables.judged",
+            "message": "GPU pods outside tenant namespaces" + tail,
+            "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + {SUBJECT_EXPRESSION} + ' in namespace ' + "
+                                  f"request.namespace + {_cel_string(tail)}"),
         }
+    validations = [validation, *_device_validations("pods outside tenant namespaces that can run on GPU nodes")]
     excluded = sorted({*EXEMPT_NAMESPACES, *(t.name for t in stack.tenants)})
-    return [_policy(SHARED_POLICY_NAME, _common_variables(), [validation], {}),
+    return [_policy(SHARED_POLICY_NAME, _common_variables(judged), validations, {}, pools),
             _binding(SHARED_POLICY_NAME, "NotIn", excluded, {})]
 
 

@@ -26,6 +26,7 @@ import yaml
 
 from gpushare.review.cost import money, money_span, signed_money
 from gpushare.review.markdown import code, table
+from gpushare.review.tenant_churn import is_tenant_taint_change, is_toleration_change
 from gpushare.sharing.capacity import base_resource, pool_capacity
 from gpushare.stackfile.catalog import MigProfile, find_vm_size
 from gpushare.stackfile.model import (
@@ -52,6 +53,8 @@ DESTROYS = "destroys the pool's nodes and every pod on them"
 RESTARTS = "device plugin restarts on these nodes"
 RESTARTS_EVERYWHERE = "device plugin restarts on every GPU node (its DaemonSet's pod template changes)"
 DESTRUCTIVE = ("replace", "delete")
+TENANT_TAINT_NOTE = "nodeTaints: tenant taint (see Tenants)"
+TOLERATIONS_NOTE = "tolerations of the tenant taints (see Tenants)"
 
 _SHARING_KEYS = (("mps", SharingStrategy.MPS), ("timeSlicing", SharingStrategy.TIME_SLICING))
 """`mps` first: with both sections the plugin uses MPS only."""
@@ -304,7 +307,10 @@ def pool_change(transition: PoolTransition) -> PoolChange:
     elif op == "delete":
         note = "pool removed"
     elif before and after:
-        changes += describe(field_changes(before.inputs, after.inputs))
+        input_changes = field_changes(before.inputs, after.inputs)
+        changes += describe([c for c in input_changes if not is_tenant_taint_change(*c)])
+        if any(is_tenant_taint_change(*c) for c in input_changes):
+            changes.append(TENANT_TAINT_NOTE)
         if before.config is not None and after.config is not None and before.config != after.config:
             old_doc, new_doc = _parse_config(before.config), _parse_config(after.config)
             changes += (describe(field_changes(old_doc, new_doc, "config: "))
@@ -422,9 +428,12 @@ def operator_section(transition: OperatorTransition | None) -> list[str]:
         version = _arrow(before.get("version") if transition.before else None,
                          after.get("version") if transition.after else None)
         lines.append(f"- release: **{transition.op}**, chart {code(version)}")
-        value_changes = describe(field_changes(before.get("values"), after.get("values")))
+        all_value_changes = field_changes(before.get("values"), after.get("values"))
+        value_changes = describe([c for c in all_value_changes if not is_toleration_change(c[0])])
         if transition.before and transition.after:
             lines += [f"  - {code(change)}" for change in value_changes]
+            if len(value_changes) < len(all_value_changes):
+                lines.append(f"  - {TOLERATIONS_NOTE}")
             # A new chart, the plugin's settings or the strategy it gets as env all change its DaemonSet's pods.
             if before.get("version") != after.get("version") or any(
                     change.startswith(("devicePlugin.", "mig.")) for change in value_changes):

@@ -29,6 +29,7 @@ from gpushare.review.gpu_changes import (
     operator_section,
 )
 from gpushare.review.markdown import code
+from gpushare.review.tenant_changes import churn_counts, tenants_section, view_from_plan, warnings_section
 from gpushare.sharing.operator_values import CHART_NAME, CONFIG_MAP_NAME
 
 AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourceGroupName", "vmSize",
@@ -49,6 +50,10 @@ class Plan:
     resources: tuple[Mapping, ...]
     configs: tuple[Mapping, ...]
     mig_strategy: str | None
+    tenants: tuple[Mapping, ...] = ()
+    shared_pools: tuple[str, ...] | None = None
+    """`sharedPools`: what GPU pods outside tenant namespaces may use; None in a plan that predates it."""
+    warnings: tuple[str, ...] = ()
     cost: Mapping | None = None
     """The plan's `cost` object (`plan --prices`), or None."""
 
@@ -96,7 +101,16 @@ def parse_plan(text: str, source: str) -> Plan:
     operator = doc.get("operator") if isinstance(doc.get("operator"), Mapping) else {}
     cost = doc.get("cost") if isinstance(doc.get("cost"), Mapping) else None
     return Plan(doc.get("stack"), tuple(doc["pools"]), tuple(doc["resources"]), tuple(doc["devicePluginConfigs"]),
-                operator.get("migStrategy"), cost)
+                operator.get("migStrategy"), *_tenant_keys(doc), cost)
+
+
+def _tenant_keys(doc: Mapping) -> tuple[tuple[Mapping, ...], tuple[str, ...] | None, tuple[str, ...]]:
+    """`tenants`, `sharedPools` and `warnings`, each ignored when it is not the shape `plan --json` writes."""
+    tenants = doc.get("tenants") if isinstance(doc.get("tenants"), list) else []
+    shared = doc.get("sharedPools")
+    warnings = doc.get("warnings") if isinstance(doc.get("warnings"), list) else []
+    return (tuple(t for t in tenants if isinstance(t, Mapping)),
+            tuple(map(str, shared)) if isinstance(shared, list) else None, tuple(map(str, warnings)))
 
 
 def _side(plan: Plan, name: str) -> PoolSide:
@@ -178,6 +192,15 @@ def cost_line(base: Plan, head: Plan, change: StackCostChange | None) -> str:
             "answer of `gpushare prices STACK`)._")
 
 
+def tenant_compare_lines(base: Plan, head: Plan) -> list[str]:
+    """The tenants' section and the warnings that appear or disappear between the two plans."""
+    # A side without the stack (EMPTY) has no tenants and no pools: no namespace loses a pool it never had.
+    before = view_from_plan(base.tenants, base.shared_pools if base is not EMPTY else None)
+    after = view_from_plan(head.tenants, head.shared_pools if head is not EMPTY else None)
+    churn = churn_counts(pool_transitions(base, head), operator_transition(base, head))
+    return tenants_section(before, after, churn) + warnings_section(base.warnings, head.warnings)
+
+
 def render_compare(base: Plan, head: Plan) -> str:
     stack = head.stack or base.stack
     change = stack_cost_change(base, head)
@@ -190,6 +213,7 @@ def render_compare(base: Plan, head: Plan) -> str:
                   ""]
     lines += gpu_section(pool_transitions(base, head), change.currency if change else None)
     lines += operator_section(operator_transition(base, head))
+    lines += tenant_compare_lines(base, head)
     lines.append("_Offline: from `python -m gpushare plan --json` of the base and the head commit, without Azure. "
                  "What is deployed may differ; the cloud preview (`report`) reads it._")
     return "\n".join(lines) + "\n"

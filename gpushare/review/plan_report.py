@@ -12,7 +12,7 @@ import yaml
 
 from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.azure.prices import HOW_TO_PRICE
-from gpushare.kubernetes.tenants import shared_pools, tenant_plan
+from gpushare.kubernetes.tenants import promise_plan, shared_pools, tenant_plan
 from gpushare.review.cost import cost_lines
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
@@ -121,6 +121,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "guard": guard.to_json() if guard else None,
         "tenants": tenant_plan(stack),
         "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
+        "poolPromises": promise_plan(stack),
         "cost": cost,
     }
 
@@ -216,6 +217,21 @@ def _tenant_lines(document: dict[str, Any]) -> list[str]:
                                   "metadata": {"name": "gpu-check", "namespace": tenant["namespace"]},
                                   "spec": tenant["podSpec"]}, sort_keys=False)
         lines += [f"      {line}" for line in snippet.rstrip().splitlines()]
+    return lines + _promise_lines(document)
+
+
+def _promise_lines(document: dict[str, Any]) -> list[str]:
+    """Per pool several tenants list: tenant -> quota, their sum against what the pool advertises."""
+    promises = document.get("poolPromises") or []
+    if not promises:
+        return []
+    lines = ["  Pools several tenants list (quota of the pool's resource; each counts up to the pool):"]
+    for promise in promises:
+        quotas = ", ".join(f"{tenant} {units if units is not None else 'no quota'}"
+                           for tenant, units in promise["quotas"].items())
+        verdict = "MORE than the pool has" if promise["exceeds"] else "fits"
+        lines.append(f"    {promise['pool']} ({promise['resource']}): {quotas}; promised {promise['promised']} of "
+                     f"{promise['capacity']} at {promise['maxNodes']} node(s): {verdict}")
     return lines
 
 

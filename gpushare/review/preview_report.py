@@ -1,7 +1,7 @@
 """`report`: the Markdown a reviewer reads for one stack's `pulumi preview --json`, most important first.
 
 Order: errors from `diagnostics` (a guard or preflight stop, a protect error), the GPU table with its loud flags,
-the GPU Operator release, counts per operation, warnings, then every changed resource in a collapsed <details>
+the GPU Operator release, the tenants (`review.tenant_changes`), counts per operation, warnings, then every changed resource in a collapsed <details>
 that is the only part cut to fit the size limit.
 
 Input shape (`display.PreviewDigest`, pulumi pkg/backend/display/json.go): `{steps: [{op, urn, oldState, newState,
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from gpushare.azure.prices import PriceSheet
 from gpushare.errors import GpushareError
+from gpushare.kubernetes.tenants import SHARED_POLICY_NAME
 from gpushare.review.cost import HOURS_PER_MONTH
 from gpushare.review.gpu_changes import (
     AGENT_POOL_TYPE,
@@ -39,7 +40,16 @@ from gpushare.review.gpu_changes import (
     operator_section,
 )
 from gpushare.review.markdown import DEFAULT_MAX_CHARS, code, fence, fit
+from gpushare.review.tenant_changes import (
+    TenantSide,
+    TenantsView,
+    churn_counts,
+    pools_from_annotation,
+    quota_from_manifest,
+    tenants_section,
+)
 from gpushare.sharing.operator_values import CHART_NAME, CONFIG_MAP_NAME
+from gpushare.stackfile.model import TENANT_LABEL
 
 OP_ORDER = ("create", "update", "replace", "delete", "same")
 _POOL_OPS = {
@@ -324,6 +334,54 @@ def detail_items(preview: Preview) -> list[str]:
     return items
 
 
+NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
+QUOTA_TYPE = "kubernetes:core/v1:ResourceQuota"
+POLICY_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+_NOT_BEFORE = ("create", "create-replacement")
+_NOT_AFTER = ("delete", "delete-replaced")
+
+
+def _tenant_of(inputs: Mapping) -> str | None:
+    metadata = inputs.get("metadata") if isinstance(inputs.get("metadata"), Mapping) else {}
+    labels = metadata.get("labels") if isinstance(metadata.get("labels"), Mapping) else {}
+    tenant = labels.get(TENANT_LABEL)
+    return tenant if isinstance(tenant, str) else None
+
+
+def tenant_report_lines(preview: Preview) -> list[str]:
+    """The tenants' section from the tenants' Namespace, ResourceQuota and policy steps. Without `--show-sames`
+    an unchanged object is absent: a tenant whose Namespace has no step exists on both sides."""
+    views = []
+    for side, skipped in (("old", _NOT_BEFORE), ("new", _NOT_AFTER)):
+        present: dict[str, bool] = {}
+        pools: dict[str, tuple[str, ...] | None] = {}
+        quotas: dict[str, dict[str, int | str]] = {}
+        shared: tuple[str, ...] | None = None
+        for step in preview.steps:
+            if step.type not in (NAMESPACE_TYPE, QUOTA_TYPE, POLICY_TYPE):
+                continue
+            inputs = step.inputs(side)
+            on_side = inputs is not None and step.op not in skipped
+            tenant = _tenant_of(step.inputs("new") or step.inputs("old") or {})
+            if step.type == POLICY_TYPE and tenant is None and on_side and \
+                    (inputs.get("metadata") or {}).get("name") == SHARED_POLICY_NAME:
+                shared = pools_from_annotation(inputs.get("metadata"))
+            if tenant is None:
+                continue
+            if step.type == NAMESPACE_TYPE:
+                present[tenant] = on_side
+            else:
+                present.setdefault(tenant, True)
+            if on_side and step.type == QUOTA_TYPE:
+                quotas[tenant] = quota_from_manifest(inputs.get("spec"))
+            if on_side and step.type == POLICY_TYPE:
+                pools[tenant] = pools_from_annotation(inputs.get("metadata"))
+        views.append(TenantsView({name: TenantSide(name, pools.get(name), quotas.get(name, {}))
+                                  for name, there in present.items() if there}, shared))
+    churn = churn_counts(pool_transitions(preview), operator_transition(preview))
+    return tenants_section(views[0], views[1], churn)
+
+
 # --- cost -------------------------------------------------------------------------------------------------------
 
 
@@ -412,6 +470,7 @@ def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_
     head += _error_lines(diagnostics)
     head += gpu_section(transitions, change.currency if change else None)
     head += operator_section(operator_transition(preview))
+    head += tenant_report_lines(preview)
     summary = counts_line(counts)
     if change is not None:
         summary = f"**{cost_summary(change)}** · {summary}"

@@ -7,13 +7,18 @@ What it models, in the API server's order:
 2. the LimitRanger plugin fills a Pod container's missing limits from the namespace's LimitRange `default` and
    missing requests from `defaultRequest` (`plugin/pkg/admission/limitranger`); Pods only;
 3. every ValidatingAdmissionPolicyBinding whose namespaceSelector matches the namespace runs its policy when the
-   request matches the policy's resourceRules: variables, then validations; an error fails the request
-   (`failurePolicy: Fail`); a false validation rejects with its messageExpression, or `message` when that fails.
+   request matches the policy's resourceRules and every one of its `matchConditions` is true (an error there fails
+   the request): variables, then validations; an error fails the request (`failurePolicy: Fail`); a false
+   validation rejects with its messageExpression, or `message` when that fails. On UPDATE `oldObject` is the stored
+   object, on CREATE null.
 
 Kubernetes' `quantity()` library (`k8s.io/apiserver/pkg/cel/library/quantity.go`) is provided here: cel-expr-python
 cannot return opaque types from Python, so a quantity is carried as a map holding its exact value, and
-`compareTo` compares values, as Kubernetes does. Strings extension version 2 and optional types are Kubernetes'
-(`k8s.io/apiserver/pkg/cel/environment/base.go`).
+`compareTo` compares values, as Kubernetes does. Optional types are Kubernetes' (`k8s.io/apiserver/pkg/cel/environment/
+base.go`). Two functions are written here because cel-expr-python's strings extension declares `indexOf` for strings
+only and a second declaration is refused: the strings extension's `<list>.join(<separator>)` (cel-go
+`ext/strings.go`) and the lists library's `<list>.indexOf(<element>)` (`k8s.io/apiserver/pkg/cel/library/lists.go`:
+the first index of an equal element, or -1), declared for the lists of objects the policies index.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from cel_expr_python import cel
-from cel_expr_python.ext import ext_optional, ext_strings
+from cel_expr_python.ext import ext_optional
 
 _QUANTITY_RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?\d+|n|u|m|k|M|G|T|P|E)?$")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -69,11 +74,24 @@ QUANTITY_LIBRARY = [
                                                 [_QUANTITY_TYPE, _QUANTITY_TYPE], is_member=True, impl=_compare)]),
 ]
 
+def _index_of(items: list[Any], element: Any) -> int:
+    return next((index for index, item in enumerate(items) if item == element), -1)
+
+
+LIST_AND_STRING_FUNCTIONS = [
+    cel.FunctionDecl("indexOf", [cel.Overload("list_indexOf_map", cel.Type.INT,
+                                              [cel.Type.List(cel.Type.DYN), cel.Type.Map(cel.Type.DYN, cel.Type.DYN)],
+                                              is_member=True, impl=_index_of)]),
+    cel.FunctionDecl("join", [cel.Overload("list_join_string", cel.Type.STRING,
+                                           [cel.Type.List(cel.Type.STRING), cel.Type.STRING], is_member=True,
+                                           impl=lambda items, separator: separator.join(items))]),
+]
+
 ENV = cel.NewEnv(
     variables={"object": cel.Type.DYN, "oldObject": cel.Type.DYN, "request": cel.Type.DYN,
                "variables": cel.Type.DYN},
-    extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(2)],
-    functions=QUANTITY_LIBRARY,
+    extensions=[ext_optional.ExtOptional()],
+    functions=QUANTITY_LIBRARY + LIST_AND_STRING_FUNCTIONS,
 )
 
 KINDS = {
@@ -151,8 +169,9 @@ def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
 
 
-def _rule_matches(rules: list[dict[str, Any]], kind: str, operation: str) -> bool:
+def _rule_matches(rules: list[dict[str, Any]], kind: str, operation: str, subresource: str) -> bool:
     group, version, resource = KINDS[kind]
+    resource = f"{resource}/{subresource}" if subresource else resource
     return any(group in r["apiGroups"] and version in r["apiVersions"] and resource in r["resources"]
                and operation in r["operations"] for r in rules)
 
@@ -171,30 +190,47 @@ class Cluster:
         self.bindings = [m for m in manifests if m["kind"] == "ValidatingAdmissionPolicyBinding"]
         self.limit_ranges = {m["metadata"]["namespace"]: m for m in manifests if m["kind"] == "LimitRange"}
 
-    def admit(self, obj: dict[str, Any], namespace: str, operation: str = "CREATE") -> Decision:
-        obj = copy.deepcopy(obj)
-        if obj["kind"] == "Pod":
-            obj = default_pod(obj, self.limit_ranges.get(namespace))
-        for spec in _pod_specs(obj):
-            _canonical_resources(_all_containers(spec))
+    def admit(self, obj: dict[str, Any], namespace: str, operation: str = "CREATE",
+              old: dict[str, Any] | None = None, subresource: str = "") -> Decision:
+        """`old`: the stored object an UPDATE replaces (the object itself when not given); `subresource`: e.g.
+        `ephemeralcontainers` (request.subResource), which rules name as `pods/ephemeralcontainers`."""
+        obj = self._as_stored(obj, namespace, defaults=operation == "CREATE")
+        old = self._as_stored(old if old is not None else obj, namespace, defaults=False) \
+            if operation == "UPDATE" else None
         group, version, _ = KINDS[obj["kind"]]
         request = {"kind": {"group": group, "version": version, "kind": obj["kind"]}, "namespace": namespace,
-                   "operation": operation}
+                   "operation": operation, "subResource": subresource}
         labels = {"kubernetes.io/metadata.name": namespace}
         messages = []
         for binding in self.bindings:
             if not _selector_matches(binding["spec"]["matchResources"]["namespaceSelector"], labels):
                 continue
             policy = self.policies[binding["spec"]["policyName"]]["spec"]
-            if not _rule_matches(policy["matchConstraints"]["resourceRules"], obj["kind"], operation):
+            if not _rule_matches(policy["matchConstraints"]["resourceRules"], obj["kind"], operation, subresource):
                 continue
-            messages += self._run(policy, obj, request)
+            messages += self._run(policy, obj, old, request)
         return Decision(allowed=not messages, messages=messages)
 
+    def _as_stored(self, obj: dict[str, Any], namespace: str, defaults: bool) -> dict[str, Any]:
+        """A new Pod is defaulted on its way in; a stored object already was."""
+        obj = copy.deepcopy(obj)
+        if obj["kind"] == "Pod" and defaults:
+            obj = default_pod(obj, self.limit_ranges.get(namespace))
+        for spec in _pod_specs(obj):
+            _canonical_resources(_all_containers(spec))
+        return obj
+
     @staticmethod
-    def _run(policy: dict[str, Any], obj: dict[str, Any], request: dict[str, Any]) -> list[str]:
+    def _run(policy: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None,
+             request: dict[str, Any]) -> list[str]:
         variables: dict[str, Any] = {}
-        data = {"object": obj, "oldObject": None, "request": request, "variables": variables}
+        data = {"object": obj, "oldObject": old, "request": request, "variables": variables}
+        for condition in policy.get("matchConditions", []):
+            try:
+                if _evaluate(condition["expression"], data) is not True:
+                    return []
+            except RuntimeError as error:
+                return [f"matchCondition {condition['name']} error: {error}"]
         for variable in policy.get("variables", []):
             try:
                 variables[variable["name"]] = _evaluate(variable["expression"], data)

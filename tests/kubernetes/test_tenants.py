@@ -62,18 +62,33 @@ def cluster(stack):
     return Cluster(tenant_manifests(stack))
 
 
-def pod(*containers: dict[str, Any], pool: str | None = None, init: list[dict[str, Any]] = ()) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": list(containers)}
+def pod(*containers: dict[str, Any], pool: str | None = None, init: list[dict[str, Any]] = (),
+        tolerations: list[dict[str, Any]] = (), **spec_fields: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": list(containers), **spec_fields}
     if pool:
         spec["nodeSelector"] = {"gpushare.io/pool": pool}
     if init:
         spec["initContainers"] = list(init)
+    if tolerations:
+        spec["tolerations"] = list(tolerations)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
 
 
-def container(name: str = "main", limits: dict | None = None, requests: dict | None = None) -> dict[str, Any]:
+VOID = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
+TOLERATE_GPU = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+TOLERATE_ALL = {"operator": "Exists"}
+
+
+def tolerate_tenant(name: str, operator: str = "Equal") -> dict[str, Any]:
+    value = {"value": name} if operator == "Equal" else {}
+    return {"key": "gpushare.io/tenant", "operator": operator, **value, "effect": "NoSchedule"}
+
+
+def container(name: str = "main", limits: dict | None = None, requests: dict | None = None,
+              env: list[dict[str, Any]] | None = None, env_from: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     resources = {k: v for k, v in (("limits", limits), ("requests", requests)) if v is not None}
-    return {"name": name, "image": "busybox", **({"resources": resources} if resources else {})}
+    fields = {"resources": resources, "env": env, "envFrom": env_from}
+    return {"name": name, "image": "busybox", **{k: v for k, v in fields.items() if v}}
 
 
 def workload(kind: str, template_pod: dict[str, Any]) -> dict[str, Any]:
@@ -148,10 +163,10 @@ REJECTED = {
     "Burstable: CPU request below limit": (
         pod(container(limits=gpu(cpu="2"), requests={"cpu": "1"}), pool="h100mig"), "vision", QOS_MESSAGE + "main"),
     "Burstable init container": (
-        pod(container(limits=gpu()), pool="h100mig", init=[container("setup", requests={"memory": "1Gi"})]),
+        pod(container(limits=gpu()), pool="h100mig", init=[container("setup", requests={"memory": "1Gi"}, env=VOID)]),
         "vision", QOS_MESSAGE + "setup"),
     "GPU asked for by an init container only": (
-        pod(container("app"), init=[container("warmup", limits=gpu())]), "vision", POOL_MESSAGE),
+        pod(container("app", env=VOID), init=[container("warmup", limits=gpu())]), "vision", POOL_MESSAGE),
     "a tenant's pool from another namespace": (
         pod(container(limits=gpu()), pool="h100mig"), "default",
         "GPU pods in namespace default must set nodeSelector gpushare.io/pool to one of: t4batch "
@@ -178,15 +193,277 @@ def test_rejects_with_a_message_naming_the_fix(cluster, obj, namespace, message)
 @pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"])
 def test_every_workload_kind_is_judged_by_its_template(cluster, kind):
     bad = workload(kind, pod(container(limits=gpu())))
-    assert cluster.admit(bad, "vision").messages == [f"{kind} pod template: {POOL_MESSAGE}"]
-    assert cluster.admit(bad, "vision", operation="UPDATE").messages == [f"{kind} pod template: {POOL_MESSAGE}"]
     good = workload(kind, pod(container(limits=gpu()), pool="h100mig"))
+    assert cluster.admit(bad, "vision").messages == [f"{kind} pod template: {POOL_MESSAGE}"]
+    assert cluster.admit(bad, "vision", operation="UPDATE", old=good).messages == [
+        f"{kind} pod template: {POOL_MESSAGE}"]
     assert cluster.admit(good, "vision").allowed
+    assert cluster.admit(good, "vision", operation="UPDATE", old=bad).allowed
 
 
 def test_pods_are_judged_at_create_only(cluster):
     """Pod specs cannot change their nodeSelector or resources on update; label updates of running pods pass."""
     assert cluster.admit(pod(container(limits=gpu())), "vision", operation="UPDATE").allowed
+
+
+# --- who is judged: every pod that could run on a GPU pool's node --------------------------------------------------
+
+def reach(why: str, namespace: str = "vision") -> str:
+    pools = "h100mig, t4ts" if namespace == "vision" else "t4batch (the pools no tenant lists)"
+    return (f"Pods that can run on GPU nodes ({why}) in namespace {namespace} must set nodeSelector gpushare.io/pool "
+            f"to one of: {pools}")
+
+
+FOREIGN = ("pods in namespace vision may tolerate only nvidia.com/gpu and gpushare.io/tenant=vision (key, operator "
+           "Equal, value): another tenant's taint would let them onto that tenant's nodes; remove the toleration or "
+           "name this tenant's taint")
+NODE_NAME = ("spec.nodeName is set: pods in namespace vision must not set spec.nodeName: a pod created with a node "
+             "name skips the scheduler and the pools' taints; remove it and select the pool with nodeSelector "
+             "gpushare.io/pool (one of: h100mig, t4ts)")
+A100_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "gpushare.io/pool", "operator": "In", "values": ["a100"]}]}]}}}
+DAEMON_SET_OWNER = {"name": "p", "ownerReferences": [
+    {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "1", "controller": True}]}
+
+
+def daemon_set_pod(*containers: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    obj = pod(*containers, **fields)
+    obj["metadata"] = DAEMON_SET_OWNER
+    return obj
+
+
+JUDGED_ADMITTED = {
+    "non-GPU pod on its own pool, tolerating the GPU taint, device-less": (
+        pod(container(env=VOID), pool="t4ts", tolerations=[TOLERATE_GPU]), "vision"),
+    "its own tenant taint": (
+        pod(container(limits=gpu()), pool="h100mig", tolerations=[TOLERATE_GPU, tolerate_tenant("vision")]),
+        "vision"),
+    "a toleration of an unrelated taint is not judged": (
+        pod(container(), tolerations=[{"key": "CriticalAddonsOnly", "operator": "Exists"}]), "vision"),
+    "a sidecar that sets NVIDIA_VISIBLE_DEVICES=void": (
+        pod(container(limits=gpu()), container("sidecar", env=VOID), pool="h100mig"), "vision"),
+    "NVIDIA_VISIBLE_DEVICES=none on a non-GPU pod": (
+        pod(container(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}])), "vision"),
+    "a GPU container's envFrom with a safe prefix": (
+        pod(container(limits=gpu(), env_from=[{"prefix": "APP_", "configMapRef": {"name": "c"}}]), pool="h100mig"),
+        "vision"),
+    "a non-GPU container's envFrom without prefix (its env void wins)": (
+        pod(container(limits=gpu()), container("s", env=VOID, env_from=[{"configMapRef": {"name": "c"}}]),
+            pool="h100mig"), "vision"),
+    "a node agent DaemonSet elsewhere tolerating everything": (
+        workload("DaemonSet", pod(container(), tolerations=[TOLERATE_ALL])), "logging"),
+    "a DaemonSet's pod elsewhere, wherever it lands": (
+        daemon_set_pod(container(), tolerations=[TOLERATE_ALL], affinity=A100_AFFINITY), "logging"),
+    "a pod elsewhere on the shared pool, device-less": (
+        pod(container(env=VOID), pool="t4batch", tolerations=[TOLERATE_GPU]), "team-x"),
+}
+
+
+@pytest.mark.parametrize(("obj", "namespace"), list(JUDGED_ADMITTED.values()), ids=list(JUDGED_ADMITTED))
+def test_admits_pods_that_stay_on_their_pools(cluster, obj, namespace):
+    decision = cluster.admit(obj, namespace)
+    assert decision.allowed, decision.messages
+
+
+ENV_RULE = ("containers must not set NVIDIA device variables (NVIDIA_VISIBLE_DEVICES, NVIDIA_MIG_CONFIG_DEVICES, "
+            "NVIDIA_MIG_MONITOR_DEVICES, NVIDIA_IMEX_CHANNELS) in env to anything but void/none: the NVIDIA "
+            "container toolkit would give the container the GPUs they name, past the device plugin; remove the "
+            "variable (the device plugin sets it for the GPUs a container requests) or set it to void")
+ENV_FROM_RULE = ("GPU containers' envFrom must have a prefix that cannot spell an NVIDIA device variable: a key "
+                 "NVIDIA_VISIBLE_DEVICES would override the GPUs the device plugin allocated; set envFrom[].prefix "
+                 "(e.g. APP_) or list the keys in env")
+
+
+def void_rule(where: str) -> str:
+    return (f"containers that request no GPU in {where} must set env NVIDIA_VISIBLE_DEVICES=void: on AKS GPU nodes "
+            "the NVIDIA runtime is containerd's default and gives a container the GPUs its image's "
+            "NVIDIA_VISIBLE_DEVICES names (nvidia/cuda images set all); add {name: NVIDIA_VISIBLE_DEVICES, value: "
+            "void} to its env")
+
+
+VISION_VOID = void_rule("namespace vision's pods that can run on GPU nodes")
+ELSEWHERE_VOID = void_rule("pods outside tenant namespaces that can run on GPU nodes")
+ALL_GPUS = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+
+JUDGED_REJECTED = {
+    "tolerates the GPU taint, selects no pool": (
+        pod(container(env=VOID), tolerations=[TOLERATE_GPU]), "vision",
+        [reach("spec.tolerations[0] tolerates nvidia.com/gpu")]),
+    "tolerates everything, selects another tenant's pool": (
+        pod(container(env=VOID), pool="a100", tolerations=[TOLERATE_GPU, TOLERATE_ALL]), "vision",
+        ["spec.tolerations[1] tolerates every taint: " + FOREIGN,
+         reach("spec.tolerations[0] tolerates nvidia.com/gpu") + "; got a100"]),
+    "another tenant's taint": (
+        pod(container(env=VOID), pool="t4ts", tolerations=[TOLERATE_GPU, tolerate_tenant("nlp")]), "vision",
+        ["spec.tolerations[1] tolerates gpushare.io/tenant=nlp: " + FOREIGN]),
+    "every tenant's taint": (
+        pod(container(env=VOID), pool="t4ts", tolerations=[tolerate_tenant("vision", "Exists")]), "vision",
+        ["spec.tolerations[0] tolerates gpushare.io/tenant with any value: " + FOREIGN]),
+    "a required nodeAffinity term on another tenant's pool": (
+        pod(container(env=VOID), affinity=A100_AFFINITY), "vision",
+        [reach("spec.affinity.nodeAffinity selects gpushare.io/pool")]),
+    "spec.nodeName in a tenant namespace": (
+        pod(container(env=VOID), nodeName="aks-a100-12345678-vmss000000"), "vision",
+        [NODE_NAME, reach("spec.nodeName is set")]),
+    "spec.nodeName elsewhere, off the shared pool": (
+        pod(container(env=VOID), nodeName="aks-a100-12345678-vmss000000"), "team-x",
+        [reach("spec.nodeName is set", "team-x")]),
+    "a tenant's own DaemonSet tolerating everything": (
+        workload("DaemonSet", pod(container(env=VOID), pool="h100mig", tolerations=[TOLERATE_ALL])), "vision",
+        ["DaemonSet pod template: spec.tolerations[0] tolerates every taint: " + FOREIGN]),
+    "a pod elsewhere tolerating everything, not a DaemonSet's": (
+        pod(container(env=VOID), tolerations=[TOLERATE_ALL]), "team-x",
+        [reach("spec.tolerations[0] tolerates every taint", "team-x")]),
+    "a DaemonSet elsewhere asking for a tenant's GPUs": (
+        workload("DaemonSet", pod(container(limits=gpu()), pool="h100mig", tolerations=[TOLERATE_ALL])), "team-x",
+        ["DaemonSet pod template: GPU pods in namespace team-x must set nodeSelector gpushare.io/pool to one of: "
+         "t4batch (the pools no tenant lists); got h100mig"]),
+    # Devices: the pod's env wins over the device plugin's and the image's.
+    "NVIDIA_VISIBLE_DEVICES=all in a GPU container's env": (
+        pod(container(limits=gpu()), container("b", limits=gpu(), env=ALL_GPUS), pool="h100mig"), "vision",
+        [f"spec.containers[1].env[0] sets NVIDIA_VISIBLE_DEVICES=all ({ENV_RULE})"]),
+    "a MIG device variable in a plain pod elsewhere": (
+        pod(container(env=[{"name": "A", "value": "1"}, {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}])),
+        "default", [f"spec.containers[0].env[1] sets NVIDIA_MIG_MONITOR_DEVICES=all ({ENV_RULE})"]),
+    "a device variable from valueFrom in an init container": (
+        pod(container(), init=[container("i", env=[{"name": "NVIDIA_IMEX_CHANNELS", "valueFrom": {
+            "configMapKeyRef": {"name": "c", "key": "k"}}}])]), "vision",
+        [f"spec.initContainers[0].env[0] sets NVIDIA_IMEX_CHANNELS from valueFrom ({ENV_RULE})"]),
+    "a Deployment's GPU container sets NVIDIA_VISIBLE_DEVICES": (
+        workload("Deployment", pod(container(limits=gpu(), env=[*VOID, *ALL_GPUS]), pool="h100mig")), "vision",
+        [f"Deployment pod template: spec.containers[0].env[1] sets NVIDIA_VISIBLE_DEVICES=all ({ENV_RULE})"]),
+    "a sidecar without NVIDIA_VISIBLE_DEVICES=void next to a GPU container": (
+        pod(container(limits=gpu()), container("sidecar"), pool="h100mig"), "vision",
+        ["spec.containers[1] (sidecar): " + VISION_VOID]),
+    "a non-GPU pod on the shared pool without void": (
+        pod(container("agent"), pool="t4batch", tolerations=[TOLERATE_GPU]), "team-x",
+        ["spec.containers[0] (agent): " + ELSEWHERE_VOID]),
+    "a GPU container's envFrom without prefix": (
+        pod(container(limits=gpu(), env_from=[{"configMapRef": {"name": "c"}}]), pool="h100mig"), "vision",
+        [f"spec.containers[0].envFrom[0] has no safe prefix ({ENV_FROM_RULE})"]),
+    "a GPU container's envFrom prefixed NVIDIA_": (
+        pod(container(limits=gpu(), env_from=[{"prefix": "APP_", "secretRef": {"name": "s"}},
+                                              {"prefix": "NVIDIA_", "configMapRef": {"name": "c"}}]),
+            pool="h100mig"), "vision",
+        [f"spec.containers[0].envFrom[1] has no safe prefix ({ENV_FROM_RULE})"]),
+}
+
+
+@pytest.mark.parametrize(("obj", "namespace", "messages"), list(JUDGED_REJECTED.values()), ids=list(JUDGED_REJECTED))
+def test_rejects_pods_that_could_leave_their_pools_naming_the_field(cluster, obj, namespace, messages):
+    assert cluster.admit(obj, namespace).messages == messages
+
+
+# --- UPDATE: judged only when the pod template changes -----------------------------------------------------------
+
+WORKLOAD_KINDS = ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"]
+
+
+def _template(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj["spec"]["jobTemplate"]["spec"]["template"] if obj["kind"] == "CronJob" else obj["spec"]["template"]
+
+
+def _updates(old: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The updates controllers and users make without touching the pod template."""
+    scaled, labelled, finalized, deleting, status = (copy.deepcopy(old) for _ in range(5))
+    scaled["spec"]["parallelism" if old["kind"] == "Job" else "suspend" if old["kind"] == "CronJob" else "replicas"] = \
+        True if old["kind"] == "CronJob" else 3
+    labelled["metadata"]["labels"] = {"team": "vision"}
+    finalized["metadata"]["finalizers"] = ["foregroundDeletion"]
+    deleting["metadata"].update(deletionTimestamp="2026-12-01T09:00:00Z", finalizers=[])
+    status["status"] = {"observedGeneration": 2}
+    return {"scaled": scaled, "labelled": labelled, "finalized": finalized, "deleting": deleting, "status": status}
+
+
+@pytest.mark.parametrize("kind", WORKLOAD_KINDS)
+def test_an_update_that_keeps_the_pod_template_is_never_refused(cluster, kind):
+    """A workload admitted before a policy tightened (here: no nodeSelector) keeps scaling, relabelling and
+    deleting; only a new template is judged."""
+    stale = workload(kind, pod(container(limits=gpu())))
+    for what, new in _updates(stale).items():
+        decision = cluster.admit(new, "vision", operation="UPDATE", old=stale)
+        assert decision.allowed, (what, decision.messages)
+    changed = copy.deepcopy(stale)
+    _template(changed)["metadata"]["annotations"] = {"kubectl.kubernetes.io/restartedAt": "2026-12-01T09:00:00Z"}
+    assert cluster.admit(changed, "vision", operation="UPDATE", old=stale).messages == [
+        f"{kind} pod template: {POOL_MESSAGE}"]
+    being_deleted = copy.deepcopy(changed)
+    being_deleted["metadata"]["deletionTimestamp"] = "2026-12-01T09:00:00Z"
+    assert cluster.admit(being_deleted, "vision", operation="UPDATE", old=stale).allowed
+
+
+TEMPLATE_CASES = {
+    # name: (pod, namespace, the message's text after the kind prefix)
+    "tolerates everything": (pod(container(env=VOID), pool="h100mig", tolerations=[TOLERATE_ALL]), "vision",
+                             "spec.tolerations[0] tolerates every taint: " + FOREIGN),
+    "tolerates the GPU taint elsewhere, off the shared pool": (
+        pod(container(limits=gpu()), tolerations=[TOLERATE_GPU]), "team-x",
+        "GPU pods in namespace team-x must set nodeSelector gpushare.io/pool to one of: t4batch (the pools no "
+        "tenant lists)"),
+    "spec.nodeName": (pod(container(env=VOID), pool="h100mig", nodeName="aks-h100mig-1-vmss000000"), "vision",
+                      NODE_NAME),
+    "a device variable": (pod(container(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "0,1"}])), "team-x",
+                          f"spec.containers[0].env[0] sets NVIDIA_VISIBLE_DEVICES=0,1 ({ENV_RULE})"),
+    "a sidecar without void": (pod(container(limits=gpu()), container("log"), pool="h100mig"), "vision",
+                               "spec.containers[1] (log): " + VISION_VOID),
+}
+
+
+@pytest.mark.parametrize("kind", WORKLOAD_KINDS)
+@pytest.mark.parametrize("case", list(TEMPLATE_CASES))
+def test_every_workload_kind_is_held_to_the_pod_rules_on_create_and_on_a_new_template(cluster, kind, case):
+    template, namespace, message = TEMPLATE_CASES[case]
+    bad = workload(kind, template)
+    expected = f"{kind} pod template: {message}"
+    assert expected in cluster.admit(bad, namespace).messages
+    before = workload(kind, pod(container(env=VOID)))
+    assert expected in cluster.admit(bad, namespace, operation="UPDATE", old=before).messages
+
+
+@pytest.mark.parametrize("namespace", ["vision", "team-x"])
+def test_a_scaled_workload_with_a_stale_template_passes_in_every_namespace(cluster, namespace):
+    stale = workload("Deployment", pod(container(limits=gpu()), tolerations=[TOLERATE_ALL]))
+    scaled = copy.deepcopy(stale)
+    scaled["spec"]["replicas"] = 0
+    assert not cluster.admit(stale, namespace).allowed
+    assert cluster.admit(scaled, namespace, operation="UPDATE", old=stale).allowed
+
+
+def with_debug_container(obj: dict[str, Any], env: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """`kubectl debug`: the pod with an ephemeral container, sent to the pods/ephemeralcontainers subresource."""
+    debugged = copy.deepcopy(obj)
+    debugged["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "nvcr.io/nvidia/cuda:12.1.0-base-ubi8",
+                                                **({"env": env} if env else {})}]
+    return debugged
+
+
+def test_a_debug_container_is_judged_by_its_environment_only(cluster):
+    running = pod(container(limits=gpu()), pool="h100mig")
+
+    def debug(obj: dict[str, Any], env: list[dict[str, Any]] | None, namespace: str = "vision") -> list[str]:
+        return cluster.admit(with_debug_container(obj, env), namespace, operation="UPDATE", old=obj,
+                             subresource="ephemeralcontainers").messages
+    assert debug(running, ALL_GPUS) == [
+        f"spec.ephemeralContainers[0].env[0] sets NVIDIA_VISIBLE_DEVICES=all ({ENV_RULE})",
+        "spec.ephemeralContainers[0] (debugger): " + VISION_VOID]
+    assert debug(running, None) == ["spec.ephemeralContainers[0] (debugger): " + VISION_VOID]
+    assert debug(running, VOID) == []
+    # A pod admitted before a policy tightened (no nodeSelector, a sidecar without void) can still be debugged.
+    stale = pod(container(limits=gpu()), container("sidecar"))
+    assert debug(stale, VOID) == []
+    # A pod that cannot reach a GPU node needs no void; device variables are refused everywhere.
+    assert debug(pod(container()), None) == [] and debug(pod(container()), None, "team-x") == []
+    assert debug(pod(container()), ALL_GPUS, "team-x") == [
+        f"spec.ephemeralContainers[0].env[0] sets NVIDIA_VISIBLE_DEVICES=all ({ENV_RULE})"]
+
+
+def test_the_plan_snippet_of_every_example_stack_is_admitted():
+    for config in _example_stacks_with_tenants():
+        example = Cluster(tenant_manifests(config))
+        for tenant in config.tenants:
+            snippet = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod_spec(config, tenant)}
+            decision = example.admit(snippet, tenant.name)
+            assert decision.allowed, (config.stack, tenant.name, decision.messages)
 
 
 def test_when_every_pool_belongs_to_a_tenant_gpu_pods_elsewhere_are_refused():
@@ -203,8 +480,8 @@ def test_every_expression_compiles_in_a_real_cel_environment(stack):
     policies = [m for m in tenant_manifests(stack) if m["kind"] == "ValidatingAdmissionPolicy"]
     assert len(policies) == 3
     for policy in policies:
-        for variable in policy["spec"]["variables"]:
-            compile_expression(variable["expression"])
+        for expression in [*policy["spec"]["variables"], *policy["spec"]["matchConditions"]]:
+            compile_expression(expression["expression"])
         for validation in policy["spec"]["validations"]:
             compile_expression(validation["expression"])
             compile_expression(validation["messageExpression"])

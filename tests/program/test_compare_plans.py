@@ -36,7 +36,24 @@ def plans(tmp_path_factory) -> dict[str, str]:
     edited = edited[:edited.index("  # Teams on this shared cluster")]
     path = tmp_path_factory.mktemp("stacks") / "Pulumi.prod.yaml"
     path.write_text(edited)
-    return {**{stack: plan_text(stack) for stack in EXAMPLES}, "prod-edited": plan_text(str(path))}
+    tenants = (STACKS_DIR / "Pulumi.prod.yaml").read_text()
+    tenants = tenants[:tenants.index("    - name: vision")] + TENANTS_EDITED
+    tenants_path = path.parent / "Pulumi.prod-tenants.yaml"
+    tenants_path.write_text(tenants)
+    return {**{stack: plan_text(stack) for stack in EXAMPLES}, "prod-edited": plan_text(str(path)),
+            "prod-tenants": plan_text(str(tenants_path))}
+
+
+TENANTS_EDITED = """\
+    - name: vision
+      pools: [h100mig, t4batch]
+      quota:
+        nvidia.com/mig-3g.47gb.shared: 6
+        nvidia.com/gpu: 8
+      groups: [3f2504e0-4f89-41d3-9a0c-0305e82c3301]
+    - name: audio
+      pools: [a100mig]
+"""
 
 
 @pytest.mark.parametrize("stack", EXAMPLES)
@@ -85,9 +102,9 @@ def test_edited_prod_stack(plans, tmp_path, capsys):
     # node-template tags follow the new MIG resource.
     tag = "k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_mig"
     assert table["a100mig"] == ["**replace**", "`gpuInstanceProfile: MIG1g -> MIG3g`<br>"
-                                "`nodeTaints[1]: gpushare.io/tenant=nlp:NoSchedule -> (none)`<br>"
                                 f"`tags[\"{tag}-1g.5gb\"]: 56 -> (none)`<br>"
-                                f"`tags[\"{tag}-3g.20gb\"]: (none) -> 16`",
+                                f"`tags[\"{tag}-3g.20gb\"]: (none) -> 16`<br>"
+                                "`nodeTaints: tenant taint (see Tenants)`",
                                 "nvidia.com/mig-1g.5gb -> nvidia.com/mig-3g.20gb", "56 -> 16", "1-2",
                                 "56-112 -> 16-32"]
     assert table["h100mig"] == ["**delete**", "pool removed", "nvidia.com/mig-3g.47gb.shared -> -", "4 -> -",
@@ -104,6 +121,37 @@ def test_edited_prod_stack(plans, tmp_path, capsys):
     # Content-addressed keys: only t4batch's nodes reload their config.
     assert "every GPU node" not in text
     assert text.count("device plugin restarts") == 1
+
+
+def test_a_tenant_change_shows_tenants_pools_quotas_lost_access_and_warnings(plans):
+    text = render_compare(parse_plan(plans["prod"], "base.json"), parse_plan(plans["prod-tenants"], "head.json"))
+    gpu, tenants = text.index("#### GPU pools"), text.index("#### Tenants")
+    assert gpu < tenants, "the GPU table stays first"
+    section = text[tenants:text.index("#### Warnings that change")].splitlines()
+    assert section[2:] == [
+        "- **vision**: gains pool `t4batch`; quota `nvidia.com/mig-3g.47gb.shared` 4 -> 6, `nvidia.com/gpu` none -> 8",
+        "- **audio**: added; pools `a100mig`; quota none",
+        "- **nlp**: removed (its namespace and workloads stay; its quota, defaults and policy go, and its pods are "
+        "judged like any other namespace's)",
+        "- **Namespaces losing access to a pool** (running pods stay, new ones are refused): `nlp` loses `a100mig`; "
+        "namespaces outside tenants lose `t4batch` (no GPU pool left: their GPU pods are refused)",
+        "- **Taints and tolerations** (follow from the tenants, not listed above): 2 node-taint change(s) on pools "
+        "that become or stop being dedicated to one tenant, 2 change(s) to the GPU Operator's tolerations of them",
+        ""]
+    # The churn is one line, not listed field by field.
+    assert "gpushare.io/tenant=nlp" not in text and "tolerations[" not in text
+    assert rows(text)["t4batch"][1] == "`nodeTaints: tenant taint (see Tenants)`"
+    assert "  - tolerations of the tenant taints (see Tenants)" in text
+    assert "- new: every GPU pool is listed by a tenant, so every namespace but the tenants' (vision, audio)" in text
+    # t4batch becomes vision's alone: the advice to use MIG for multi-tenant work no longer applies to it.
+    gone = [line for line in text.splitlines() if line.startswith("- gone:")]
+    assert gone == ["- gone: pool t4batch: time-slicing gives 8 pods per GPU with no memory or fault isolation "
+                    "between them; use MIG for multi-tenant work"]
+
+
+def test_no_tenant_change_no_tenant_section(plans):
+    plan = parse_plan(plans["prod"], "prod.json")
+    assert "#### Tenants" not in render_compare(plan, plan) and "Warnings that change" not in render_compare(plan, plan)
 
 
 def test_new_stack_from_an_empty_base(plans, tmp_path, capsys):

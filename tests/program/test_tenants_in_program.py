@@ -121,3 +121,21 @@ def test_every_kubernetes_object_the_program_registers_is_valid_for_the_clusters
     assert objects
     for obj in objects:
         kubernetes_validate.validate(obj, schema, strict=True)
+
+
+def test_plan_shows_and_warns_of_quotas_promising_more_of_a_shared_pool_than_it_has(tmp_path, capsys):
+    """nlp also lists h100mig (8 x mig-3g.47gb.shared at 2 nodes) with a quota of 6; vision's is 4."""
+    text = resolve_stack_file("prod").read_text()
+    text = text.replace("      pools: [a100mig]\n      quota:\n        nvidia.com/mig-1g.5gb: 56\n",
+                        "      pools: [a100mig, h100mig]\n      quota:\n        nvidia.com/mig-1g.5gb: 56\n"
+                        "        nvidia.com/mig-3g.47gb.shared: 6\n")
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text(text)
+    assert main(["plan", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert ("    h100mig (nvidia.com/mig-3g.47gb.shared): vision 4, nlp 6; promised 10 of 8 at 2 node(s): MORE than "
+            "the pool has") in out
+    assert ("  ! pool h100mig: the quotas of tenants vision, nlp promise 10 nvidia.com/mig-3g.47gb.shared but the pool "
+            "advertises at most 8 (2 node(s)); vision 4, nlp 6") in out
+    assert main(["plan", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["poolPromises"][0]["quotas"] == {"vision": 4, "nlp": 6}

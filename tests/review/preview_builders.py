@@ -277,3 +277,65 @@ def readme_example() -> dict:
                            "message": "pool a100mig: MIG3g builds 2 x 3g.20gb per GPU, leaving 1/7 of each GPU's "
                                       "compute idle; MIG1g and MIG7g use the whole GPU"}]
     return doc
+
+
+# --- tenants ---------------------------------------------------------------------------------------------
+
+NAMESPACE = "kubernetes:core/v1:Namespace"
+QUOTA = "kubernetes:core/v1:ResourceQuota"
+POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+TENANT_COMPONENT = "gpushare:tenant:GpuTenant"
+
+
+def _tenant_metadata(tenant: str | None, name: str, **more) -> dict:
+    labels = {"app.kubernetes.io/managed-by": "gpushare", **({"gpushare.io/tenant": tenant} if tenant else {})}
+    return {"name": name, "labels": labels, **more}
+
+
+def namespace_step(op: str, tenant: str) -> dict:
+    inputs = {"apiVersion": "v1", "kind": "Namespace", "metadata": _tenant_metadata(tenant, tenant)}
+    return step(op, NAMESPACE, f"tenant-{tenant}-namespace", inputs if op != "create" else None,
+                inputs if op != "delete" else None, parent=TENANT_COMPONENT)
+
+
+def quota_step(op: str, tenant: str, old: dict | None, new: dict | None) -> dict:
+    def inputs(hard: dict | None) -> dict | None:
+        return hard and {"apiVersion": "v1", "kind": "ResourceQuota",
+                         "metadata": _tenant_metadata(tenant, "gpushare-gpu-quota", namespace=tenant),
+                         "spec": {"hard": {f"requests.{k}": str(v) for k, v in hard.items()}}}
+    return step(op, QUOTA, f"tenant-{tenant}-quota", inputs(old), inputs(new), parent=TENANT_COMPONENT)
+
+
+def policy_step(op: str, tenant: str | None, old_pools: list[str] | None, new_pools: list[str] | None) -> dict:
+    """A tenant's policy (tenant set) or the shared pools' policy (tenant None), with its pools annotation."""
+    name = f"gpushare-tenant-{tenant}" if tenant else "gpushare-shared-gpu-pools"
+
+    def inputs(pools: list[str] | None) -> dict | None:
+        if pools is None:
+            return None
+        annotations = {"gpushare.io/pools": ",".join(pools)}
+        return {"apiVersion": "admissionregistration.k8s.io/v1",
+                                           "kind": "ValidatingAdmissionPolicy",
+                                           "metadata": _tenant_metadata(tenant, name, annotations=annotations)}
+    return step(op, POLICY, f"tenant-{tenant}-policy" if tenant else "shared-gpu-pools-policy", inputs(old_pools),
+                inputs(new_pools), parent=TENANT_COMPONENT if tenant else "gpushare:tenant:SharedGpuPools")
+
+
+def tenant_change() -> dict:
+    """vision gains t4batch (which becomes dedicated to it) and more quota, audio is added, nlp removed (its
+    namespace retained), and the other namespaces lose t4batch, their last pool."""
+    old = pool_inputs("t4batch", "Standard_NC64as_T4_v3", sharing="time-slicing-8", autoscale=(0, 4))
+    new = copy.deepcopy(old)
+    new["nodeTaints"].append("gpushare.io/tenant=vision:NoSchedule")
+    return preview([
+        pool_step("update", "t4batch", old, new, detailed={"nodeTaints[1]": {"kind": "add"}}),
+        namespace_step("create", "audio"),
+        policy_step("create", "audio", None, ["a100mig"]),
+        namespace_step("delete", "nlp"),
+        quota_step("delete", "nlp", {"nvidia.com/mig-1g.5gb": 56}, None),
+        policy_step("delete", "nlp", ["a100mig"], None),
+        quota_step("update", "vision", {"nvidia.com/mig-3g.47gb.shared": 4},
+                   {"nvidia.com/mig-3g.47gb.shared": 6, "nvidia.com/gpu": 8}),
+        policy_step("update", "vision", ["h100mig"], ["h100mig", "t4batch"]),
+        policy_step("update", None, ["t4batch"], []),
+    ], hidden_same=8)

@@ -207,3 +207,24 @@ def test_protected_pool_replace_shows_the_engine_error_and_the_flag():
     assert "```\nunable to replace resource \"a100mig-agentpool\"\nas it is currently marked for protection.\n```" in text
     assert ("> - **a100mig**: replace destroys the pool's nodes and every pod on them (protected: `pulumi up` stops "
             "unless the stack sets `recreate: true`)") in text
+
+
+def test_a_tenant_change_shows_each_tenant_and_the_namespaces_losing_a_pool():
+    text = report(b.tenant_change())
+    assert text.index("#### GPU pools") < text.index("#### Tenants") < text.index("#### Changes")
+    section = text[text.index("#### Tenants"):text.index("#### Changes")].splitlines()
+    assert section[2:] == [
+        "- **audio**: added; pools `a100mig`; quota none",
+        "- **vision**: gains pool `t4batch`; quota `nvidia.com/mig-3g.47gb.shared` 4 -> 6, `nvidia.com/gpu` none -> 8",
+        "- **nlp**: removed (its namespace and workloads stay; its quota, defaults and policy go, and its pods are "
+        "judged like any other namespace's)",
+        "- **Namespaces losing access to a pool** (running pods stay, new ones are refused): `nlp` loses `a100mig`; "
+        "namespaces outside tenants lose `t4batch` (no GPU pool left: their GPU pods are refused)",
+        "- **Taints and tolerations** (follow from the tenants, not listed above): 1 node-taint change(s) on pools "
+        "that become or stop being dedicated to one tenant, 0 change(s) to the GPU Operator's tolerations of them",
+        ""]
+    assert gpu_row(text, "t4batch")[2] == "`nodeTaints: tenant taint (see Tenants)`"
+
+
+def test_a_preview_without_tenant_steps_has_no_tenant_section():
+    assert "#### Tenants" not in report(b.time_slicing_replicas())

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gpushare.errors import ConfigError
-from gpushare.kubernetes.tenants import tenant_warnings
+from gpushare.kubernetes.tenants import promise_plan, shared_pool_policy, tenant_manifests, tenant_warnings
 from gpushare.stackfile.config import parse_config
 from gpushare.stackfile.model import Tenant
 
@@ -134,7 +134,52 @@ def test_quota_above_what_the_pools_can_ever_advertise_is_a_warning():
     # h100mig: 7 per node x 2 nodes = 14; t4ts: 4 per node x 3 nodes (autoscale max) = 12.
     assert tenant_warnings(stack) == [
         "tenant vision: quota nvidia.com/mig-1g.12gb: 15 is more than its pools can ever advertise "
-        "(14; h100mig: 14 at 2 node(s)), so it never binds; lower it or raise the pools' max"]
+        "(14; h100mig: 14 at 2 node(s)), so it never binds; lower it or raise the pools' max", NO_POOL_LEFT]
+
+
+NO_POOL_LEFT = ("every GPU pool is listed by a tenant, so every namespace but the tenants' (vision) and kube-system, "
+                "gpu-operator has no GPU pool: GPU pods there are refused; leave a pool out of every tenant's pools "
+                "to give them one")
+
+
+def two_tenants(vision_quota: dict[str, int], nlp_quota: dict[str, int] | None) -> dict[str, Any]:
+    """h100mig at one node: 7 MIG slices; both tenants list it; t4ts stays for other namespaces."""
+    raw = raw_with(pools=["h100mig"], quota=vision_quota)
+    raw["gpushare:pools"][0]["count"] = 1
+    raw[TENANTS].append({"name": "nlp", "pools": ["h100mig"], **({"quota": nlp_quota} if nlp_quota else {})})
+    return raw
+
+
+def test_quotas_that_promise_more_of_a_shared_pool_than_it_has_are_a_warning_naming_the_tenants():
+    stack = parse_config(two_tenants({"nvidia.com/mig-1g.12gb": 6}, {"nvidia.com/mig-1g.12gb": 5}), source="s",
+                         stack="test")
+    assert tenant_warnings(stack) == [
+        "pool h100mig: the quotas of tenants vision, nlp promise 11 nvidia.com/mig-1g.12gb but the pool advertises "
+        "at most 7 (1 node(s)); vision 6, nlp 5: once the others use theirs a tenant cannot use its quota; lower "
+        "the quotas or raise the pool's max"]
+    assert promise_plan(stack) == [{"pool": "h100mig", "resource": "nvidia.com/mig-1g.12gb", "capacity": 7,
+                                    "maxNodes": 1, "quotas": {"vision": 6, "nlp": 5}, "promised": 11,
+                                    "exceeds": True}]
+
+
+def test_quotas_that_fit_a_shared_pool_and_tenants_without_quota_are_shown_not_warned():
+    stack = parse_config(two_tenants({"nvidia.com/mig-1g.12gb": 4}, None), source="s", stack="test")
+    assert tenant_warnings(stack) == []
+    assert promise_plan(stack)[0]["quotas"] == {"vision": 4, "nlp": None}
+    assert promise_plan(stack)[0]["promised"] == 4 and not promise_plan(stack)[0]["exceeds"]
+    # A quota larger than the pool counts up to the pool: the tenant's other pools may serve the rest.
+    raw = two_tenants({"nvidia.com/mig-1g.12gb": 14}, None)
+    raw[TENANTS][0]["pools"] = ["h100mig", "t4ts"]
+    raw["gpushare:pools"].append({"name": "spare", "vmSize": "Standard_NC4as_T4_v3"})
+    assert promise_plan(parse_config(raw, source="s", stack="test"))[0]["promised"] == 7
+
+
+def test_a_stack_whose_tenants_leave_other_namespaces_no_pool_still_plans_with_a_warning():
+    stack = parse_config(copy.deepcopy(BASE), source="s", stack="test")
+    assert tenant_warnings(stack) == [NO_POOL_LEFT]
+    assert [m["kind"] for m in shared_pool_policy(stack)] == ["ValidatingAdmissionPolicy",
+                                                              "ValidatingAdmissionPolicyBinding"]
+    assert tenant_manifests(stack)
 
 
 @pytest.mark.parametrize(("strategy", "key"), [("single", "nvidia.com/gpu"), ("mixed", "nvidia.com/mig-1g.12gb")])

@@ -1,0 +1,22 @@
+"""Which field changes of the GPU table and the GPU Operator section only follow from a tenant change.
+
+A pool gains or loses its `gpushare.io/tenant=<name>:NoSchedule` taint when it becomes or stops being dedicated to
+one tenant (`model.pool_node_taints`), and the GPU Operator's DaemonSets tolerate every pool taint
+(`operator_values.stack_pool_taints`). Listing those changes field by field buries the tenant change that caused
+them; `compare` and `report` count them in one line of the tenants' section instead.
+"""
+
+from __future__ import annotations
+
+from gpushare.stackfile.model import TENANT_LABEL
+
+
+def is_tenant_taint_change(path: str, old: object, new: object) -> bool:
+    """An AgentPool input change: a tenant taint added, removed or renamed in `nodeTaints`."""
+    return path.startswith("nodeTaints") and any(
+        isinstance(value, str) and value.startswith(f"{TENANT_LABEL}=") for value in (old, new))
+
+
+def is_toleration_change(path: str) -> bool:
+    """A GPU Operator chart value change under a `tolerations` list (they follow the pools' taints)."""
+    return ".tolerations[" in path or path.startswith("tolerations[")
