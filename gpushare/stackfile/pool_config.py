@@ -9,6 +9,19 @@ from gpushare.sharing.autoscaling import scale_from_zero_problem
 from gpushare.stackfile import catalog
 from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, kind_of, optional, show
 from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
+from gpushare.stackfile.pool_settings import (
+    GPU_KEYS,
+    OS_DISK_KEYS,
+    SPOT_KEYS,
+    check_gpu_against_catalog,
+    parse_gpu,
+    parse_labels,
+    parse_max_pods,
+    parse_os_disk,
+    parse_spot,
+    parse_tags,
+    parse_taints,
+)
 from gpushare.stackfile.model import (
     DEFAULT_POOL_COUNT,
     SYSTEM_POOL_NAME,
@@ -17,13 +30,15 @@ from gpushare.stackfile.model import (
     GpuPool,
     MigStrategy,
     Operator,
+    OsDisk,
     OsSku,
     Sharing,
     SharingStrategy,
     Upgrade,
 )
 
-POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate", "upgrade")
+POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate", "upgrade",
+             "gpu", "labels", "taints", "osDisk", "maxPods", "tags", "spot")
 SHARING_KEYS = ("strategy", "replicas", "renameByDefault", "failRequestsGreaterThanOne")
 AUTOSCALE_KEYS = ("min", "max")
 UPGRADE_KEYS = ("maxSurge", "maxUnavailable")
@@ -32,7 +47,8 @@ POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 ZONES = ("1", "2", "3")
 
 
-def _parse_vm_size(c: Checker, value: Any, path: str) -> catalog.VmSize | None:
+def _parse_vm_size(c: Checker, value: Any, path: str, gpu: Any, gpu_path: str) -> catalog.VmSize | None:
+    """The pool's size: from the catalog, or described by the pool's `gpu:` block (`gpu` is None without one)."""
     if not isinstance(value, str):
         c.add(path, f"expected a VM size name such as Standard_NC4as_T4_v3, got {kind_of(value)} {show(value)}")
         return None
@@ -42,16 +58,25 @@ def _parse_vm_size(c: Checker, value: Any, path: str) -> catalog.VmSize | None:
         c.add(path, f"{show(value)} is not a GPU size: Azure's {catalog.non_gpu_family(value)} family has no GPUs "
                     f"(GPU sizes are N-series: NC, ND); allowed: {names}")
         return None
+    if size is None and (why := catalog.refused_size_reason(value)):
+        c.add(path, f"{show(value)} cannot be a gpushare GPU pool: it {why}")
+        return None
+    if size is None and gpu is not None:
+        return parse_gpu(c, gpu, gpu_path, value)
     if size is None:
         close = catalog.closest_vm_sizes(value)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         names = ", ".join(s.name for s in catalog.current_gpu_sizes())
-        c.add(path, f"{show(value)} is not a GPU size gpushare knows{hint}; allowed: {names}")
+        c.add(path, f"{show(value)} is not a GPU size gpushare knows{hint}; allowed: {names}; or, for an NVIDIA size "
+                    f"AKS offers that the catalog lacks, describe its GPUs in the pool: "
+                    f"gpu: {{model: A10, count: 1, memoryGb: 24}}")
         return None
     if size.retired_on:
         c.add(path, f"{size.name} ({size.series}, {size.gpu.display_name}) was retired on {size.retired_on:%Y-%m-%d} "
                     f"and can no longer be deployed; use {size.replacement}")
         return None
+    if gpu is not None:
+        check_gpu_against_catalog(c, gpu, gpu_path, size)
     return size
 
 
@@ -161,7 +186,8 @@ def _parse_zones(c: Checker, value: Any, path: str) -> tuple[str, ...]:
 
 
 def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPool | None:
-    raw = c.mapping(value, path, POOL_KEYS, children={"autoscale": AUTOSCALE_KEYS, "sharing": SHARING_KEYS})
+    raw = c.mapping(value, path, POOL_KEYS, children={"autoscale": AUTOSCALE_KEYS, "sharing": SHARING_KEYS,
+                                                      "gpu": GPU_KEYS, "osDisk": OS_DISK_KEYS, "spot": SPOT_KEYS})
     if raw is None:
         return None
     for nested, keys in (("autoscale", AUTOSCALE_KEYS), ("sharing", SHARING_KEYS)):
@@ -181,10 +207,20 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
     if "vmSize" not in raw:
         c.add(f"{path}.vmSize", "required: a GPU VM size such as Standard_NC4as_T4_v3")
     else:
-        vm_size = _parse_vm_size(c, raw["vmSize"], f"{path}.vmSize")
+        vm_size = _parse_vm_size(c, raw["vmSize"], f"{path}.vmSize", raw.get("gpu"), f"{path}.gpu")
 
     mig = optional(raw, "mig", lambda v: _parse_mig(c, v, f"{path}.mig", vm_size), None)
-    if mig and vm_size and not vm_size.mig_capable:
+    if mig and vm_size and vm_size.described_by_stack and not vm_size.mig_capable:
+        product = catalog.find_gpu_product(str(raw["gpu"].get("model")))
+        why = (f"{product.name} is MIG-capable, but gpushare has no MIG slice table for a {vm_size.gpu.memory_gb} GB "
+               f"{product.name} (slice tables: "
+               f"{', '.join(m.display_name for p in catalog.GPU_PRODUCTS for m in p.models if m.mig_capable)}), so it "
+               f"cannot tell which slices AKS's MIG profiles build"
+               if product and product.mig else
+               f"{vm_size.gpu.display_name} is not on NVIDIA's MIG list (A30, A100, H100, H200, B200, GB200...)")
+        c.add(f"{path}.mig", f"{why}; remove `mig` (time-slicing shares a whole GPU)")
+        mig = None
+    elif mig and vm_size and not vm_size.mig_capable:
         mig_sizes = ", ".join(s.name for s in catalog.mig_capable_sizes())
         c.add(f"{path}.mig", f"{vm_size.name} ({vm_size.gpu.display_name}) does not support MIG; remove `mig` "
                              f"or use a MIG-capable size: {mig_sizes}")
@@ -225,12 +261,19 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
                                f"on AzureLinux)")
     recreate = optional(raw, "recreate", lambda v: c.boolean(v, f"{path}.recreate"), False)
     upgrade = optional(raw, "upgrade", lambda v: _parse_upgrade(c, v, f"{path}.upgrade"), Upgrade())
+    labels = optional(raw, "labels", lambda v: parse_labels(c, v, f"{path}.labels"), ())
+    taints = optional(raw, "taints", lambda v: parse_taints(c, v, f"{path}.taints"), ())
+    os_disk = optional(raw, "osDisk", lambda v: parse_os_disk(c, v, f"{path}.osDisk"), OsDisk())
+    max_pods = optional(raw, "maxPods", lambda v: parse_max_pods(c, v, f"{path}.maxPods"), None)
+    tags = optional(raw, "tags", lambda v: parse_tags(c, v, f"{path}.tags"), ())
+    spot = optional(raw, "spot", lambda v: parse_spot(c, v, f"{path}.spot"), None)
     if vm_size is None:
         return None
     pool = GpuPool(
         name=name or "", vm_size=vm_size, mig=mig, sharing=sharing,
         count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
         autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate, upgrade=upgrade,
+        labels=labels, user_taints=taints, os_disk=os_disk, max_pods=max_pods, tags=tags, spot=spot,
     )
     if problem := scale_from_zero_problem(pool, operator.mig_strategy):
         c.add(f"{path}.autoscale.min", problem)
