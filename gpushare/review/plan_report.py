@@ -15,7 +15,7 @@ from gpushare.kubernetes.tenants import shared_pools, tenant_plan
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.upgrades import upgrade_summary
-from gpushare.stackfile.model import GpuPool, StackConfig
+from gpushare.stackfile.model import GpuPool, StackConfig, pool_tolerated_taints
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
@@ -45,6 +45,13 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
         "protected": not pool.recreate,
         "upgrade": {"maxSurge": pool.upgrade.max_surge, "maxUnavailable": pool.upgrade.max_unavailable,
                     "summary": upgrade_summary(pool, stack.operator.mig_strategy)},
+        "describedBy": "stack" if pool.vm_size.described_by_stack else "catalog",
+        "labels": dict(pool.labels),
+        "taints": list(pool_tolerated_taints(stack, pool)),
+        "osDisk": {"sizeGb": pool.os_disk.size_gb, "type": pool.os_disk.type.value if pool.os_disk.type else None},
+        "maxPods": pool.max_pods,
+        "tags": dict(pool.tags),
+        "spot": ({"maxPrice": pool.spot.max_price, "eviction": pool.spot.eviction.value} if pool.spot else None),
     }
 
 
@@ -151,7 +158,9 @@ def render_text(document: dict[str, Any]) -> str:
     rows = []
     for pool in document["pools"]:
         view = dict(pool)
-        view["gpuSummary"] = f"{pool['gpusPerNode']} x {pool['gpu'].removeprefix('NVIDIA ')}"
+        view["gpuSummary"] = (f"{pool['gpusPerNode']} x {pool['gpu'].removeprefix('NVIDIA ')}"
+                              + (" (described by the stack, not the catalog)" if pool.get("describedBy") == "stack"
+                                 else "") + (" Spot" if pool.get("spot") else ""))
         view["sharingSummary"] = f"{pool['sharing']} x{pool['replicas']}" if pool["sharing"] else "-"
         view["nodes"] = _range(pool["minNodes"], pool["maxNodes"])
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
-from gpushare.stackfile.model import DriverOwner, StackConfig, pool_node_taints
+from gpushare.stackfile.model import DriverOwner, StackConfig, pool_tolerated_taints
 
 CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART_NAME = "gpu-operator"
@@ -88,8 +88,9 @@ def toleration(taint: str) -> dict[str, str]:
 
 
 def stack_pool_taints(stack: StackConfig) -> list[str]:
-    """Every distinct node taint on the stack's GPU pools (tenant taints included), in a stable order."""
-    return sorted({taint for pool in stack.pools for taint in pool_node_taints(stack, pool)})
+    """Every distinct node taint on the stack's GPU pools (tenant taints, the user's own and the Spot taint AKS
+    adds included), in a stable order."""
+    return sorted({taint for pool in stack.pools for taint in pool_tolerated_taints(stack, pool)})
 
 
 def pool_tolerations(stack: StackConfig) -> list[dict[str, str]]:
