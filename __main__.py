@@ -27,6 +27,7 @@ from gpushare.kubernetes.tenants import tenant_warnings
 from gpushare.sharing.autoscaling import overscale_warning
 from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.sharing.operator_values import operator_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
 from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints
@@ -92,7 +93,7 @@ def check_azure(stack: StackConfig) -> GuardReport | None:
 def main() -> None:
     stack = load_stack()
     report = check_azure(stack)
-    for warning in kubernetes_version_warnings(stack):
+    for warning in [*kubernetes_version_warnings(stack), *operator_warnings(stack)]:
         pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]

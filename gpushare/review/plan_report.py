@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import heapq
+import json
 from typing import Any
 
 import yaml
@@ -115,6 +116,10 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
             "configMap": CONFIG_MAP_NAME,
             "configHash": operator.config_hash,
             "summary": list(operator.summary),
+            "repository": stack.operator.repository,
+            "chart": operator.chart,
+            "values": stack.operator.values,
+            "changedValues": list(operator.changed_values),
         },
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack) for pool in stack.pools],
@@ -169,6 +174,11 @@ def render_text(document: dict[str, Any]) -> str:
     lines += ["", "Upgrades (node image, Kubernetes):"]
     lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
     lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
+    changed = op.get("changedValues") or []
+    if changed:
+        lines.append("  chart values that differ from the chart's defaults:")
+        lines += [f"    {c['path']}: {json.dumps(c['value'])} (default "
+                  f"{json.dumps(c['default']) if c['inChart'] else 'none'}; set by {c['setBy']})" for c in changed]
     lines += ["", f"Device-plugin configs (ConfigMap {op['namespace']}/{op['configMap']}; key = node label "
                   f"nvidia.com/device-plugin.config):"]
     for config in document["devicePluginConfigs"]:

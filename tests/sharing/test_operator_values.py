@@ -107,9 +107,16 @@ def test_missing_chart_values_copy_fails_under_ci(monkeypatch, tmp_path, ci, out
         chart_values_file(tmp_path / "absent.yaml")
 
 
-def test_each_verified_version_has_exactly_one_path_list():
+def test_each_verified_version_has_exactly_one_path_list_and_one_index_of_the_charts_values():
     files = {p.name for p in resources.files("gpushare.sharing").joinpath("chart_value_paths").iterdir()}
-    assert files == {f"{version}.txt" for version in VERIFIED_CHART_VERSIONS}
+    assert files == {name for version in VERIFIED_CHART_VERSIONS
+                     for name in (f"{version}.txt", f"{version}.defaults.tsv")}
+
+
+def test_every_path_gpushare_sets_is_in_the_charts_own_values():
+    from gpushare.sharing.operator_values import chart_defaults, verified_value_paths
+    for version in VERIFIED_CHART_VERSIONS:
+        assert verified_value_paths(version) <= set(chart_defaults(version))
 
 
 # --- driver ownership, MIG, device-plugin config -------------------------------------------------------------
