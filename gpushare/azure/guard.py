@@ -204,7 +204,8 @@ def offline_warnings(stack: StackConfig) -> list[str]:
     that the flag lifts the pool's protection for the next run."""
     return [
         f"{_where(stack, pool.name)}: `recreate: true` lifts the pool's protection for the next run: if a "
-        "create-only setting (vmSize, mig, zones, the driver) differs from the deployed pool, that run deletes the "
+        "create-only setting (vmSize, mig, zones, the driver, the OS disk, maxPods, Spot) differs from the deployed "
+        "pool, that run deletes the "
         "pool and every pod on it, then creates it again. This offline plan did not compare with the deployed pools "
         "(`--deployed FILE` does); remove the flag once the pool has been recreated."
         for pool in stack.pools if pool.recreate

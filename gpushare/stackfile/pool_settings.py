@@ -75,12 +75,13 @@ def parse_labels(c: Checker, value: Any, path: str) -> tuple[tuple[str, str], ..
     labels = []
     for key, label in value.items():
         where = f"{path}.{key}"
-        if not isinstance(key, str) or (problem := _key_problem(key)):
+        if not isinstance(key, str) or _key_problem(key):
             c.add(where, f"{show(key)} is not {_KEY_RULE}")
             continue
         prefix = key.rpartition("/")[0]
         if why := _reserved_key(key, (DEVICE_PLUGIN_CONFIG_LABEL,)):
-            c.add(where, f"{key!r} is not yours to set: {why}; use a key of your own, e.g. example.com/{key.rpartition('/')[2]}")
+            c.add(where, f"{key!r} is not yours to set: {why}; use a key of your own, "
+                         f"e.g. example.com/{key.rpartition('/')[2]}")
             continue
         if (_in_domain(prefix, "kubernetes.io") or _in_domain(prefix, "k8s.io")) and not any(
                 _in_domain(prefix, allowed) for allowed in KUBELET_ALLOWED_PREFIXES):
@@ -125,8 +126,8 @@ def parse_taints(c: Checker, value: Any, path: str) -> tuple[str, ...]:
             c.add(where, f"taint value must be {_VALUE_RULE}, got {show(taint_value)}")
             continue
         if (key, effect) in seen:
-            c.add(where, f"a taint with key {key!r} and effect {effect} is already listed at {path}[{seen[key, effect]}]; "
-                         "a node holds one per key and effect")
+            c.add(where, f"a taint with key {key!r} and effect {effect} is already listed at "
+                         f"{path}[{seen[key, effect]}]; a node holds one per key and effect")
             continue
         seen[key, effect] = i
         taints.append(taint)
