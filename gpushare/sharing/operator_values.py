@@ -63,6 +63,8 @@ OWNED_VALUE_PATHS: dict[str, tuple[str, str]] = {
                            "each pool's `mig`"),
     "devicePlugin.config": ("it selects gpushare's device-plugin ConfigMap, one config per pool",
                             "each pool's `sharing`"),
+    "devicePlugin.enabled": ("every GPU pool advertises its GPUs through the operator's device plugin",
+                             "nothing: remove the value (a pool that should not share drops its `sharing`)"),
     "daemonsets.tolerations": _TOLERATIONS,
     "node-feature-discovery.worker.tolerations": _TOLERATIONS,
 }
