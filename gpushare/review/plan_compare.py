@@ -25,7 +25,7 @@ from gpushare.review.gpu_changes import (
     operator_section,
 )
 from gpushare.review.markdown import code
-from gpushare.sharing.operator_values import CHART_NAME, CONFIG_MAP_NAME
+from gpushare.sharing.operator_values import CONFIG_MAP_NAME, is_operator_chart
 
 AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourceGroupName", "vmSize",
                                        "gpuInstanceProfile"})
@@ -117,7 +117,7 @@ def pool_transitions(base: Plan, head: Plan) -> list[PoolTransition]:
 
 def operator_transition(base: Plan, head: Plan) -> OperatorTransition | None:
     def release(plan: Plan) -> Mapping | None:
-        found = plan.resource(RELEASE_TYPE, lambda i: i.get("chart") == CHART_NAME)
+        found = plan.resource(RELEASE_TYPE, lambda i: is_operator_chart(i.get("chart")))
         return found.get("inputs") if found else None
 
     def data(plan: Plan) -> Mapping:

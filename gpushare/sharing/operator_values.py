@@ -239,6 +239,11 @@ def chart_reference(repository: str) -> tuple[str, str | None]:
     return CHART_NAME, repository
 
 
+def is_operator_chart(chart: object) -> bool:
+    """Whether a Helm release's `chart` input is the GPU Operator: `gpu-operator`, or an OCI reference to it."""
+    return isinstance(chart, str) and (chart == CHART_NAME or chart.endswith(f"/{CHART_NAME}"))
+
+
 def value_leaf_paths(values: Mapping, prefix: str = "") -> list[str]:
     """Dotted paths of every leaf: a scalar, a list (Helm replaces lists whole) or an empty mapping."""
     paths = []

@@ -4,11 +4,14 @@ from a private registry, the pool's own labels, taints, OS disk, max pods and ta
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
 
 from gpushare.cli import main
+from gpushare.review.plan_compare import EMPTY, operator_transition, parse_plan
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -58,8 +61,6 @@ def plan(tmp_path, capsys, text: str, *extra: str) -> tuple[int, str, str]:
 def document(tmp_path_factory):
     path = tmp_path_factory.mktemp("open") / "Pulumi.open.yaml"
     path.write_text(OPEN_WORLD)
-    import io
-    import contextlib
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["plan", str(path), "--json"]) == 0
@@ -237,3 +238,10 @@ def test_spot_on_the_system_pool_is_refused(tmp_path, capsys):
     code, _, err = plan(tmp_path, capsys, text)
     assert code == 2
     assert "gpushare:cluster.systemPool.spot: AKS does not allow Spot for system pools" in err, err
+
+
+def test_compare_finds_the_operator_release_pulled_from_an_oci_registry(document):
+    head = parse_plan(json.dumps(document), "head.json")
+    transition = operator_transition(EMPTY, head)
+    assert transition is not None and transition.op == "create"
+    assert transition.after["chart"] == "oci://mirror.example.azurecr.io/helm/gpu-operator"
