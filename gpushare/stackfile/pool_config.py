@@ -9,19 +9,6 @@ from gpushare.sharing.autoscaling import scale_from_zero_problem
 from gpushare.stackfile import catalog
 from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, kind_of, optional, show
 from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
-from gpushare.stackfile.pool_settings import (
-    GPU_KEYS,
-    OS_DISK_KEYS,
-    SPOT_KEYS,
-    check_gpu_against_catalog,
-    parse_gpu,
-    parse_labels,
-    parse_max_pods,
-    parse_os_disk,
-    parse_spot,
-    parse_tags,
-    parse_taints,
-)
 from gpushare.stackfile.model import (
     DEFAULT_POOL_COUNT,
     SYSTEM_POOL_NAME,
@@ -35,6 +22,19 @@ from gpushare.stackfile.model import (
     Sharing,
     SharingStrategy,
     Upgrade,
+)
+from gpushare.stackfile.pool_settings import (
+    GPU_KEYS,
+    OS_DISK_KEYS,
+    SPOT_KEYS,
+    check_gpu_against_catalog,
+    parse_gpu,
+    parse_labels,
+    parse_max_pods,
+    parse_os_disk,
+    parse_spot,
+    parse_tags,
+    parse_taints,
 )
 
 POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate", "upgrade",
@@ -190,7 +190,8 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
                                                       "gpu": GPU_KEYS, "osDisk": OS_DISK_KEYS, "spot": SPOT_KEYS})
     if raw is None:
         return None
-    for nested, keys in (("autoscale", AUTOSCALE_KEYS), ("sharing", SHARING_KEYS)):
+    for nested, keys in (("autoscale", AUTOSCALE_KEYS), ("sharing", SHARING_KEYS), ("gpu", GPU_KEYS),
+                         ("osDisk", OS_DISK_KEYS), ("spot", SPOT_KEYS)):
         if nested in raw and raw[nested] is None:
             # `sharing:` with its keys not indented under it: YAML reads it as null and the keys as the pool's.
             c.add(f"{path}.{nested}", f"is empty (YAML reads `{nested}:` with nothing indented under it as null); "
