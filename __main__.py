@@ -25,10 +25,10 @@ from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import tenant_warnings
-from gpushare.sharing.autoscaling import autoscaler_tags
+from gpushare.sharing.autoscaling import autoscaler_tags, merge_pool_tags
 from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
 from gpushare.sharing.node_labels import pool_node_labels
-from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys
+from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
 from gpushare.stackfile.cluster_config import access_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
@@ -95,7 +95,7 @@ def check_azure(stack: StackConfig) -> GuardReport | None:
 def main() -> None:
     stack = load_stack()
     report = check_azure(stack)
-    for warning in [*kubernetes_version_warnings(stack), *access_warnings(stack.cluster.access)]:
+    for warning in [*kubernetes_version_warnings(stack), *access_warnings(stack.cluster.access), *operator_warnings(stack)]:
         pulumi.log.warn(warning)
     if warning := long_run_warning(stack, report):
         pulumi.log.warn(warning)
@@ -127,7 +127,7 @@ def main() -> None:
             resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
             node_taints=pool_node_taints(stack, pool),
             live_count=report.live_count(pool.name) if report else None,
-            after=previous, device_config=operator.config_map, tags=autoscaler_tags(capacity),
+            after=previous, device_config=operator.config_map, tags=merge_pool_tags(pool.name, autoscaler_tags(capacity), dict(pool.tags)),
         ))
         previous = node_pool.agent_pool
     for tenant in stack.tenants:

@@ -70,6 +70,12 @@ class DeployedPool:
     carry it, a hand-written file may not."""
     resource_group: str | None = None
     """`resourceGroup`, which `az aks nodepool list` adds; ARM's own body has only the id."""
+    os_disk_type: str | None = None
+    os_disk_size_gb: int | None = None
+    max_pods: int | None = None
+    scale_set_priority: str | None = None
+    """`Spot` or `Regular`; None when Azure reports none (AKS's default, Regular)."""
+    scale_set_eviction_policy: str | None = None
 
 
 class _Malformed(Exception):
@@ -219,6 +225,13 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         orchestrator_version=fields.get("currentOrchestratorVersion", str) or fields.get("orchestratorVersion", str),
         id=_Fields(where, document).get("id", str),
         resource_group=_Fields(where, document).get("resourceGroup", str),
+        os_disk_type=fields.get("osDiskType", str),
+        # ARM's wire name is osDiskSizeGB; the CLI prints osDiskSizeGb.
+        os_disk_size_gb=fields.get("osDiskSizeGB", int) if "osDiskSizeGB" in properties else fields.get(
+            "osDiskSizeGb", int),
+        max_pods=fields.get("maxPods", int),
+        scale_set_priority=fields.get("scaleSetPriority", str),
+        scale_set_eviction_policy=fields.get("scaleSetEvictionPolicy", str),
     )
 
 

@@ -8,6 +8,10 @@ Create-only settings compared (`CREATE_ONLY`), by the ARM property path Pulumi's
 - `vmSize`, `gpuInstanceProfile`: in pulumi-azure-native's force-new list, so a change is a delete-and-recreate;
 - `gpuProfile.driver`: AKS fixes it at creation; Pulumi may not mark it force-new, and then AKS rejects the update;
 - `availabilityZones`: AKS docs: "You can't change the number of availability zones after you create a node pool".
+- `osDiskType`, `osDiskSizeGB`, `maxPods`: fixed at creation ("May not be changed after creation", the API's
+  `osDiskType`; aks-docs create-node-pools.md for max pods); compared only when the stack sets them.
+- `scaleSetPriority`, `scaleSetEvictionPolicy`: a pool is Spot or Regular from its creation (aks-docs
+  spot-node-pool.md); the eviction policy is compared for Spot pools only.
 Everything else the stack sets on a pool (node count, autoscale bounds, labels, taints) AKS changes in place.
 
 Changes AKS makes in place that still disturb running pods are reported, never refused:
@@ -64,6 +68,11 @@ CREATE_ONLY: dict[str, str] = {
     "gpuInstanceProfile": "AKS cannot change the MIG profile (gpuInstanceProfile) of an existing node pool",
     "gpuProfile.driver": "AKS fixes the GPU driver setting (gpuProfile.driver) when it creates a node pool",
     "availabilityZones": "AKS cannot change the availability zones of an existing node pool",
+    "osDiskType": "AKS fixes the OS disk type (osDiskType) when it creates a node pool",
+    "osDiskSizeGB": "AKS fixes the OS disk size (osDiskSizeGB) when it creates a node pool",
+    "maxPods": "AKS fixes the maximum pods per node (maxPods) when it creates a node pool",
+    "scaleSetPriority": "AKS cannot turn an existing node pool into a Spot pool or back (scaleSetPriority)",
+    "scaleSetEvictionPolicy": "AKS fixes a Spot pool's eviction policy (scaleSetEvictionPolicy) when it creates it",
 }
 """Each create-only setting, by ARM property path, with why AKS cannot apply a change to it in place."""
 
@@ -195,7 +204,8 @@ def offline_warnings(stack: StackConfig) -> list[str]:
     that the flag lifts the pool's protection for the next run."""
     return [
         f"{_where(stack, pool.name)}: `recreate: true` lifts the pool's protection for the next run: if a "
-        "create-only setting (vmSize, mig, zones, the driver) differs from the deployed pool, that run deletes the "
+        "create-only setting (vmSize, mig, zones, the driver, the OS disk, maxPods, Spot) differs from the deployed "
+        "pool, that run deletes the "
         "pool and every pod on it, then creates it again. This offline plan did not compare with the deployed pools "
         "(`--deployed FILE` does); remove the flag once the pool has been recreated."
         for pool in stack.pools if pool.recreate
@@ -315,13 +325,28 @@ def _zones(zones: Iterable[str]) -> tuple[tuple[str, ...], str]:
     return ordered, json.dumps(list(ordered))
 
 
+def _number(value: int | None) -> tuple[object, str]:
+    return value, "AKS's default" if value is None else str(value)
+
+
 def _wanted_settings(stack: StackConfig, pool: GpuPool) -> dict[str, tuple[object, str]]:
-    return {
+    """What the stack wants; a setting the stack leaves to AKS is absent (nothing to compare)."""
+    wanted = {
         "vmSize": _text(pool.vm_size.name),
         "gpuInstanceProfile": _mig(pool.mig.value if pool.mig else None),
         "gpuProfile.driver": _text("None" if stack.operator.driver is DriverOwner.OPERATOR else "Install"),
         "availabilityZones": _zones(pool.zones),
+        "scaleSetPriority": _text("Spot" if pool.spot else "Regular"),
     }
+    if pool.os_disk.type is not None:
+        wanted["osDiskType"] = _text(pool.os_disk.type.value)
+    if pool.os_disk.size_gb is not None:
+        wanted["osDiskSizeGB"] = _number(pool.os_disk.size_gb)
+    if pool.max_pods is not None:
+        wanted["maxPods"] = _number(pool.max_pods)
+    if pool.spot:
+        wanted["scaleSetEvictionPolicy"] = _text(pool.spot.eviction.value)
+    return wanted
 
 
 def _deployed_settings(live: DeployedPool) -> dict[str, tuple[object, str]]:
@@ -330,16 +355,22 @@ def _deployed_settings(live: DeployedPool) -> dict[str, tuple[object, str]]:
         "gpuInstanceProfile": _mig(live.gpu_instance_profile),
         "gpuProfile.driver": _text(live.gpu_driver or "Install"),
         "availabilityZones": _zones(live.availability_zones),
+        "osDiskType": _text(live.os_disk_type) if live.os_disk_type else (None, "AKS's default"),
+        "osDiskSizeGB": _number(live.os_disk_size_gb),
+        "maxPods": _number(live.max_pods),
+        "scaleSetPriority": _text(live.scale_set_priority or "Regular"),
+        "scaleSetEvictionPolicy": _text(live.scale_set_eviction_policy or "Delete"),
     }
 
 
 def _create_only_changes(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> list[tuple[str, str, str]]:
-    """(field, deployed, wanted) for every create-only setting that differs, in `CREATE_ONLY` order."""
+    """(field, deployed, wanted) for every create-only setting that differs, in `CREATE_ONLY` order. A setting
+    the stack leaves unset, or Azure does not report, is not compared."""
     wanted, deployed = _wanted_settings(stack, pool), _deployed_settings(live)
     return [
         (field, deployed[field][1], wanted[field][1])
         for field in CREATE_ONLY
-        if deployed[field][0] != wanted[field][0]
+        if field in wanted and deployed[field][0] is not None and deployed[field][0] != wanted[field][0]
     ]
 
 

@@ -12,6 +12,10 @@ deployed pools the guard already read (one call), so a stack makes at most four 
   count is needed (a pool whose VM size changes is a new pool: all of it). An upgrade's surge nodes count too:
   each GPU pool's `upgrade.maxSurge` (gpushare's default 0) at its largest size, AKS's default 10% for the system
   pool.
+- `gpus`: a pool whose size the stack describes (`gpu:`) has the GPU count Azure reports (`GPUs`); any pool whose
+  count differs from what Azure reports fails;
+- `os-disk`: an ephemeral OS disk fits the size's cache (`CachedDiskBytes`) or temp disk (`MaxResourceVolumeMB`);
+- Spot pools count in the regional low-priority bucket (`lowPriorityCores`), not in their family or `cores`;
 - `kubernetes-version`: the stack's `kubernetesVersion` is offered in the region and not preview-only.
 
 VM sizes' vCPUs and families come from the SKU list; gpushare's catalog is the fallback for GPU sizes.
@@ -26,11 +30,11 @@ from enum import Enum
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
-from gpushare.azure.region_offers import REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
+from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.sharing.upgrades import nodes_at_once
 from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
-from gpushare.stackfile.model import SYSTEM_POOL_NAME, PreflightMode, StackConfig
+from gpushare.stackfile.model import SYSTEM_POOL_NAME, GpuPool, OsDiskType, PreflightMode, StackConfig
 
 AKS_DEFAULT_MAX_SURGE = "10%"
 """The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
@@ -48,7 +52,7 @@ class Verdict(str, Enum):
 @dataclass(frozen=True)
 class Check:
     check: str
-    """`vm-size`, `zones`, `quota` or `kubernetes-version`."""
+    """`vm-size`, `zones`, `gpus`, `os-disk`, `quota` or `kubernetes-version`."""
     subject: str
     """What was checked: `pool t4ts`, `system pool`, `standardNCASv3_T4Family`, `cores`, `1.33`."""
     verdict: Verdict
@@ -112,6 +116,8 @@ class _Node:
     surge: int
     """Extra nodes an upgrade adds for a while (`upgradeSettings.maxSurge` at `nodes`): they need quota too."""
     zones: tuple[str, ...] = ()
+    spot: bool = False
+    """Counted in the regional Spot bucket (`lowPriorityCores`) instead of its family and `cores`."""
 
     @property
     def peak(self) -> int:
@@ -129,10 +135,13 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     pools = [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
                    nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count)),
              *(_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
-                     nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones) for p in stack.pools)]
+                     nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones, p.spot is not None)
+               for p in stack.pools)]
     live = {p.name: p for p in deployed} if deployed is not None else None
     checks = [_size_check(pool, offers) for pool in pools]
     checks += [c for pool in pools if pool.zones for c in _zone_check(pool, offers)]
+    checks += [c for pool in stack.pools if (c := _gpu_check(pool, offers))]
+    checks += [c for pool in stack.pools if (c := _os_disk_check(pool, offers))]
     checks += _quota_checks(pools, offers, live, subscription_id)
     checks.append(_version_check(stack, offers, live))
     return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, live is not None,
@@ -167,6 +176,50 @@ def _size_check(pool: _Node, offers: RegionOffers) -> Check:
     facts = [f"family {offer.family}" if offer.family else "no quota family", f"{_vcpus_of(offer, pool)} vCPUs"]
     facts.append(f"zones {', '.join(_offered_zones(offer))}" if _offered_zones(offer) else "no zones")
     return Check("vm-size", subject, Verdict.PASS, f"{pool.vm_size} offered in {region} ({'; '.join(facts)})")
+
+
+def _gpu_check(pool: GpuPool, offers: RegionOffers) -> Check | None:
+    """The GPU count Azure reports for the size against the stack's: a row for every size the stack describes, and
+    for a catalog size only when Azure disagrees with the catalog."""
+    size = pool.vm_size
+    offer = offers.vm_size(size.name)
+    subject = f"pool {pool.name} ({size.name})"
+    if offer is None or offer.location_restriction is not None:
+        return None  # the vm-size row already fails
+    source = "the pool's `gpu:` block" if size.described_by_stack else "gpushare's catalog"
+    if offer.gpus is None:
+        return (Check("gpus", subject, Verdict.WARN,
+                      f"Azure reports no GPUs capability for {size.name}: the {size.gpus} GPU(s) of {source} "
+                      "could not be checked") if size.described_by_stack else None)
+    if offer.gpus == size.gpus:
+        return (Check("gpus", subject, Verdict.PASS, f"{size.name} has {offer.gpus} GPU(s), as {source} says")
+                if size.described_by_stack else None)
+    if offer.gpus == 0:
+        fix = f"{size.name} has no GPUs: choose an NVIDIA GPU size (NC, ND, NV)"
+    else:
+        fix = (f"set `gpu.count: {offer.gpus}` in the pool" if size.described_by_stack else
+               f"report it: gpushare's catalog says {size.gpus}; until it is fixed, the plan's capacity is wrong")
+    return Check("gpus", subject, Verdict.FAIL,
+                 f"Azure reports {offer.gpus} GPU(s) per {size.name} node, {source} says {size.gpus}: the plan's "
+                 "capacity and every device-plugin count would be wrong", fix)
+
+
+def _os_disk_check(pool: GpuPool, offers: RegionOffers) -> Check | None:
+    """An ephemeral OS disk lives on the VM's cache or its temp disk; AKS refuses one bigger than both."""
+    disk = pool.os_disk
+    offer = offers.vm_size(pool.vm_size.name)
+    if disk.type is not OsDiskType.EPHEMERAL or disk.size_gb is None or offer is None:
+        return None
+    subject = f"pool {pool.name} ({pool.vm_size.name})"
+    cache_gib = (offer.cached_disk_bytes or 0) // 2**30
+    temp_gib = (offer.resource_volume_mb or 0) // 1024
+    room = max(cache_gib, temp_gib)
+    detail = f"ephemeral OS disk of {disk.size_gb} GB; cache {cache_gib} GiB, temp disk {temp_gib} GiB"
+    if disk.size_gb <= room:
+        return Check("os-disk", subject, Verdict.PASS, f"{detail}: fits")
+    return Check("os-disk", subject, Verdict.FAIL, f"{detail}: does not fit either",
+                 f"set `osDisk.sizeGb` to at most {room}" if room >= 30 else
+                 "use `osDisk.type: Managed` (this size has no room for an ephemeral OS disk)")
 
 
 def _restriction_fix(reason: str | None, size: str, region: str) -> str:
@@ -231,15 +284,16 @@ def _growth(pool: _Node, live: Mapping[str, DeployedPool] | None) -> tuple[int, 
 def _quota_checks(pools: list[_Node], offers: RegionOffers,
                   live: Mapping[str, DeployedPool] | None, subscription_id: str) -> list[Check]:
     by_family: dict[str, list[tuple[_Node, int, str, int]]] = {}
+    spot: list[tuple[_Node, int, str, int]] = []
     uncounted = []
     for pool in pools:
         offer = offers.vm_size(pool.vm_size)
         family, vcpus = _family_of(offer, pool), _vcpus_of(offer, pool)
-        if family is None or vcpus is None:
+        if vcpus is None or (family is None and not pool.spot):
             uncounted.append(pool.label)
             continue
         nodes, how = _growth(pool, live)
-        by_family.setdefault(family, []).append((pool, nodes, how, vcpus))
+        (spot if pool.spot else by_family.setdefault(family, [])).append((pool, nodes, how, vcpus))
     checks = []
     total_need = 0
     total_parts = []
@@ -265,12 +319,28 @@ def _quota_checks(pools: list[_Node], offers: RegionOffers,
         checks.append(Check("quota", REGIONAL_CORES, Verdict.WARN,
                             f"Azure reported no regional vCPU total ({REGIONAL_CORES}) for {offers.location}: "
                             "only the families were checked"))
+    if spot:
+        checks.append(_spot_quota_row(spot, offers, live, subscription_id))
     if uncounted:
         checks.append(Check("quota", "uncounted", Verdict.WARN,
                             f"{', '.join(uncounted)}: size not offered here and not in gpushare's catalog, so its "
                             "vCPUs are not counted",
                             "fix the vm-size row first"))
     return checks
+
+
+def _spot_quota_row(members: list[tuple[_Node, int, str, int]], offers: RegionOffers,
+                    live: Mapping[str, DeployedPool] | None, subscription_id: str) -> Check:
+    need = sum(nodes * vcpus for _, nodes, _, vcpus in members)
+    parts = [f"{pool.label.removeprefix('pool ')} {how} x {vcpus}" for pool, _, how, vcpus in members]
+    usage = offers.usage(LOW_PRIORITY_CORES)
+    if usage is None:
+        return Check("quota", LOW_PRIORITY_CORES, Verdict.FAIL,
+                     f"Spot pools need {need} vCPUs ({'; '.join(parts)}), but Azure reports no Spot vCPU quota "
+                     f"({LOW_PRIORITY_CORES}) in {offers.location}",
+                     _quota_fix(LOW_PRIORITY_CORES, None, need, 0, offers.location, subscription_id))
+    return _quota_row(usage.name, usage.display_name, need, parts, usage.current, usage.limit, offers.location,
+                      subscription_id, live is not None)
 
 
 def _quota_row(name: str, display: str | None, need: int, parts: list[str], current: int, limit: int,
@@ -291,8 +361,9 @@ def _quota_fix(name: str, display: str | None, need: int, current: int, region: 
     new_limit = current + need
     scope = f"/subscriptions/{subscription_id}/providers/Microsoft.Compute/locations/{region}"
     portal = f"{PORTAL_QUOTAS}" + (f" for '{display}'" if display else "")
+    kind = "lowPriority" if name == LOW_PRIORITY_CORES else "dedicated"
     return (f"request a limit of at least {new_limit} vCPUs for {name} in {region}: az quota update "
-            f"--resource-name {name} --scope {scope} --limit-object value={new_limit} --resource-type dedicated "
+            f"--resource-name {name} --scope {scope} --limit-object value={new_limit} --resource-type {kind} "
             f"(the quota CLI extension), or {portal}; or lower the pools' count / autoscale max")
 
 

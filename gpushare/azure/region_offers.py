@@ -1,7 +1,8 @@
 """What Azure offers one subscription in one region, read for preflight in three ARM calls, whatever the pool count:
 
 - `resource_skus.list(filter="location eq '<region>'")` (azure-mgmt-compute): every VM size in the region with its
-  quota `family`, `capabilities` (`vCPUs`), `locationInfo[].zones` and `restrictions` (type `Location` or `Zone`,
+  quota `family`, `capabilities` (`vCPUs`, `GPUs`, `CachedDiskBytes`, `MaxResourceVolumeMB`: the cache and temp disk
+  an ephemeral OS disk may live on), `locationInfo[].zones` and `restrictions` (type `Location` or `Zone`,
   `reasonCode` `NotAvailableForSubscription` or `QuotaId`, `restrictionInfo.zones`);
 - `usage.list(location)` (azure-mgmt-compute): per quota `name.value` (a family, or `cores` for the regional total)
   `currentValue` and `limit`, in vCPUs;
@@ -28,6 +29,9 @@ from gpushare.errors import AzureReadError
 VM_RESOURCE_TYPE = "virtualMachines"
 REGIONAL_CORES = "cores"
 """The usage entry for all standard vCPUs in the region, whatever their family."""
+LOW_PRIORITY_CORES = "lowPriorityCores"
+"""The usage entry for Spot (formerly low-priority) vCPUs in the region: one bucket for every family (Azure
+docs spot-vms.md, "Quota": Spot VMs use a separate regional vCPU quota)."""
 
 REGION_ROLE_HINT = (
     "preflight reads VM sizes (Microsoft.Compute/skus/read), quota usage (Microsoft.Compute/locations/usages/read) "
@@ -56,6 +60,12 @@ class VmSizeOffer:
     zones: tuple[str, ...]
     """The availability zones the size is offered in, in this region (before restrictions)."""
     restrictions: tuple[SkuRestriction, ...] = ()
+    gpus: int | None = None
+    """The `GPUs` capability; None when the SKU does not report it."""
+    cached_disk_bytes: int | None = None
+    """`CachedDiskBytes`: the cache an ephemeral OS disk may use."""
+    resource_volume_mb: int | None = None
+    """`MaxResourceVolumeMB`: the temp disk an ephemeral OS disk may use instead."""
 
     @property
     def location_restriction(self) -> SkuRestriction | None:
@@ -173,10 +183,14 @@ def _parse_skus(documents: list[object], location: str) -> tuple[VmSizeOffer, ..
         name = fields.require("name", str)
         where = f"resource SKU [{index}] {name}"
         fields = _Fields(where, document)
+        capabilities = fields.get("capabilities", list) or []
         offers.append(VmSizeOffer(
             name=name,
             family=fields.get("family", str),
-            vcpus=_vcpus(where, fields.get("capabilities", list) or []),
+            vcpus=_capability(where, capabilities, "vCPUs"),
+            gpus=_capability(where, capabilities, "GPUs"),
+            cached_disk_bytes=_capability(where, capabilities, "CachedDiskBytes"),
+            resource_volume_mb=_capability(where, capabilities, "MaxResourceVolumeMB"),
             zones=_zones(where, fields.get("locationInfo", list) or [], location),
             restrictions=tuple(_restriction(f"{where} restrictions[{i}]", item, location)
                                for i, item in enumerate(fields.get("restrictions", list) or [])
@@ -185,12 +199,13 @@ def _parse_skus(documents: list[object], location: str) -> tuple[VmSizeOffer, ..
     return tuple(offers)
 
 
-def _vcpus(where: str, capabilities: list[object]) -> int | None:
+def _capability(where: str, capabilities: list[object], name: str) -> int | None:
+    """A whole-number capability (`vCPUs`, `GPUs`, ...); None when absent or not a whole number."""
     for capability in capabilities:
         if not isinstance(capability, dict):
             raise _Malformed(f"{where}: `capabilities` must hold objects, got {_json_type(capability)}")
         fields = _Fields(f"{where} capabilities", capability)
-        if fields.get("name", str) == "vCPUs":
+        if fields.get("name", str) == name:
             value = fields.get("value", str)
             return int(value) if value and value.isdigit() else None
     return None

@@ -11,8 +11,13 @@ from pulumi_azure_native import containerservice
 from gpushare.sharing.node_count import count_to_send
 from gpushare.stackfile.model import DriverOwner, GpuPool
 
-CREATE_ONLY_REPLACED_BY_GPUSHARE = ("gpuProfile", "availabilityZones")
-"""Create-only agent pool inputs (wire names) missing from azure-native's own replace list. Not `osSKU`: AKS
+CREATE_ONLY_REPLACED_BY_GPUSHARE = (
+    "gpuProfile", "availabilityZones", "osDiskType", "osDiskSizeGB", "maxPods", "scaleSetPriority",
+    "scaleSetEvictionPolicy",
+)
+"""Create-only agent pool inputs (wire names) missing from azure-native's own replace list (the OS disk, max pods
+and Spot: "May not be changed after creation", azure-native's `osDiskType` doc; aks-docs create-node-pools.md for
+max pods; aks-docs spot-node-pool.md: a pool's priority is set when it is created). Not `osSKU`: AKS
 migrates a pool between Ubuntu and AzureLinux in place by reimaging its nodes (`az aks nodepool update --os-sku`),
 so an OS change is an update (the guard notes it), never a delete-and-recreate."""
 
@@ -42,8 +47,8 @@ class GpuNodePoolArgs:
     """Optional. The pool's node taints (`gpushare.stackfile.model.pool_node_taints`: a pool dedicated to a tenant adds the
     tenant's). Default: the pool's own, the GPU taint."""
     tags: Mapping[str, str] | None = None
-    """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the cluster autoscaler's node
-    template tags (`gpushare.sharing.autoscaling.autoscaler_tags`). Default: none."""
+    """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the user's `tags` merged with the
+    cluster autoscaler's node-template tags (`gpushare.sharing.autoscaling.merge_pool_tags`). Default: none."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -74,6 +79,18 @@ class GpuNodePool(pulumi.ComponentResource):
         # Only when it is unknown (a new pool, or Azure unreadable under `gpushare:guard: warn`) is `count` ignored:
         # creation still sends `min`, and an existing pool keeps its stored value rather than being scaled to `min`.
         count_unknown = pool.autoscale is not None and args.live_count is None
+        # Only what the stack sets is sent: an unset OS disk, max pods or priority stays AKS's default, so
+        # existing pools see no input change (these are replace-on-change, below).
+        spot: dict = (
+            {"scale_set_priority": containerservice.ScaleSetPriority.SPOT,
+             "scale_set_eviction_policy": pool.spot.eviction.value, "spot_max_price": pool.spot.max_price}
+            if pool.spot else {}
+        )
+        disk: dict = {key: value for key, value in (
+            ("os_disk_size_gb", pool.os_disk.size_gb),
+            ("os_disk_type", pool.os_disk.type.value if pool.os_disk.type else None),
+            ("max_pods", pool.max_pods),
+        ) if value is not None}
         self.agent_pool = containerservice.AgentPool(
             f"{name}-agentpool",
             agent_pool_name=pool.name,
@@ -102,6 +119,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 max_surge=pool.upgrade.max_surge, max_unavailable=pool.upgrade.max_unavailable,
             ),
             **scaling,
+            **spot,
+            **disk,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 # A replaced pool is deleted before it is recreated, with every pod on it; `recreate: true` is the

@@ -15,8 +15,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpushare.sharing.operator_values import (
-    CHART_NAME,
-    CHART_REPOSITORY,
     CONFIG_DATA_OUTPUT,
     CONFIG_MAP_NAME,
     NAMESPACE,
@@ -90,9 +88,10 @@ class GpuOperator(pulumi.ComponentResource):
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name=RELEASE_NAME,
-            chart=CHART_NAME,
+            # A classic repository by URL; an OCI registry (a private mirror) inside the chart reference.
+            chart=plan.chart,
             version=plan.chart_version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=CHART_REPOSITORY),
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=plan.repository) if plan.repository else None,
             namespace=self.kubernetes_namespace.metadata.name,
             values=plan.values,
             # The operator reads the ConfigMap at start-up (devicePlugin.config.name); it must be there first.

@@ -47,6 +47,7 @@ from gpushare.stackfile.model import (
     StackConfig,
     Tenant,
     dedicated_tenant,
+    pool_tolerated_taints,
     tenant_taint,
 )
 
@@ -149,6 +150,10 @@ def _share_per_device(pool: GpuPool, stack: StackConfig) -> tuple[int, int]:
     of `NODE_SHARE_FOR_PODS` of the node, rounded down to 100m and 256Mi."""
     per_node = pool_capacity(pool, stack.operator.mig_strategy).per_node
     cpu = int(pool.vm_size.vcpus * 1000 * NODE_SHARE_FOR_PODS / per_node) // 100 * 100
+    if pool.vm_size.memory_gib is None:
+        # A size the stack describes: its node memory is not known offline, so no share is derived from it and
+        # the namespace default stays at the cap (pods state their own memory).
+        return max(cpu, 100), DEFAULT_CONTAINER_CAP[1]
     memory = int(pool.vm_size.memory_gib * 1024 * NODE_SHARE_FOR_PODS / per_node) // 256 * 256
     return max(cpu, 100), max(memory, 256)
 
@@ -651,12 +656,18 @@ def tenant_manifests(stack: StackConfig) -> list[dict[str, Any]]:
 def pod_spec(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
     """A complete Pod spec the tenant's policy admits: one GPU unit of its first pool with that pool's fair share
     of CPU and memory (requests = limits: Guaranteed QoS), the pool's nodeSelector, and the tolerations its pools
-    need (the GPU taint; the tenant's taint where a pool is dedicated to it)."""
+    need (the GPU taint; the tenant's taint where a pool is dedicated to it; the pools' own and Spot taints)."""
     first = pool_offers(stack, tenant)[0]
     share = pool_share(stack, first.pool)
     tolerations = [toleration(GPU_TAINT)]
     if any(offer.dedicated for offer in pool_offers(stack, tenant)):
         tolerations.append(toleration(tenant_taint(tenant.name)))
+    # The pools' own taints and the Spot taint AKS adds: without them the pod fits none of those nodes.
+    pools = _pools_by_name(stack)
+    for name in tenant.pools:
+        for taint in pool_tolerated_taints(stack, pools[name]):
+            if toleration(taint) not in tolerations and taint != tenant_taint(tenant.name):
+                tolerations.append(toleration(taint))
     return {
         "nodeSelector": {POOL_LABEL: first.pool},
         "tolerations": tolerations,

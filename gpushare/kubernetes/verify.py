@@ -43,7 +43,7 @@ from gpushare.stackfile.model import (
     GpuPool,
     SharingStrategy,
     StackConfig,
-    pool_node_taints,
+    pool_tolerated_taints,
 )
 
 NVIDIA_PREFIX = "nvidia.com/"
@@ -131,6 +131,7 @@ class PoolExpectation:
     product: ProductExpectation
     daemon_sets: tuple[str, ...]
     taints: tuple[str, ...]
+    """Every taint the pool's nodes carry (the Spot taint AKS adds included): the smoke pod tolerates them."""
 
 
 @dataclass(frozen=True)
@@ -275,7 +276,7 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
             labels=labels,
             product=_product(pool, capacity.base_resource, capacity.slice),
             daemon_sets=daemon_sets,
-            taints=pool_node_taints(stack, pool),
+            taints=pool_tolerated_taints(stack, pool),
         ))
     return expectations
 

@@ -79,8 +79,9 @@ class PoolCost:
 
 def pool_cost(stack: StackConfig, pool: GpuPool, sheet: PriceSheet) -> PoolCost:
     capacity = pool_capacity(pool, stack.operator.mig_strategy)
-    meter = sheet.vm_meter(pool.vm_size.name, spot=False)
-    return PoolCost(pool=pool.name, vm_size=pool.vm_size.name, spot=False,
+    spot = pool.spot is not None
+    meter = sheet.vm_meter(pool.vm_size.name, spot=spot)
+    return PoolCost(pool=pool.name, vm_size=pool.vm_size.name, spot=spot,
                     node_hourly=meter.hourly if meter else None, resource=capacity.resource,
                     per_node=capacity.per_node, min_nodes=pool.min_nodes, max_nodes=pool.max_nodes,
                     isolation=isolation(pool), meter=meter.meter_name if meter else None)

@@ -44,7 +44,8 @@ AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
 """The device-plugin ConfigMap is the one named `operator_values.CONFIG_MAP_NAME`."""
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
-"""The GPU Operator release is the one whose chart is `operator_values.CHART_NAME`."""
+"""The GPU Operator release is the one whose chart is `operator_values.CHART_NAME` (or an OCI reference to it:
+`operator_values.is_operator_chart`)."""
 
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 """What Pulumi prints for a value known only after apply (`UnknownStringValue`, pulumi sdk/go/common/resource/plugin/rpc.go)."""

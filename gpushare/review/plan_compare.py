@@ -30,12 +30,12 @@ from gpushare.review.gpu_changes import (
 )
 from gpushare.review.markdown import code
 from gpushare.review.tenant_changes import churn_counts, tenants_section, view_from_plan, warnings_section
-from gpushare.sharing.operator_values import CHART_NAME, CONFIG_MAP_NAME
+from gpushare.sharing.operator_values import CONFIG_MAP_NAME, is_operator_chart
 
 AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourceGroupName", "vmSize",
                                        "gpuInstanceProfile"})
 """AgentPool inputs pulumi-azure-native itself replaces on (reference pulumi.md, "facts", 3); the resource's own
-`replaceOnChanges` (gpushare adds: `gpuProfile`, `availabilityZones`) come from the plan. `osSKU` is not among them
+`replaceOnChanges` (gpushare adds: `gpuProfile`, `availabilityZones`, `osDiskType`, `osDiskSizeGB`, `maxPods`, `scaleSetPriority`, `scaleSetEvictionPolicy`) come from the plan. `osSKU` is not among them
 (`gpushare.components.gpu_node_pool.CREATE_ONLY_REPLACED_BY_GPUSHARE`): AKS changes it in place by reimaging."""
 
 
@@ -148,7 +148,7 @@ def pool_transitions(base: Plan, head: Plan) -> list[PoolTransition]:
 
 def operator_transition(base: Plan, head: Plan) -> OperatorTransition | None:
     def release(plan: Plan) -> Mapping | None:
-        found = plan.resource(RELEASE_TYPE, lambda i: i.get("chart") == CHART_NAME)
+        found = plan.resource(RELEASE_TYPE, lambda i: is_operator_chart(i.get("chart")))
         return found.get("inputs") if found else None
 
     def data(plan: Plan) -> Mapping:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import heapq
+import json
 from typing import Any
 
 import yaml
@@ -17,7 +18,7 @@ from gpushare.review.cost import cost_lines
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.upgrades import upgrade_summary
-from gpushare.stackfile.model import GpuPool, StackConfig
+from gpushare.stackfile.model import GpuPool, StackConfig, pool_tolerated_taints
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
@@ -47,6 +48,13 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
         "protected": not pool.recreate,
         "upgrade": {"maxSurge": pool.upgrade.max_surge, "maxUnavailable": pool.upgrade.max_unavailable,
                     "summary": upgrade_summary(pool, stack.operator.mig_strategy)},
+        "describedBy": "stack" if pool.vm_size.described_by_stack else "catalog",
+        "labels": dict(pool.labels),
+        "taints": list(pool_tolerated_taints(stack, pool)),
+        "osDisk": {"sizeGb": pool.os_disk.size_gb, "type": pool.os_disk.type.value if pool.os_disk.type else None},
+        "maxPods": pool.max_pods,
+        "tags": dict(pool.tags),
+        "spot": ({"maxPrice": pool.spot.max_price, "eviction": pool.spot.eviction.value} if pool.spot else None),
     }
 
 
@@ -113,6 +121,10 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
             "configMap": CONFIG_MAP_NAME,
             "configHash": operator.config_hash,
             "summary": list(operator.summary),
+            "repository": stack.operator.repository,
+            "chart": operator.chart,
+            "values": stack.operator.values,
+            "changedValues": list(operator.changed_values),
         },
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack) for pool in stack.pools],
@@ -163,7 +175,9 @@ def render_text(document: dict[str, Any]) -> str:
     rows = []
     for pool in document["pools"]:
         view = dict(pool)
-        view["gpuSummary"] = f"{pool['gpusPerNode']} x {pool['gpu'].removeprefix('NVIDIA ')}"
+        view["gpuSummary"] = (f"{pool['gpusPerNode']} x {pool['gpu'].removeprefix('NVIDIA ')}"
+                              + (" (described by the stack, not the catalog)" if pool.get("describedBy") == "stack"
+                                 else "") + (" Spot" if pool.get("spot") else ""))
         view["sharingSummary"] = f"{pool['sharing']} x{pool['replicas']}" if pool["sharing"] else "-"
         view["nodes"] = _range(pool["minNodes"], pool["maxNodes"])
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
@@ -173,6 +187,11 @@ def render_text(document: dict[str, Any]) -> str:
     lines += ["", "Upgrades (node image, Kubernetes):"]
     lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
     lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
+    changed = op.get("changedValues") or []
+    if changed:
+        lines.append("  chart values that differ from the chart's defaults:")
+        lines += [f"    {c['path']}: {json.dumps(c['value'])} (default "
+                  f"{json.dumps(c['default']) if c['inChart'] else 'none'}; set by {c['setBy']})" for c in changed]
     lines += ["", f"Device-plugin configs (ConfigMap {op['namespace']}/{op['configMap']}; key = node label "
                   f"nvidia.com/device-plugin.config):"]
     for config in document["devicePluginConfigs"]:

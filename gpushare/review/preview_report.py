@@ -48,7 +48,7 @@ from gpushare.review.tenant_changes import (
     quota_from_manifest,
     tenants_section,
 )
-from gpushare.sharing.operator_values import CHART_NAME, CONFIG_MAP_NAME
+from gpushare.sharing.operator_values import CONFIG_MAP_NAME, is_operator_chart
 from gpushare.stackfile.model import TENANT_LABEL
 
 OP_ORDER = ("create", "update", "replace", "delete", "same")
@@ -215,7 +215,7 @@ def _mig_strategy(release: Step | None, side: str) -> str | None:
 
 def pool_transitions(preview: Preview) -> list[PoolTransition]:
     config_map = _find(preview, CONFIG_MAP_TYPE, lambda i: (i.get("metadata") or {}).get("name") == CONFIG_MAP_NAME)
-    release = _find(preview, RELEASE_TYPE, lambda i: i.get("chart") == CHART_NAME)
+    release = _find(preview, RELEASE_TYPE, lambda i: is_operator_chart(i.get("chart")))
     by_pool: dict[str, list[Step]] = {}
     for step in preview.steps:
         if step.type != AGENT_POOL_TYPE:
@@ -254,7 +254,7 @@ def _side(name: str, step: Step | None, side: str, config_map: Step | None, rele
 
 def operator_transition(preview: Preview) -> OperatorTransition | None:
     config_map = _find(preview, CONFIG_MAP_TYPE, lambda i: (i.get("metadata") or {}).get("name") == CONFIG_MAP_NAME)
-    release = _find(preview, RELEASE_TYPE, lambda i: i.get("chart") == CHART_NAME)
+    release = _find(preview, RELEASE_TYPE, lambda i: is_operator_chart(i.get("chart")))
     if release is None and config_map is None:
         return None
     old_data, new_data = _config_data(config_map, "old"), _config_data(config_map, "new")

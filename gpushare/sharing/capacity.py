@@ -90,6 +90,18 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig)
         )
     if pool.vm_size.note:
         warnings.append(f"pool {pool.name}: {pool.vm_size.note}")
+    if pool.vm_size.described_by_stack:
+        warnings.append(
+            f"pool {pool.name}: {pool.vm_size.name} is described by the stack, not the catalog "
+            f"({pool.vm_size.gpus} x {pool.vm_size.gpu.display_name}): `gpushare preflight` checks its GPU count "
+            f"against Azure's Resource SKUs; offline, this plan trusts the `gpu:` block"
+        )
+    if pool.spot:
+        warnings.append(
+            f"pool {pool.name}: Spot nodes can be evicted at any time, with 30 seconds' notice (Azure Scheduled "
+            f"Events), whenever Azure needs the capacity or the price exceeds maxPrice; not for serving: use it for "
+            f"development, batch and restartable work"
+        )
     return warnings
 
 

@@ -21,7 +21,8 @@ def pool_node_labels(stack: StackConfig, pool: GpuPool) -> dict[str, str]:
     - `gpushare.io/pool`: gpushare's ownership mark, which the guard reads before a pool may go;
     - `gpushare.io/sharing`: the sharing deployed, so the guard can report a sharing change;
     - `gpushare.io/mig-strategy` on MIG pools: the strategy they were deployed under, so the guard can report a
-      strategy change (it renames the resource every MIG pool advertises).
+      strategy change (it renames the resource every MIG pool advertises);
+    - then the pool's own `labels`.
     """
     labels = {
         DEVICE_PLUGIN_CONFIG_LABEL: pool_config_key(pool, stack.operator.mig_strategy),
@@ -30,4 +31,5 @@ def pool_node_labels(stack: StackConfig, pool: GpuPool) -> dict[str, str]:
     }
     if pool.mig:
         labels[MIG_STRATEGY_LABEL] = stack.operator.mig_strategy.value
-    return labels
+    # The user's own labels last; validation refused any key gpushare sets, so none overrides one of these.
+    return {**labels, **dict(pool.labels)}

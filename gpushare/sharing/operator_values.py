@@ -10,17 +10,26 @@ Helm accepts any value silently, so a misspelled path would simply not apply.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
+from typing import Any
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
-from gpushare.stackfile.model import DEVICE_PLUGIN_CONFIG_LABEL, DriverOwner, StackConfig, pool_node_taints
+from gpushare.stackfile.model import (
+    DEFAULT_CHART_REPOSITORY,
+    DEFAULT_CHART_VERSION,
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    DriverOwner,
+    StackConfig,
+    pool_tolerated_taints,
+)
 
-CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART_NAME = "gpu-operator"
 RELEASE_NAME = "gpu-operator"
 NAMESPACE = "gpu-operator"
@@ -35,6 +44,33 @@ VERIFIED_CHART_VERSIONS = ("v26.7.0",)
 """Chart versions with a verified value-path list. Each deploys device plugin v0.20.0, whose config schema
 `device_plugin` checks; a new version needs both a path list and a look at its plugin version."""
 _VALUE_PATHS_DIR = "chart_value_paths"
+SUBCHARTS = ("node-feature-discovery",)
+"""Subcharts whose own values the parent values.yaml lists only in part: paths under them are passed on unchecked."""
+OCI_PREFIX = "oci://"
+
+_DRIVER_KEY = "gpushare:operator.driver"
+_TOLERATIONS = ("gpushare computes it from the taints of every GPU pool (tenant, Spot and your own), so the operator's "
+                "DaemonSets and NFD run on each GPU node", "each pool's `taints` (they are tolerated automatically)")
+OWNED_VALUE_PATHS: dict[str, tuple[str, str]] = {
+    "driver.enabled": ("it follows who installs the NVIDIA driver, which each pool's gpuProfile depends on",
+                       _DRIVER_KEY),
+    "toolkit.enabled": ("it follows who installs the driver and container toolkit", _DRIVER_KEY),
+    "operator.runtimeClass": ("it must name the runtime class of the toolkit in use (AKS's or the operator's)",
+                              _DRIVER_KEY),
+    "cdi.enabled": ("AKS's containerd has no CDI, so gpushare turns it on only with the operator's own toolkit",
+                    _DRIVER_KEY),
+    "mig.strategy": ("it decides the resource every MIG pool advertises, which the plan, tenants and quotas use",
+                     "gpushare:operator.migStrategy"),
+    "migManager.enabled": ("AKS partitions MIG pools at creation, and the MIG manager would undo it",
+                           "each pool's `mig`"),
+    "devicePlugin.config": ("it selects gpushare's device-plugin ConfigMap, one config per pool",
+                            "each pool's `sharing`"),
+    "devicePlugin.enabled": ("every GPU pool advertises its GPUs through the operator's device plugin",
+                             "nothing: remove the value (a pool that should not share drops its `sharing`)"),
+    "daemonsets.tolerations": _TOLERATIONS,
+    "node-feature-discovery.worker.tolerations": _TOLERATIONS,
+}
+"""Chart value paths gpushare owns because a pool depends on them: (why, the gpushare key to use instead)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +78,10 @@ class OperatorPlan:
     """What gpushare installs for the GPU Operator, derived from one stack."""
 
     chart_version: str
+    chart: str
+    """The chart reference: `gpu-operator`, or `oci://<registry>/gpu-operator`."""
+    repository: str | None
+    """The Helm repository URL; None for an OCI chart reference."""
     configs: tuple[PluginConfig, ...]
     """The default config first, then one per pool in stack order."""
     config_map_data: dict[str, str]
@@ -49,6 +89,8 @@ class OperatorPlan:
     """sha256 of the ConfigMap data (`config_hash`): `plan --json` operator.configHash, export deviceConfigHash."""
     values: dict
     """Helm values for the release."""
+    changed_values: tuple[dict, ...]
+    """`changed_values`: the leaves of `values` that differ from the chart's defaults."""
     summary: tuple[str, ...]
     """One line per decision, for `gpushare plan`."""
 
@@ -60,6 +102,148 @@ def verified_value_paths(chart_version: str) -> frozenset[str]:
     text = resources.files("gpushare.sharing").joinpath(_VALUE_PATHS_DIR, f"{chart_version}.txt").read_text()
     lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
     return frozenset(line for line in lines if line)
+
+
+@cache
+def chart_defaults(chart_version: str) -> dict[str, Any] | None:
+    """Every value path of the chart version and its default (`chart_value_paths/<version>.defaults.tsv`), or None
+    when gpushare has no index of that version."""
+    source = resources.files("gpushare.sharing").joinpath(_VALUE_PATHS_DIR, f"{chart_version}.defaults.tsv")
+    if not source.is_file():
+        return None
+    rows = (line.split("\t", 1) for line in source.read_text().splitlines() if line and not line.startswith("#"))
+    return {path: json.loads(default) for path, default in rows}
+
+
+def _owned(path: str) -> tuple[str, tuple[str, str]] | None:
+    for owned, why in OWNED_VALUE_PATHS.items():
+        if path == owned or path.startswith(f"{owned}.") or owned.startswith(f"{path}."):
+            return owned, why
+    return None
+
+
+def _path_problem(path: str, defaults: Mapping[str, Any], version: str) -> str | None:
+    """Why `path` (a leaf of the user's values) is not a value of the chart, or None."""
+    if path in defaults:
+        return None
+    if any(known.startswith(f"{path}.") for known in defaults):
+        return (f"is a mapping in chart {version}, not a single value: set the keys under it "
+                f"(e.g. {path}.{next(k for k in defaults if k.startswith(path + '.'))[len(path) + 1:]})")
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        parent = ".".join(parts[:cut])
+        if parent in defaults:
+            if defaults[parent] in ({}, None):
+                return None  # a free-form mapping (labels, resources, annotations): any key under it
+            return f"{parent} is {_kind(defaults[parent])} in chart {version}, with no keys under it"
+    close = difflib.get_close_matches(path, list(defaults), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return (f"is not a value of GPU Operator chart {version} (its values.yaml has no such path){hint}; allowed: the "
+            f"paths of `helm show values gpu-operator --repo {DEFAULT_CHART_REPOSITORY} --version {version}`")
+
+
+def _kind(value: Any) -> str:
+    kinds = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return f"{kinds.get(type(value), 'a value')} ({json.dumps(value)})"
+
+
+@dataclass(frozen=True)
+class ValuesFindings:
+    problems: tuple[tuple[str, str], ...] = ()
+    """(dotted value path, why) for every path gpushare refuses."""
+    warnings: tuple[str, ...] = ()
+
+
+def check_user_values(values: Mapping, chart_version: str) -> ValuesFindings:
+    """`gpushare:operator.values` against gpushare's owned paths and the chart's values: owned paths are refused; a
+    path the chart does not have is refused when gpushare has that version's values, and a warning (checked against
+    the pinned version's) otherwise; paths under a subchart are passed on with a warning."""
+    defaults = chart_defaults(chart_version)
+    checked_against = chart_version if defaults is not None else DEFAULT_CHART_VERSION
+    known = defaults if defaults is not None else chart_defaults(DEFAULT_CHART_VERSION) or {}
+    problems, warnings, unchecked = [], [], []
+    for path in value_leaf_paths(values):
+        if owned := _owned(path):
+            name, (why, instead) = owned
+            problems.append((path, f"{name} is gpushare's: {why}; use {instead} instead"))
+            continue
+        problem = _path_problem(path, known, checked_against)
+        if problem and path.split(".", 1)[0] in SUBCHARTS:
+            unchecked.append(path)
+        elif problem and defaults is None:
+            warnings.append(f"{path} {problem}; chart {chart_version} itself was not checked")
+        elif problem:
+            problems.append((path, problem))
+    if unchecked:
+        warnings.append(f"operator values {', '.join(unchecked)} are passed to the "
+                        f"{', '.join(SUBCHARTS)} subchart unchecked: the GPU Operator's values.yaml lists only part "
+                        "of its values")
+    return ValuesFindings(tuple(problems), tuple(warnings))
+
+
+def merge_values(base: Mapping, override: Mapping) -> dict:
+    """`override` deep-merged over `base`, as Helm merges values: mappings key by key, anything else (lists
+    included) replaced whole."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_values(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def changed_values(values: Mapping, user_values: Mapping, chart_version: str) -> list[dict[str, Any]]:
+    """Every leaf of the release's values that differs from the chart's default, and who set it. Defaults come from
+    the chart version's index, or the pinned version's when gpushare has none for it."""
+    defaults = chart_defaults(chart_version) or chart_defaults(DEFAULT_CHART_VERSION) or {}
+    mine = set(value_leaf_paths(user_values))
+    flat = _leaves(values)
+    return [{"path": path, "value": value, "default": defaults.get(path), "inChart": path in defaults,
+             "setBy": "stack" if path in mine else "gpushare"}
+            for path, value in sorted(flat.items()) if path not in defaults or defaults[path] != value]
+
+
+def _leaves(values: Mapping, prefix: str = "") -> dict[str, Any]:
+    leaves: dict[str, Any] = {}
+    for key, value in values.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, Mapping) and value:
+            leaves.update(_leaves(value, path))
+        else:
+            leaves[path] = value
+    return leaves
+
+
+def operator_warnings(stack: StackConfig) -> list[str]:
+    """What `plan` and `pulumi preview` say about the operator settings: an unverified chart version, values
+    passed on unchecked."""
+    operator = stack.operator
+    warnings = []
+    if operator.chart_version not in VERIFIED_CHART_VERSIONS:
+        warnings.append(
+            f"gpushare:operator.chartVersion {operator.chart_version} is not one gpushare has verified "
+            f"(verified: {', '.join(VERIFIED_CHART_VERSIONS)}): the value paths gpushare sets and "
+            f"gpushare:operator.values were checked against {DEFAULT_CHART_VERSION}'s values, and Helm ignores a path "
+            f"a chart does not have, silently; compare with `helm show values gpu-operator --repo "
+            f"{operator.repository} --version {operator.chart_version}` before deploying"
+        )
+    warnings += check_user_values(operator.values, operator.chart_version).warnings
+    return warnings
+
+
+def chart_reference(repository: str) -> tuple[str, str | None]:
+    """(chart, repository URL) as a Helm release takes them: an `oci://` registry is part of the chart reference
+    (Helm >= 3.8; pulumi-kubernetes Release supports it, pulumi/pulumi-kubernetes#1892), a classic repository is
+    passed as the repository URL."""
+    if repository.startswith(OCI_PREFIX):
+        return f"{repository.rstrip('/')}/{CHART_NAME}", None
+    return CHART_NAME, repository
+
+
+def is_operator_chart(chart: object) -> bool:
+    """Whether a Helm release's `chart` input is the GPU Operator: `gpu-operator`, or an OCI reference to it."""
+    return isinstance(chart, str) and (chart == CHART_NAME or chart.endswith(f"/{CHART_NAME}"))
 
 
 def value_leaf_paths(values: Mapping, prefix: str = "") -> list[str]:
@@ -75,6 +259,7 @@ def value_leaf_paths(values: Mapping, prefix: str = "") -> list[str]:
 
 
 def unknown_value_paths(values: Mapping, chart_version: str) -> list[str]:
+    """gpushare's own value paths missing from the verified list of `chart_version` (one gpushare verified)."""
     known = verified_value_paths(chart_version)
     return [path for path in value_leaf_paths(values) if path not in known]
 
@@ -89,8 +274,9 @@ def toleration(taint: str) -> dict[str, str]:
 
 
 def stack_pool_taints(stack: StackConfig) -> list[str]:
-    """Every distinct node taint on the stack's GPU pools (tenant taints included), in a stable order."""
-    return sorted({taint for pool in stack.pools for taint in pool_node_taints(stack, pool)})
+    """Every distinct node taint on the stack's GPU pools (tenant taints, the user's own and the Spot taint AKS
+    adds included), in a stable order."""
+    return sorted({taint for pool in stack.pools for taint in pool_tolerated_taints(stack, pool)})
 
 
 def pool_tolerations(stack: StackConfig) -> list[dict[str, str]]:
@@ -106,7 +292,12 @@ def config_hash(data: Mapping[str, str]) -> str:
 
 
 def chart_values(stack: StackConfig) -> dict:
-    """Helm values for the stack. Each path is in the chart version's verified list."""
+    """Helm values for the stack: gpushare's (`gpushare_values`) with `gpushare:operator.values` merged over them."""
+    return merge_values(gpushare_values(stack), stack.operator.values)
+
+
+def gpushare_values(stack: StackConfig) -> dict:
+    """The values gpushare sets. Each path is in the chart version's verified list."""
     aks_driver = stack.operator.driver is DriverOwner.AKS
     tolerations = pool_tolerations(stack)
     return {
@@ -137,8 +328,9 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
         driver = ("driver: installed by the operator (driver.enabled=true, toolkit.enabled=true); "
                   "GPU pools skip AKS's driver (gpuProfile.driver=None)")
     taints = ", ".join(stack_pool_taints(stack)) or "none"
+    user = len(value_leaf_paths(operator.values))
     return (
-        f"chart: {CHART_NAME} {operator.chart_version} from {CHART_REPOSITORY}, release {RELEASE_NAME} "
+        f"chart: {CHART_NAME} {operator.chart_version} from {operator.repository}, release {RELEASE_NAME} "
         f"in namespace {NAMESPACE}",
         driver,
         f"mig.strategy={operator.mig_strategy.value} (overrides flags.migStrategy in every device-plugin config); "
@@ -147,6 +339,8 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
         f"{DEFAULT_CONFIG_KEY}; each pool's key is <pool>-<sha256 of its config, 8 hex>, so a changed config "
         f"relabels that pool's nodes only and their device plugin, GFD and MPS daemon reload it",
         f"tolerated by operator DaemonSets and the NFD worker: {taints}",
+        *((f"gpushare:operator.values: {user} value{'s' if user != 1 else ''} merged over gpushare's "
+           f"({', '.join(value_leaf_paths(operator.values))})",) if user else ()),
     )
 
 
@@ -156,15 +350,20 @@ def operator_plan(stack: StackConfig) -> OperatorPlan:
     data = config_map_data(configs)
     data_hash = config_hash(data)
     values = chart_values(stack)
-    unknown = unknown_value_paths(values, stack.operator.chart_version)
+    verified = stack.operator.chart_version in VERIFIED_CHART_VERSIONS
+    unknown = unknown_value_paths(gpushare_values(stack), stack.operator.chart_version) if verified else []
     if unknown:
         raise AssertionError(f"gpushare sets chart values missing from chart {stack.operator.chart_version}: {unknown}")
+    chart, repository = chart_reference(stack.operator.repository)
     return OperatorPlan(
         chart_version=stack.operator.chart_version,
+        chart=chart,
+        repository=repository,
         configs=configs,
         config_map_data=data,
         config_hash=data_hash,
         values=values,
+        changed_values=tuple(changed_values(values, stack.operator.values, stack.operator.chart_version)),
         summary=_summary(stack, data_hash),
     )
 

@@ -46,5 +46,5 @@ def upgrade_summary(pool: GpuPool, mig_strategy: MigStrategy) -> str:
     else:
         vcpus = surge * pool.vm_size.vcpus
         extra = (f"{surge} extra {pool.vm_size.name} VM{'s' if surge != 1 else ''} at a time: needs {vcpus} spare "
-                 f"vCPUs of {pool.vm_size.quota_family} quota")
+                 f"vCPUs of {pool.vm_size.quota_family or 'its family' + chr(39) + 's'} quota")
     return f"upgrade{at}: {down}, {extra} (maxSurge {settings.max_surge}, maxUnavailable {settings.max_unavailable})"

@@ -86,6 +86,51 @@ H100_NVL_94GB = GpuModel("H100-NVL-94GB", "NVIDIA H100 NVL 94GB", 94, (9, 0), _s
 H200_141GB = GpuModel("H200-141GB", "NVIDIA H200 141GB", 141, (9, 0), _slices((18, 35, 71, 71, 141)))
 T4_16GB = GpuModel("T4-16GB", "NVIDIA T4 16GB", 16, (7, 5))
 V100_16GB = GpuModel("V100-16GB", "NVIDIA V100 16GB", 16, (7, 0))
+A10_24GB = GpuModel("A10-24GB", "NVIDIA A10 24GB", 24, (8, 6))
+
+
+@dataclass(frozen=True)
+class GpuProduct:
+    """A GPU product a stack may name in a pool's `gpu.model`, for sizes the catalog lacks."""
+
+    name: str
+    """As written in `gpu.model` (compared without case): `A10`, `H100`."""
+    compute_capability: tuple[int, int]
+    mig: bool
+    """On NVIDIA's MIG list (docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html)."""
+    models: tuple[GpuModel, ...] = ()
+    """The memory variants gpushare knows, with their MIG slice tables (MIG needs one of these)."""
+
+
+GPU_PRODUCTS: tuple[GpuProduct, ...] = (
+    GpuProduct("T4", (7, 5), False, (T4_16GB,)),
+    GpuProduct("V100", (7, 0), False, (V100_16GB,)),
+    GpuProduct("A10", (8, 6), False, (A10_24GB,)),
+    GpuProduct("L4", (8, 9), False),
+    GpuProduct("L40S", (8, 9), False),
+    GpuProduct("A30", (8, 0), True),
+    GpuProduct("A100", (8, 0), True, (A100_40GB, A100_80GB)),
+    GpuProduct("H100", (9, 0), True, (H100_80GB, H100_NVL_94GB)),
+    GpuProduct("H200", (9, 0), True, (H200_141GB,)),
+    GpuProduct("B200", (10, 0), True),
+    GpuProduct("GB200", (10, 0), True),
+)
+"""Compute capabilities from NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus). A MIG-capable product
+without a slice table here (A30: 4 slices per GPU, which AKS's partitioning, built for 7, does not handle;
+Blackwell B200/GB200: no AKS MIG support documented) can run whole or shared GPUs, not MIG."""
+
+
+def find_gpu_product(name: str) -> GpuProduct | None:
+    key = re.sub(r"^(nvidia|tesla)[\s-]*", "", name.strip(), flags=re.IGNORECASE).replace(" ", "").lower()
+    return next((p for p in GPU_PRODUCTS if p.name.lower() == key), None)
+
+
+def stack_gpu_model(product: GpuProduct, memory_gb: int) -> GpuModel:
+    """The GPU a stack describes: the known variant with that memory (with its MIG slices), else one without MIG
+    slices (whole and shared GPUs need none)."""
+    known = next((m for m in product.models if m.memory_gb == memory_gb), None)
+    return known or GpuModel(f"{product.name}-{memory_gb}GB", f"NVIDIA {product.name} {memory_gb}GB", memory_gb,
+                             product.compute_capability)
 
 
 @dataclass(frozen=True)
@@ -97,13 +142,17 @@ class VmSize:
     gpu: GpuModel
     gpus: int
     vcpus: int
-    memory_gib: int
-    quota_family: str
-    """vCPU quota family as Azure's usage API names it (compare case-insensitively, spaces removed)."""
+    memory_gib: int | None
+    """None for a size the stack describes (`gpu:`): the node's memory is then unknown offline."""
+    quota_family: str | None
+    """vCPU quota family as Azure's usage API names it (compare case-insensitively, spaces removed); None for a
+    size the stack describes (preflight reads it from the Resource SKUs API)."""
     retired_on: datetime.date | None = None
     replacement: str | None = None
     """For a retired size: the current size to move to, and why."""
     note: str | None = None
+    described_by_stack: bool = False
+    """True for a size outside the catalog whose GPUs the pool's `gpu:` block describes."""
 
     @property
     def mig_capable(self) -> bool:
@@ -144,6 +193,16 @@ VM_SIZES: tuple[VmSize, ...] = (
     VmSize("Standard_NC80adis_H100_v5", "NCads_H100_v5", H100_NVL_94GB, 2, 80, 640, "StandardNCadsH100v5Family"),
     VmSize("Standard_ND96isr_H100_v5", "ND_H100_v5", H100_80GB, 8, 96, 1900, "standardNDSH100v5Family"),
     VmSize("Standard_ND96isr_H200_v5", "ND_H200_v5", H200_141GB, 8, 96, 1850, "standardNDISRH200V5Family"),
+    # NVadsA10_v5's whole-GPU sizes (compute-docs nvadsa10v5-series.md; AKS installs its GRID ("converged") driver
+    # on them: Azure/AgentBaker `ConvergedGPUDriverSizes`). The fractional ones are refused (`REFUSED_SIZES`).
+    *(
+        VmSize(name, "NVadsA10_v5", A10_24GB, gpus, vcpus, mem, "StandardNVADSA10v5Family")
+        for name, gpus, vcpus, mem in (
+            ("Standard_NV36ads_A10_v5", 1, 36, 440),
+            ("Standard_NV36adms_A10_v5", 1, 36, 880),
+            ("Standard_NV72ads_A10_v5", 2, 72, 880),
+        )
+    ),
     *(
         VmSize(f"Standard_NC{vcpus}as_T4_v3", "NCasT4_v3", T4_16GB, gpus, vcpus, mem, "StandardNCASv3_T4Family")
         for gpus, vcpus, mem in ((1, 4, 28), (1, 8, 56), (1, 16, 110), (4, 64, 440))
@@ -163,6 +222,43 @@ VM_SIZES: tuple[VmSize, ...] = (
 )
 
 _BY_NAME = {size.name.lower(): size for size in VM_SIZES}
+
+_FRACTIONAL_A10 = (
+    "gives the VM a fraction of one A10 through NVIDIA vGPU ({share} of the GPU, {memory} GB; compute-docs "
+    "nvadsa10v5-series.md) under AKS's GRID driver (Azure/AgentBaker `ConvergedGPUDriverSizes`); the device plugin "
+    "would advertise that slice as one whole nvidia.com/gpu, so the plan's capacity and any sharing on top of it "
+    "would promise a GPU that is not there; use Standard_NV36ads_A10_v5 (one whole A10) and share it with "
+    "time-slicing"
+)
+_AMD = ("has AMD GPUs; gpushare provisions NVIDIA GPUs through NVIDIA's GPU Operator, and AKS's GPU node "
+        "support is NVIDIA's (aks-docs use-nvidia-gpu.md: NVv4 is not supported); use an NVIDIA size")
+REFUSED_SIZES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^Standard_NV6ads_A10_v5$", re.I), _FRACTIONAL_A10.format(share="1/6", memory=4)),
+    (re.compile(r"^Standard_NV12ads_A10_v5$", re.I), _FRACTIONAL_A10.format(share="1/3", memory=8)),
+    (re.compile(r"^Standard_NV18ads_A10_v5$", re.I), _FRACTIONAL_A10.format(share="1/2", memory=12)),
+    (re.compile(r"^Standard_NV\d+as_v4$", re.I), _AMD),
+    (re.compile(r"^Standard_N[DGV]\d+\w*_(MI300X|V620|V710)_v\d+$", re.I), _AMD),
+)
+"""GPU sizes no `gpu:` block can make work, each with why (see README "Catalog")."""
+
+
+def refused_size_reason(name: str) -> str | None:
+    return next((why for pattern, why in REFUSED_SIZES if pattern.match(name)), None)
+
+
+VCPUS_IN_NAME_RE = re.compile(r"^Standard_N[A-Z]*?(?P<vcpus>\d+)", re.IGNORECASE)
+"""Azure's size naming: family letters, then the vCPU count (`Standard_NV36ads_A10_v5`: 36 vCPUs; compute-docs
+vm-naming-conventions.md)."""
+
+
+def vcpus_from_name(name: str) -> int | None:
+    found = VCPUS_IN_NAME_RE.match(name)
+    return int(found["vcpus"]) if found else None
+
+
+def stack_described_size(name: str, gpu: GpuModel, gpus: int, vcpus: int) -> VmSize:
+    """A size outside the catalog, as its pool's `gpu:` block describes it; preflight checks it live."""
+    return VmSize(name, "", gpu, gpus, vcpus, None, None, described_by_stack=True)
 
 
 def find_vm_size(name: str) -> VmSize | None:

@@ -342,6 +342,12 @@ def _is_address(value: str) -> bool:
 
 
 def _parse_system_pool(c: Checker, value: Any, path: str) -> SystemPool | None:
+    if isinstance(value, dict) and "spot" in value:
+        # Reported as what it is rather than as an unknown key: a Spot system pool is a real AKS question.
+        c.add(f"{path}.spot", f"AKS does not allow Spot for system pools (aks-docs spot-node-pool.md: \"A Spot node "
+                              f"pool can't be a system node pool\"), and evicting it would take the cluster's add-ons "
+                              f"down; remove it, and put Spot GPUs in a pool of {POOLS_KEY} with `spot:`")
+        value = {key: item for key, item in value.items() if key != "spot"}
     raw = c.mapping(value, path, SYSTEM_POOL_KEYS)
     if raw is None:
         return None

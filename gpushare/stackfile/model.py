@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from gpushare.stackfile.catalog import MigProfile, VmSize
@@ -14,6 +14,8 @@ DEFAULT_SYSTEM_POOL_VM_SIZE = "Standard_D4ds_v5"
 DEFAULT_SYSTEM_POOL_COUNT = 2
 DEFAULT_CHART_VERSION = "v26.7.0"
 """The NVIDIA GPU Operator chart version gpushare's value paths are verified against."""
+DEFAULT_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+"""NVIDIA's Helm repository; `gpushare:operator.repository` may name a mirror or an `oci://` registry instead."""
 DEFAULT_POOL_COUNT = 1
 DEFAULT_RENAME_BY_DEFAULT = True
 DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE = True
@@ -31,6 +33,12 @@ NO_SHARING = "none"
 CUDA_CHECK_IMAGE = "nvcr.io/nvidia/cuda:12.1.0-base-ubi8"
 """The CUDA base image NVIDIA's GPU Operator docs run `nvidia-smi` in (`openshift/mig-ocp.rst`); the driver's
 `nvidia-smi` is mounted into it by the container toolkit. Used by `verify --smoke` and the tenants' pod snippet."""
+SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+"""The taint AKS itself puts on every node of a Spot pool (aks-docs spot-node-pool.md); gpushare does not send it,
+but everything that must run on a GPU node tolerates it."""
+AUTOSCALER_RESOURCE_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
+"""Scale-set tags with this prefix are gpushare's: they tell the cluster autoscaler what a pool's nodes advertise
+(`gpushare.sharing.autoscaling`). A user tag of that prefix would overwrite them, so it is refused."""
 MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
 """On MIG pools: the `operator.migStrategy` (`single`/`mixed`) they were deployed with, so the guard sees a strategy
 change (it renames the resource the pool advertises) in what Azure reports."""
@@ -228,6 +236,10 @@ class Operator:
     chart_version: str = DEFAULT_CHART_VERSION
     driver: DriverOwner = DriverOwner.AKS
     mig_strategy: MigStrategy = MigStrategy.SINGLE
+    repository: str = DEFAULT_CHART_REPOSITORY
+    """A Helm repository URL, or an `oci://` registry path holding the `gpu-operator` chart."""
+    values: dict = field(default_factory=dict, hash=False)
+    """`gpushare:operator.values`: the user's chart values, deep-merged over gpushare's (lists replaced)."""
 
 
 @dataclass(frozen=True)
@@ -263,6 +275,39 @@ class Upgrade:
     max_unavailable: str = DEFAULT_MAX_UNAVAILABLE
 
 
+class SpotEviction(str, Enum):
+    """`scaleSetEvictionPolicy`: what Azure does with an evicted Spot node (AKS's default is Delete)."""
+
+    DELETE = "Delete"
+    DEALLOCATE = "Deallocate"
+
+
+SPOT_MARKET_PRICE = -1.0
+"""`spotMaxPrice: -1`: pay up to the on-demand price, never evicted for price."""
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A Spot pool (`scaleSetPriority: Spot`): the cheapest GPUs, evicted whenever Azure needs the capacity."""
+
+    max_price: float = SPOT_MARKET_PRICE
+    """USD per hour per node, or -1 for up to the on-demand price."""
+    eviction: SpotEviction = SpotEviction.DELETE
+
+
+class OsDiskType(str, Enum):
+    MANAGED = "Managed"
+    EPHEMERAL = "Ephemeral"
+
+
+@dataclass(frozen=True)
+class OsDisk:
+    """The nodes' OS disk (`osDiskSizeGB`, `osDiskType`); None fields are AKS's defaults. Fixed at creation."""
+
+    size_gb: int | None = None
+    type: OsDiskType | None = None
+
+
 @dataclass(frozen=True)
 class GpuPool:
     """One GPU node pool as the stack wants it. `count` is set for fixed pools, `autoscale` for autoscaled ones."""
@@ -278,6 +323,16 @@ class GpuPool:
     recreate: bool = False
     """Accept a delete-and-recreate of this pool for one run (lifts its protection); see the guard."""
     upgrade: Upgrade = Upgrade()
+    labels: tuple[tuple[str, str], ...] = ()
+    """The user's own node labels, merged with gpushare's (`gpushare.sharing.node_labels`)."""
+    user_taints: tuple[str, ...] = ()
+    """The user's own node taints (`key=value:Effect`), after the GPU taint."""
+    os_disk: OsDisk = OsDisk()
+    max_pods: int | None = None
+    """None: AKS's default for the cluster's network plugin."""
+    tags: tuple[tuple[str, str], ...] = ()
+    """The user's own Azure tags on the agent pool (AKS copies them onto its scale set)."""
+    spot: Spot | None = None
 
     @property
     def min_nodes(self) -> int:
@@ -289,7 +344,8 @@ class GpuPool:
 
     @property
     def taints(self) -> tuple[str, ...]:
-        return (GPU_TAINT,)
+        """The taints gpushare sends AKS: the GPU taint, then the user's own."""
+        return (GPU_TAINT, *self.user_taints)
 
 
 @dataclass(frozen=True)
@@ -322,6 +378,12 @@ def pool_node_taints(stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
     aks-docs use-node-taints.md), and NoSchedule evicts no running pod."""
     owner = dedicated_tenant(stack, pool.name)
     return (*pool.taints, tenant_taint(owner)) if owner else pool.taints
+
+
+def pool_tolerated_taints(stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
+    """Every taint the pool's nodes carry: what gpushare sends (`pool_node_taints`) plus the Spot taint AKS adds
+    itself. The operator's DaemonSets, NFD and the tenants' pods tolerate these."""
+    return (*pool_node_taints(stack, pool), *((SPOT_TAINT,) if pool.spot else ()))
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,13 @@
-"""`gpushare:operator`: the GPU Operator chart version, who installs the driver, and the MIG strategy."""
+"""`gpushare:operator`: the GPU Operator chart version and repository, who installs the driver, the MIG strategy,
+and the user's own chart values."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from gpushare.sharing.operator_values import VERIFIED_CHART_VERSIONS
-from gpushare.stackfile.checks import Checker, optional
+from gpushare.sharing.operator_values import VERIFIED_CHART_VERSIONS, check_user_values
+from gpushare.stackfile.checks import Checker, kind_of, optional, show
 from gpushare.stackfile.declarations import OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import OPERATOR_KEY
 from gpushare.stackfile.model import (
@@ -16,11 +17,12 @@ from gpushare.stackfile.model import (
 )
 
 CHART_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
+REPOSITORY_RE = re.compile(r"^(https?|oci)://[^\s/]+(/\S*)?$")
 _DEFAULT = Operator()
 OPERATOR = Section((
-    Field("chartVersion", STRING, "The NVIDIA GPU Operator Helm chart version (v<year>.<month>.<patch>); only "
-                                  "versions whose chart values gpushare has verified are accepted.",
-          default=_DEFAULT.chart_version, enum=VERIFIED_CHART_VERSIONS, pattern=CHART_VERSION_RE,
+    Field("chartVersion", STRING, "The NVIDIA GPU Operator Helm chart version (v<year>.<month>.<patch>); one "
+                                  "gpushare has not verified is a warning naming the verified ones.",
+          default=_DEFAULT.chart_version, pattern=CHART_VERSION_RE, examples=VERIFIED_CHART_VERSIONS,
           rule=f"must be a released GPU Operator chart version such as {_DEFAULT.chart_version} "
                f"(v<year>.<month>.<patch>, with the leading v)"),
     Field("driver", STRING, "Who installs the NVIDIA driver on GPU nodes: aks (AKS's GPU driver) or operator (the "
@@ -29,10 +31,28 @@ OPERATOR = Section((
     Field("migStrategy", STRING, "How the device plugin advertises MIG devices: single (nvidia.com/gpu) or mixed "
                                  "(nvidia.com/mig-<slice> per slice; no mps pools).",
           default=_DEFAULT.mig_strategy, enum=MigStrategy),
+    Field("repository", STRING, "The chart repository (https://...) or OCI registry (oci://<registry>/<path>) "
+                                "holding the gpu-operator chart, e.g. a private mirror.",
+          default=_DEFAULT.repository, pattern=REPOSITORY_RE,
+          rule="must be a Helm chart repository URL (https://...) or an OCI registry path (oci://<registry>/<path>)"),
+    Field("values", OBJECT, "Chart values deep-merged over gpushare's (lists replaced); paths gpushare owns are "
+                            "refused with the gpushare key to use, unknown paths with the closest one.",
+          default_text="none", examples=({"dcgmExporter": {"serviceMonitor": {"enabled": True}}},)),
 ))
 OPERATOR_KEYS = OPERATOR.keys
 OPERATOR_FIELD = Field(OPERATOR_KEY, OBJECT, "The NVIDIA GPU Operator (Helm chart) gpushare installs.",
                        default_text="the defaults of its keys", section=OPERATOR)
+
+
+def _parse_values(c: Checker, value: Any, path: str, chart_version: str) -> dict | None:
+    if not isinstance(value, dict):
+        c.add(path, f"expected a mapping of GPU Operator chart values (as in the chart's values.yaml), got "
+                    f"{kind_of(value)} {show(value)}; e.g. values: {{dcgmExporter: {{serviceMonitor: {{enabled: true}}}}}}")
+        return None
+    findings = check_user_values(value, chart_version)
+    for where, why in findings.problems:
+        c.add(f"{path}.{where}", why)
+    return None if findings.problems else value
 
 
 def parse_operator(c: Checker, value: Any) -> Operator:
@@ -49,12 +69,19 @@ def parse_operator(c: Checker, value: Any) -> Operator:
         lambda v: c.check(version, v if not isinstance(v, (int, float)) else str(v), f"{path}.chartVersion"),
         version.default,
     )
-    if chart_version not in VERIFIED_CHART_VERSIONS:
-        c.add(f"{path}.chartVersion",
-              f"gpushare has not verified the chart values it sets against GPU Operator chart {chart_version} "
-              f"(Helm ignores a value path a chart does not have, silently); allowed: "
-              f"{', '.join(VERIFIED_CHART_VERSIONS)}")
+    # A version gpushare has not verified is a warning (`operator_values.operator_warnings`), not a refusal.
+    repository = optional(
+        raw, "repository",
+        lambda v: c.string(v, f"{path}.repository", REPOSITORY_RE,
+                           f"must be a Helm chart repository URL (https://...) or an OCI registry path "
+                           f"(oci://<registry>/<path>, holding the gpu-operator chart); default "
+                           f"{default.repository}"),
+        default.repository,
+    )
+    values = optional(raw, "values", lambda v: _parse_values(c, v, f"{path}.values", chart_version), {})
     return Operator(
+        repository=repository,
+        values=values,
         chart_version=chart_version,
         driver=c.field(raw, OPERATOR["driver"], path),
         mig_strategy=c.field(raw, OPERATOR["migStrategy"], path),

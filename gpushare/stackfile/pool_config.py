@@ -19,10 +19,29 @@ from gpushare.stackfile.model import (
     GpuPool,
     MigStrategy,
     Operator,
+    OsDisk,
     OsSku,
     Sharing,
     SharingStrategy,
     Upgrade,
+)
+from gpushare.stackfile.pool_settings import (
+    GPU,
+    GPU_KEYS,
+    MAX_MAX_PODS,
+    MIN_MAX_PODS,
+    OS_DISK,
+    OS_DISK_KEYS,
+    SPOT,
+    SPOT_KEYS,
+    check_gpu_against_catalog,
+    parse_gpu,
+    parse_labels,
+    parse_max_pods,
+    parse_os_disk,
+    parse_spot,
+    parse_tags,
+    parse_taints,
 )
 
 UPGRADE_VALUE_RE = re.compile(r"^(\d+)(%?)$")
@@ -70,8 +89,9 @@ POOL = Section((
     Field("name", STRING, "The AKS node pool name, unique, not system.", required=True, pattern=POOL_NAME_RE,
           examples=("a100mig",),
           rule="must be 1-12 lowercase letters or digits, starting with a letter (AKS agent pool name rule)"),
-    Field("vmSize", STRING, "A GPU VM size from gpushare's catalog (README \"Catalog\"); retired sizes are refused "
-                            "with their replacement.",
+    Field("vmSize", STRING, "A GPU VM size: from gpushare's catalog (README \"Catalog\"), or any NVIDIA size AKS "
+                            "offers with a `gpu:` block describing it; retired, fractional (vGPU) and AMD sizes are "
+                            "refused with the reason.",
           required=True, enum=tuple(size.name for size in catalog.current_gpu_sizes()),
           also=({"type": "string", "pattern": ANY_CASE_STANDARD_SIZE,
                  "not": {"enum": [size.name for size in catalog.VM_SIZES if size.retired_on]}},)),
@@ -94,6 +114,28 @@ POOL = Section((
     Field("upgrade", OBJECT, "AKS upgradeSettings for node-image and Kubernetes upgrades.",
           default_text=f"maxSurge {_UPGRADE.max_surge}, maxUnavailable {_UPGRADE.max_unavailable}",
           section=UPGRADE),
+    Field("gpu", OBJECT, "The GPUs of a size the catalog lacks (a catalog size's block must agree with it).",
+          default_text="the catalog's", section=GPU),
+    Field("labels", OBJECT, "Node labels of your own, beside gpushare's (gpushare.io/*, the device-plugin label "
+                            "and kubernetes.azure.com/* are refused).", default=(),
+          examples=({"team": "vision"},),
+          values=Field("label", STRING, "A label value: at most 63 letters, digits, -, _ or .",
+                       examples=("vision",))),
+    Field("taints", ARRAY, "Node taints of your own (key=value:Effect); the operator, NFD and the tenants' pod "
+                           "snippets tolerate them.", default=(), unique=True,
+          items=Field("taint", STRING, "A node taint such as dedicated=batch:NoSchedule.",
+                      examples=("dedicated=batch:NoSchedule",),
+                      pattern=re.compile(r"^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$"))),
+    Field("osDisk", OBJECT, "The nodes' OS disk; fixed at creation.", default_text="AKS's default",
+          section=OS_DISK),
+    Field("maxPods", INTEGER, "Most pods per node; fixed at creation.", default_text="AKS's default",
+          minimum=MIN_MAX_PODS, maximum=MAX_MAX_PODS),
+    Field("tags", OBJECT, "Azure tags of your own on the pool (merged with gpushare's cluster-autoscaler tags; "
+                          "those names are refused).", default=(),
+          examples=({"costCenter": "1234"},),
+          values=Field("tag", STRING, "A tag value (at most 256 characters).", examples=("1234",))),
+    Field("spot", OBJECT, "Make the pool a Spot pool (evictable at any time with 30 seconds' notice; not for "
+                          "serving); fixed at creation.", default_text="regular priority", section=SPOT),
 ))
 POOLS_FIELD = Field(POOLS_KEY, ARRAY, "The GPU node pools, created one after another in file order.", required=True,
                     min_items=1, items=Field("pool", OBJECT, "A GPU node pool.", section=POOL))
@@ -103,7 +145,8 @@ AUTOSCALE_KEYS = AUTOSCALE.keys
 UPGRADE_KEYS = UPGRADE.keys
 
 
-def _parse_vm_size(c: Checker, value: Any, path: str) -> catalog.VmSize | None:
+def _parse_vm_size(c: Checker, value: Any, path: str, gpu: Any, gpu_path: str) -> catalog.VmSize | None:
+    """The pool's size: from the catalog, or described by the pool's `gpu:` block (`gpu` is None without one)."""
     if not isinstance(value, str):
         c.add(path, f"expected a VM size name such as Standard_NC4as_T4_v3, got {kind_of(value)} {show(value)}")
         return None
@@ -113,16 +156,25 @@ def _parse_vm_size(c: Checker, value: Any, path: str) -> catalog.VmSize | None:
         c.add(path, f"{show(value)} is not a GPU size: Azure's {catalog.non_gpu_family(value)} family has no GPUs "
                     f"(GPU sizes are N-series: NC, ND); allowed: {names}")
         return None
+    if size is None and (why := catalog.refused_size_reason(value)):
+        c.add(path, f"{show(value)} cannot be a gpushare GPU pool: it {why}")
+        return None
+    if size is None and gpu is not None:
+        return parse_gpu(c, gpu, gpu_path, value)
     if size is None:
         close = catalog.closest_vm_sizes(value)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         names = ", ".join(s.name for s in catalog.current_gpu_sizes())
-        c.add(path, f"{show(value)} is not a GPU size gpushare knows{hint}; allowed: {names}")
+        c.add(path, f"{show(value)} is not a GPU size gpushare knows{hint}; allowed: {names}; or, for an NVIDIA size "
+                    f"AKS offers that the catalog lacks, describe its GPUs in the pool: "
+                    f"gpu: {{model: A10, count: 1, memoryGb: 24}}")
         return None
     if size.retired_on:
         c.add(path, f"{size.name} ({size.series}, {size.gpu.display_name}) was retired on {size.retired_on:%Y-%m-%d} "
                     f"and can no longer be deployed; use {size.replacement}")
         return None
+    if gpu is not None:
+        check_gpu_against_catalog(c, gpu, gpu_path, size)
     return size
 
 
@@ -229,10 +281,12 @@ def _parse_zones(c: Checker, value: Any, path: str) -> tuple[str, ...]:
 
 
 def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPool | None:
-    raw = c.mapping(value, path, POOL_KEYS, children={"autoscale": AUTOSCALE_KEYS, "sharing": SHARING_KEYS})
+    raw = c.mapping(value, path, POOL_KEYS, children={"autoscale": AUTOSCALE_KEYS, "sharing": SHARING_KEYS,
+                                                      "gpu": GPU_KEYS, "osDisk": OS_DISK_KEYS, "spot": SPOT_KEYS})
     if raw is None:
         return None
-    for nested, keys in (("autoscale", AUTOSCALE_KEYS), ("sharing", SHARING_KEYS)):
+    for nested, keys in (("autoscale", AUTOSCALE_KEYS), ("sharing", SHARING_KEYS), ("gpu", GPU_KEYS),
+                         ("osDisk", OS_DISK_KEYS), ("spot", SPOT_KEYS)):
         if nested in raw and raw[nested] is None:
             # `sharing:` with its keys not indented under it: YAML reads it as null and the keys as the pool's.
             c.add(f"{path}.{nested}", f"is empty (YAML reads `{nested}:` with nothing indented under it as null); "
@@ -248,10 +302,20 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
     if "vmSize" not in raw:
         c.add(f"{path}.vmSize", "required: a GPU VM size such as Standard_NC4as_T4_v3")
     else:
-        vm_size = _parse_vm_size(c, raw["vmSize"], f"{path}.vmSize")
+        vm_size = _parse_vm_size(c, raw["vmSize"], f"{path}.vmSize", raw.get("gpu"), f"{path}.gpu")
 
     mig = optional(raw, "mig", lambda v: _parse_mig(c, v, f"{path}.mig", vm_size), None)
-    if mig and vm_size and not vm_size.mig_capable:
+    if mig and vm_size and vm_size.described_by_stack and not vm_size.mig_capable:
+        product = catalog.find_gpu_product(str(raw["gpu"].get("model")))
+        why = (f"{product.name} is MIG-capable, but gpushare has no MIG slice table for a {vm_size.gpu.memory_gb} GB "
+               f"{product.name} (slice tables: "
+               f"{', '.join(m.display_name for p in catalog.GPU_PRODUCTS for m in p.models if m.mig_capable)}), so it "
+               f"cannot tell which slices AKS's MIG profiles build"
+               if product and product.mig else
+               f"{vm_size.gpu.display_name} is not on NVIDIA's MIG list (A30, A100, H100, H200, B200, GB200...)")
+        c.add(f"{path}.mig", f"{why}; remove `mig` (time-slicing shares a whole GPU)")
+        mig = None
+    elif mig and vm_size and not vm_size.mig_capable:
         mig_sizes = ", ".join(s.name for s in catalog.mig_capable_sizes())
         c.add(f"{path}.mig", f"{vm_size.name} ({vm_size.gpu.display_name}) does not support MIG; remove `mig` "
                              f"or use a MIG-capable size: {mig_sizes}")
@@ -292,12 +356,19 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
                                f"on AzureLinux)")
     recreate = c.field(raw, POOL["recreate"], path)
     upgrade = optional(raw, "upgrade", lambda v: _parse_upgrade(c, v, f"{path}.upgrade"), Upgrade())
+    labels = optional(raw, "labels", lambda v: parse_labels(c, v, f"{path}.labels"), ())
+    taints = optional(raw, "taints", lambda v: parse_taints(c, v, f"{path}.taints"), ())
+    os_disk = optional(raw, "osDisk", lambda v: parse_os_disk(c, v, f"{path}.osDisk"), OsDisk())
+    max_pods = optional(raw, "maxPods", lambda v: parse_max_pods(c, v, f"{path}.maxPods"), None)
+    tags = optional(raw, "tags", lambda v: parse_tags(c, v, f"{path}.tags"), ())
+    spot = optional(raw, "spot", lambda v: parse_spot(c, v, f"{path}.spot"), None)
     if vm_size is None:
         return None
     pool = GpuPool(
         name=name or "", vm_size=vm_size, mig=mig, sharing=sharing,
         count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
         autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate, upgrade=upgrade,
+        labels=labels, user_taints=taints, os_disk=os_disk, max_pods=max_pods, tags=tags, spot=spot,
     )
     return pool if name is not None else None
 

@@ -34,6 +34,7 @@ EXPECTED = [
         count=2,
         mode="User",
         orchestrator_version="1.33.3",
+        os_disk_type="Managed", os_disk_size_gb=256, max_pods=110,
     ),
     DeployedPool(
         name="system",
@@ -44,6 +45,7 @@ EXPECTED = [
         count=2,
         mode="System",
         orchestrator_version="1.33.3",
+        os_disk_type="Managed", os_disk_size_gb=128, max_pods=110,
     ),
     DeployedPool(
         name="t4ts",
@@ -62,6 +64,7 @@ EXPECTED = [
         enable_auto_scaling=True,
         mode="User",
         orchestrator_version="1.33.3",
+        os_disk_type="Managed", os_disk_size_gb=128, max_pods=110,
     ),
 ]
 

@@ -19,7 +19,11 @@ from gpushare.stackfile.model import (
     Autoscale,
     DriverOwner,
     MigStrategy,
+    OsDisk,
+    OsDiskType,
     OsSku,
+    Spot,
+    SpotEviction,
     sharing_label,
 )
 from tests.azure.guard_builders import (
@@ -57,6 +61,19 @@ CREATE_ONLY_CHANGES = {
                     "availabilityZones", '["1"]', '["1", "2"]'),
     "zones-from-none": (MIG_POOL, DriverOwner.AKS, {"availability_zones": ()},
                         "availabilityZones", "[]", '["1", "2"]'),
+    "os-disk-type": (dataclasses.replace(T4_POOL, os_disk=OsDisk(type=OsDiskType.EPHEMERAL)), DriverOwner.AKS,
+                     {"os_disk_type": "Managed"}, "osDiskType", "Managed", "Ephemeral"),
+    "os-disk-size": (dataclasses.replace(T4_POOL, os_disk=OsDisk(size_gb=256)), DriverOwner.AKS,
+                     {"os_disk_size_gb": 128}, "osDiskSizeGB", "128", "256"),
+    "max-pods": (dataclasses.replace(T4_POOL, max_pods=60), DriverOwner.AKS, {"max_pods": 30},
+                 "maxPods", "30", "60"),
+    "made-spot": (dataclasses.replace(T4_POOL, spot=Spot()), DriverOwner.AKS, {},
+                  "scaleSetPriority", "Regular", "Spot"),
+    "spot-made-regular": (T4_POOL, DriverOwner.AKS, {"scale_set_priority": "Spot"},
+                          "scaleSetPriority", "Spot", "Regular"),
+    "spot-eviction": (dataclasses.replace(T4_POOL, spot=Spot(eviction=SpotEviction.DEALLOCATE)), DriverOwner.AKS,
+                      {"scale_set_priority": "Spot", "scale_set_eviction_policy": "Delete"},
+                      "scaleSetEvictionPolicy", "Delete", "Deallocate"),
 }
 
 
@@ -474,3 +491,17 @@ def test_says_nothing_when_the_mig_strategy_cannot_be_compared_or_is_unchanged(l
     report = run(gpu_stack(MIG_POOL), [SYSTEM_POOL, deployed_with_strategy(MIG_POOL, label)])
 
     assert report == GuardReport(SOURCE)
+
+
+def test_settings_the_stack_leaves_to_aks_are_not_compared():
+    # A pool deployed with AKS's own OS disk and max pods: the stack sets neither, so nothing would change.
+    report = run(gpu_stack(T4_POOL), [SYSTEM_POOL, deployed_like(T4_POOL, os_disk_type="Ephemeral",
+                                                                 os_disk_size_gb=128, max_pods=30)])
+    assert report.violations == ()
+
+
+def test_a_max_pods_change_explains_the_migration():
+    pool = dataclasses.replace(T4_POOL, max_pods=60)
+    (violation,) = run(gpu_stack(pool), [SYSTEM_POOL, deployed_like(T4_POOL, max_pods=30)]).violations
+    assert "AKS fixes the maximum pods per node (maxPods) when it creates a node pool" in violation.message
+    assert "blue/green: add a pool with a new name and maxPods 60" in violation.message

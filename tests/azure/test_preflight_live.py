@@ -120,7 +120,7 @@ def test_size_restricted_for_the_subscription_says_the_reason(arm, reason, fix):
 
 
 def test_restriction_for_another_region_does_not_count(arm):
-    elsewhere = arm_vm_sku(T4, T4_FAMILY, 4, REGION, restrictions=[location_restriction("northeurope")])
+    elsewhere = arm_vm_sku(T4, T4_FAMILY, 4, REGION, restrictions=[location_restriction("northeurope")], gpus=1)
 
     assert run(arm, skus=vm_sizes(elsewhere)).passed
 

@@ -64,7 +64,9 @@ def test_every_gpu_pool_is_protected_unless_recreate_is_accepted():
 def test_create_only_fields_replace_the_pool_deleting_the_old_one_first():
     agent_pool = build(MIG).get(AGENT_POOL, "a100mig-agentpool")
     # azure-native force-replaces vmSize and gpuInstanceProfile itself; gpushare adds the other create-only inputs.
-    assert sorted(agent_pool.replace_on_changes) == ["availabilityZones", "gpuProfile"]
+    assert sorted(agent_pool.replace_on_changes) == [
+        "availabilityZones", "gpuProfile", "maxPods", "osDiskSizeGB", "osDiskType", "scaleSetEvictionPolicy",
+        "scaleSetPriority"]
     # AKS migrates the OS in place (rolling reimage): an osSKU change must stay an update.
     assert "osSKU" not in agent_pool.replace_on_changes
     assert agent_pool.delete_before_replace is True

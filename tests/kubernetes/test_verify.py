@@ -22,7 +22,7 @@ from gpushare.kubernetes.verify import (
 )
 from gpushare.sharing.operator_values import operator_plan
 from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import Autoscale, MigStrategy, Tenant
+from gpushare.stackfile.model import Autoscale, MigStrategy, Spot, Tenant
 from tests.builders import mps, pool, stack, time_slicing
 from tests.kube_stub import config_map, daemon_set, node, pod
 
@@ -237,6 +237,13 @@ def test_smoke_pod_requests_one_unit_on_the_pool_with_its_tolerations():
     assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
                                     "effect": "NoSchedule"}]
     assert spec["restartPolicy"] == "Never" and spec["securityContext"]["runAsNonRoot"] is True
+
+
+def test_smoke_pod_on_a_spot_pool_tolerates_the_taint_aks_adds():
+    spot = dataclasses.replace(pool("t4spot", "Standard_NC4as_T4_v3"), spot=Spot())
+    tolerations = smoke_pod(by_pool(stack(spot))["t4spot"], "ns")["spec"]["tolerations"]
+    assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
+            "effect": "NoSchedule"} in tolerations
 
 
 # --- rendered objects --------------------------------------------------------------------------------------

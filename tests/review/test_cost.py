@@ -99,3 +99,13 @@ def test_tenants_pay_dedicated_pools_whole_and_shared_pools_by_quota():
 ])
 def test_money(value, currency, places, text):
     assert money(value, currency, places) == text
+
+
+def test_a_spot_pool_is_priced_at_the_spot_meter():
+    from gpushare.stackfile.model import Spot
+
+    spot = dataclasses.replace(T4TS, spot=Spot())
+    cost = stack_cost(stack(spot), sheet())
+    t4 = by_pool(cost, "t4ts")
+    assert t4["spot"] and t4["nodeHourly"] == 0.12 and t4["meter"].endswith("Spot")
+    assert t4["deviceHourly"] == 0.03

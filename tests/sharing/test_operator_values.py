@@ -107,9 +107,16 @@ def test_missing_chart_values_copy_fails_under_ci(monkeypatch, tmp_path, ci, out
         chart_values_file(tmp_path / "absent.yaml")
 
 
-def test_each_verified_version_has_exactly_one_path_list():
+def test_each_verified_version_has_exactly_one_path_list_and_one_index_of_the_charts_values():
     files = {p.name for p in resources.files("gpushare.sharing").joinpath("chart_value_paths").iterdir()}
-    assert files == {f"{version}.txt" for version in VERIFIED_CHART_VERSIONS}
+    assert files == {name for version in VERIFIED_CHART_VERSIONS
+                     for name in (f"{version}.txt", f"{version}.defaults.tsv")}
+
+
+def test_every_path_gpushare_sets_is_in_the_charts_own_values():
+    from gpushare.sharing.operator_values import chart_defaults, verified_value_paths
+    for version in VERIFIED_CHART_VERSIONS:
+        assert verified_value_paths(version) <= set(chart_defaults(version))
 
 
 # --- driver ownership, MIG, device-plugin config -------------------------------------------------------------
@@ -307,3 +314,48 @@ def test_plan_summary_states_the_decisions(driver, expected):
     assert f"data sha256 {plan.config_hash[:12]}" in summary
     assert "relabels that pool's nodes only" in summary
     assert "nvidia.com/gpu=present:NoSchedule" in summary
+
+
+# --- the user's own values (issue 19) -------------------------------------------------------------------------
+
+def test_user_values_merge_key_by_key_and_replace_lists():
+    from gpushare.sharing.operator_values import merge_values
+    base = {"daemonsets": {"tolerations": [{"key": "a"}], "priorityClassName": "x"}, "driver": {"enabled": False}}
+    merged = merge_values(base, {"daemonsets": {"labels": {"team": "gpu"}}, "validator": {"env": [{"name": "E"}]}})
+    assert merged == {"daemonsets": {"tolerations": [{"key": "a"}], "priorityClassName": "x",
+                                     "labels": {"team": "gpu"}},
+                      "driver": {"enabled": False}, "validator": {"env": [{"name": "E"}]}}
+    assert merge_values({"x": {"list": [1, 2]}}, {"x": {"list": [3]}}) == {"x": {"list": [3]}}
+
+
+@pytest.mark.parametrize("values, path, fragment", [
+    ({"devicePlugin": {"enabled": False}}, "devicePlugin.enabled", "devicePlugin.enabled is gpushare's"),
+    ({"driver": False}, "driver", "driver.enabled is gpushare's"),  # a scalar over a mapping holding an owned path
+    ({"cdi": {"enabled": True}}, "cdi.enabled", "use gpushare:operator.driver"),
+    ({"toolkit": {"repositry": "x"}}, "toolkit.repositry", "did you mean 'toolkit.repository'?"),
+    ({"validator": {"repository": {"x": 1}}}, "validator.repository.x", "is a string (\"nvcr.io/nvidia\")"),
+])
+def test_owned_and_unknown_user_value_paths_are_refused(values, path, fragment):
+    from gpushare.sharing.operator_values import check_user_values
+    findings = check_user_values(values, "v26.7.0")
+    assert [p for p, _ in findings.problems] == [path]
+    assert fragment in findings.problems[0][1]
+
+
+def test_free_form_mappings_and_subchart_paths_are_accepted():
+    from gpushare.sharing.operator_values import check_user_values
+    findings = check_user_values({"daemonsets": {"labels": {"team": "gpu"}},
+                                  "dcgmExporter": {"resources": {"limits": {"memory": "1Gi"}}},
+                                  "node-feature-discovery": {"worker": {"nodeSelector": {"a": "b"}}}}, "v26.7.0")
+    assert findings.problems == ()
+    assert findings.warnings == ("operator values node-feature-discovery.worker.nodeSelector.a are passed to the "
+                                 "node-feature-discovery subchart unchecked: the GPU Operator's values.yaml lists "
+                                 "only part of its values",)
+
+
+def test_an_unverified_chart_version_turns_unknown_paths_into_warnings():
+    from gpushare.sharing.operator_values import check_user_values
+    findings = check_user_values({"newComponent": {"enabled": True}}, "v27.1.0")
+    assert findings.problems == ()
+    assert findings.warnings[0].startswith("newComponent.enabled is not a value of GPU Operator chart v26.7.0")
+    assert findings.warnings[0].endswith("chart v27.1.0 itself was not checked")

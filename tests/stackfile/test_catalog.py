@@ -22,6 +22,10 @@ SIZES = [
     ("Standard_NC8as_T4_v3", "T4-16GB", 1, 8, "StandardNCASv3_T4Family"),
     ("Standard_NC16as_T4_v3", "T4-16GB", 1, 16, "StandardNCASv3_T4Family"),
     ("Standard_NC64as_T4_v3", "T4-16GB", 4, 64, "StandardNCASv3_T4Family"),
+    # NVadsA10_v5, whole GPUs only (aks-gpu.md section 3).
+    ("Standard_NV36ads_A10_v5", "A10-24GB", 1, 36, "StandardNVADSA10v5Family"),
+    ("Standard_NV36adms_A10_v5", "A10-24GB", 1, 36, "StandardNVADSA10v5Family"),
+    ("Standard_NV72ads_A10_v5", "A10-24GB", 2, 72, "StandardNVADSA10v5Family"),
 ]
 
 # MIG slice per AKS profile (MIG1g..MIG7g) for each GPU model.
@@ -91,3 +95,26 @@ def test_lookup_is_case_insensitive_and_suggests_close_names():
 def test_mps_client_limit_follows_compute_capability():
     assert catalog.T4_16GB.mps_max_clients == 48
     assert catalog.V100_16GB.mps_max_clients == 16
+
+
+@pytest.mark.parametrize("name", ["Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5"])
+def test_fractional_a10_sizes_are_refused_with_the_vgpu_reason(name):
+    assert catalog.find_vm_size(name) is None
+    assert "fraction of one A10 through NVIDIA vGPU" in catalog.refused_size_reason(name)
+
+
+@pytest.mark.parametrize("name", ["Standard_NV8as_v4", "Standard_ND96isr_MI300X_v5", "Standard_NG32ads_V620_v1"])
+def test_amd_sizes_are_refused(name):
+    assert "AMD GPUs" in catalog.refused_size_reason(name)
+
+
+def test_whole_gpu_sizes_are_not_refused():
+    assert catalog.refused_size_reason("Standard_NV36ads_A10_v5") is None
+    assert catalog.refused_size_reason("Standard_NC4as_T4_v3") is None
+
+
+def test_a_stack_gpu_model_takes_the_known_variant_with_its_mig_slices():
+    h100 = catalog.find_gpu_product("nvidia h100")
+    assert catalog.stack_gpu_model(h100, 94).mig_slices[MigProfile.MIG1G] == "1g.12gb"
+    assert not catalog.stack_gpu_model(h100, 64).mig_capable  # an unknown variant has no slice table
+    assert catalog.vcpus_from_name("Standard_NC24lds_xl_RTXPRO6000BSE_v6") == 24

@@ -462,8 +462,6 @@ REJECTED = [
         ("gpushare:operator.chartVersion", ("such as v26.7.0", "with the leading v", "got '26.7.0'"))]),
     Rejected("rejects_chart_version_as_number", operator(chartVersion=26.7), [
         ("gpushare:operator.chartVersion", ("with the leading v", "got '26.7'"))]),
-    Rejected("rejects_unverified_chart_version", operator(chartVersion="v26.8.1"), [
-        ("gpushare:operator.chartVersion", ("has not verified", "v26.8.1", "allowed: v26.7.0"))]),
     Rejected("rejects_mig_with_operator_driver", combine(operator(driver="operator"), h100_pool(mig="MIG1g")), [
         (f"{POOL0}.mig", ("gpushare:operator.driver is operator", "use driver: aks", "or drop `mig`"))]),
     Rejected("rejects_unknown_driver", operator(driver="nvidia"), [

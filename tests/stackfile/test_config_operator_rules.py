@@ -3,6 +3,7 @@
 import pytest
 
 from gpushare.errors import ConfigError
+from gpushare.sharing.operator_values import operator_warnings
 from gpushare.stackfile.config import parse_config
 
 
@@ -27,10 +28,12 @@ def problems(config):
     return [str(p) for p in raised.value.problems]
 
 
-def test_rejects_a_chart_version_without_verified_value_paths():
-    assert problems(raw(T4, chartVersion="v26.3.0")) == [
-        "gpushare:operator.chartVersion: gpushare has not verified the chart values it sets against GPU Operator "
-        "chart v26.3.0 (Helm ignores a value path a chart does not have, silently); allowed: v26.7.0"]
+def test_accepts_a_chart_version_without_verified_value_paths_with_a_warning():
+    # Open world (issue 19): any released version; what gpushare has not verified is a warning, not a refusal.
+    stack = parse_config(raw(T4, chartVersion="v26.3.0"), source="s", stack="t")
+    assert stack.operator.chart_version == "v26.3.0"
+    assert operator_warnings(stack)[0].startswith(
+        "gpushare:operator.chartVersion v26.3.0 is not one gpushare has verified (verified: v26.7.0)")
 
 
 def test_rejects_gpu_pools_on_different_oses_naming_the_right_pool_index():
@@ -50,9 +53,11 @@ def test_rejects_mig_pools_when_the_operator_owns_the_driver():
 
 
 def test_operator_rules_are_reported_with_the_other_errors():
-    found = problems({**raw(A100_MIG, driver="operator", chartVersion="v1.0.0"), "gpushare:cluster": {}})
+    found = problems({**raw(A100_MIG, driver="operator", chartVersion="v1.0", values={"mig": {"strategy": "mixed"}}),
+                      "gpushare:cluster": {}})
     assert [p.split(":")[0] + ":" + p.split(":")[1] for p in found] == [
-        "gpushare:cluster.name", "gpushare:operator.chartVersion", "gpushare:pools[0].mig"]
+        "gpushare:cluster.name", "gpushare:operator.chartVersion", "gpushare:operator.values.mig.strategy",
+        "gpushare:pools[0].mig"]
 
 
 def test_rejects_azure_linux_when_the_operator_owns_the_driver():
