@@ -18,9 +18,11 @@ from gpushare.azure.cluster_guard import check_stack_for_program
 from gpushare.azure.guard import GuardReport, raise_for_violations
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
 from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
+from gpushare.components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
+from gpushare.components.subnet_access import SubnetAccess, SubnetAccessArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.tenants import tenant_warnings
@@ -29,7 +31,7 @@ from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warn
 from gpushare.sharing.node_labels import pool_node_labels
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
-from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints
+from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints, pool_subnet
 from gpushare.stackfile.project import STACK_FILE_ENV
 
 
@@ -89,12 +91,28 @@ def check_azure(stack: StackConfig) -> GuardReport | None:
             raise pulumi.RunError(str(exc)) from None
 
 
+def cluster_for(stack: StackConfig) -> AksCluster | ExistingCluster:
+    """The cluster gpushare creates, or the existing one it only reads (`existing: true`); both give the same
+    outputs. Either way, the cluster's identity gets Network Contributor on each subnet of your own that a pool
+    uses (`network.subnetId`, a pool's `subnetId`)."""
+    if stack.cluster.existing:
+        cluster = ExistingCluster("cluster", ExistingClusterArgs(cluster=stack.cluster))
+    else:
+        cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
+    subnets = dict.fromkeys(s for s in [stack.cluster.network.subnet_id, *(pool_subnet(stack, p) for p in stack.pools)]
+                            if s)
+    if subnets:
+        SubnetAccess("cluster-subnets", SubnetAccessArgs(
+            subnet_ids=list(subnets), principal_id=cluster.identity_principal_id, cluster_id=cluster.resource_id))
+    return cluster
+
+
 def main() -> None:
     stack = load_stack()
     report = check_azure(stack)
     for warning in kubernetes_version_warnings(stack):
         pulumi.log.warn(warning)
-    cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
+    cluster = cluster_for(stack)
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
@@ -121,7 +139,7 @@ def main() -> None:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
-            node_taints=pool_node_taints(stack, pool),
+            node_taints=pool_node_taints(stack, pool), subnet_id=pool_subnet(stack, pool),
             live_count=report.live_count(pool.name) if report else None,
             after=previous, device_config=operator.config_map,
         ))

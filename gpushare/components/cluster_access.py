@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice
 
-from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, token_kubeconfig
+from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, provider_kubeconfig
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class ClusterAccess(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterAccessArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:ClusterAccess", name, None, opts)
         # The user credentials, not the admin ones: with local accounts off AKS refuses static credentials, and the
-        # user kubeconfig of an Entra cluster holds no secret (server, CA and a kubelogin exec stanza).
+        # user kubeconfig of an Entra cluster holds no secret (server, CA and a kubelogin exec stanza). An existing
+        # cluster without Entra ID returns a client certificate here, used as it is (`provider_kubeconfig`).
         credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=args.resource_group_name, resource_name=args.cluster_name,
         )
@@ -50,7 +51,7 @@ class ClusterAccess(pulumi.ComponentResource):
             f"{name}-provider",
             # The token is marked secret here: an invoke result is not necessarily secret.
             kubeconfig=pulumi.Output.secret(pulumi.Output.all(encoded, token).apply(
-                lambda values: token_kubeconfig(values[0], values[1]))),
+                lambda values: provider_kubeconfig(values[0], values[1]))),
             # A token changes every run, and the kubeconfig is unknown in a preview that updates the cluster:
             # with a stable identifier pulumi-kubernetes plans an update of the provider, never a replace of every
             # Kubernetes resource (DiffConfig, pulumi-kubernetes v4.16+).

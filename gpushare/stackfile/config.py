@@ -31,6 +31,7 @@ from gpushare.stackfile.model import (
     PreflightMode,
     StackConfig,
 )
+from gpushare.stackfile.network_config import check_pool_subnets
 from gpushare.stackfile.operator_config import parse_operator
 from gpushare.stackfile.pool_config import parse_pools
 from gpushare.stackfile.stack_settings import (
@@ -66,6 +67,8 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     cluster = parse_cluster(c, raw.get(CLUSTER_KEY))
     operator = parse_operator(c, raw.get(OPERATOR_KEY))
     pools = parse_pools(c, raw.get(POOLS_KEY), operator)
+    if cluster is not None:
+        check_pool_subnets(c, cluster.network, raw.get(POOLS_KEY), pools)
     guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GuardMode.STRICT)
     tenants = optional(raw, TENANTS_KEY,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())

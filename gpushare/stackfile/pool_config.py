@@ -22,8 +22,10 @@ from gpushare.stackfile.model import (
     SharingStrategy,
     Upgrade,
 )
+from gpushare.stackfile.network_config import parse_subnet_id
 
-POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate", "upgrade")
+POOL_KEYS = ("name", "vmSize", "mig", "sharing", "count", "autoscale", "zones", "osSku", "recreate", "upgrade",
+             "subnetId")
 SHARING_KEYS = ("strategy", "replicas", "renameByDefault", "failRequestsGreaterThanOne")
 AUTOSCALE_KEYS = ("min", "max")
 UPGRADE_KEYS = ("maxSurge", "maxUnavailable")
@@ -225,12 +227,14 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
                                f"on AzureLinux)")
     recreate = optional(raw, "recreate", lambda v: c.boolean(v, f"{path}.recreate"), False)
     upgrade = optional(raw, "upgrade", lambda v: _parse_upgrade(c, v, f"{path}.upgrade"), Upgrade())
+    subnet = optional(raw, "subnetId", lambda v: parse_subnet_id(c, v, f"{path}.subnetId"), None)
     if vm_size is None:
         return None
     pool = GpuPool(
         name=name or "", vm_size=vm_size, mig=mig, sharing=sharing,
         count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
         autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate, upgrade=upgrade,
+        subnet_id=subnet,
     )
     if problem := scale_from_zero_problem(pool, operator.mig_strategy):
         c.add(f"{path}.autoscale.min", problem)

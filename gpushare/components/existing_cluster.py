@@ -1,0 +1,78 @@
+"""An AKS cluster gpushare did not create (`gpushare:cluster.existing: true`): read, never written.
+
+The cluster and its resource group are never registered, so no run can change or delete them: the program reads the
+cluster with one `getManagedCluster` invoke (REST 2025-09-01 `managedClusters` GET, as `az aks show`) for the outputs
+the rest of the program uses, the same ones `AksCluster` gives. Its settings are compared with gpushare's baseline
+by `preflight` (`gpushare.azure.cluster_baseline.baseline_findings`), never applied.
+
+The one thing it may create is the deployer's "Azure Kubernetes Service RBAC Cluster Admin" assignment, on the
+cluster (not its resource group, which is not gpushare's), with `access.grantDeployer` (default true); removing the
+stack removes that assignment and nothing of the cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import authorization, containerservice
+
+from gpushare.azure import cluster_baseline as baseline
+from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, principal_type
+from gpushare.stackfile.model import Cluster
+
+
+@dataclass(frozen=True)
+class ExistingClusterArgs:
+    cluster: Cluster
+    """Required. The validated cluster settings (`existing: true`): its name and resource group."""
+
+
+class ExistingCluster(pulumi.ComponentResource):
+    """The existing cluster's outputs, read; and the deployer's data-plane role on it (`grantDeployer`)."""
+
+    cluster_name: pulumi.Output[str]
+    oidc_issuer_url: pulumi.Output[str | None]
+    """None when the cluster's OIDC issuer is off (a baseline finding)."""
+    resource_group_name: pulumi.Output[str]
+    resource_id: pulumi.Output[str]
+    identity_principal_id: pulumi.Output[str | None]
+    """The cluster's system-assigned identity, for Network Contributor on a pool subnet it does not own."""
+    deployer_access: authorization.RoleAssignment | None
+
+    def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpushare:cluster:ExistingCluster", name, None, opts)
+        cluster = args.cluster
+        found = containerservice.get_managed_cluster_output(
+            resource_group_name=cluster.resource_group, resource_name=cluster.name,
+            opts=pulumi.InvokeOptions(parent=self))
+        self.cluster_name = found.name
+        self.resource_group_name = pulumi.Output.from_input(cluster.resource_group)
+        self.resource_id = found.id
+        self.oidc_issuer_url = found.oidc_issuer_profile.apply(lambda profile: profile.issuer_url if profile else None)
+        self.identity_principal_id = found.identity.apply(lambda identity: identity.principal_id if identity else None)
+        self.deployer_access = self._deployer_access(name, cluster) if cluster.access.grant_deployer else None
+        self.register_outputs({
+            "cluster_name": self.cluster_name,
+            "oidc_issuer_url": self.oidc_issuer_url,
+            "resource_group_name": self.resource_group_name,
+            "resource_id": self.resource_id,
+        })
+
+    def _deployer_access(self, name: str, cluster: Cluster) -> authorization.RoleAssignment:
+        client = authorization.get_client_config_output(opts=pulumi.InvokeOptions(parent=self))
+        # As for a cluster gpushare creates (see AksCluster): the principal type from the deployer's own token.
+        token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID,
+                                                      opts=pulumi.InvokeOptions(parent=self)).token
+        return authorization.RoleAssignment(
+            f"{name}-deployer-admin",
+            role_assignment_name=client.apply(lambda c: baseline.role_assignment_name(
+                baseline.cluster_scope(c.subscription_id, cluster.resource_group, cluster.name), c.object_id)),
+            scope=self.resource_id,
+            principal_id=client.object_id,
+            principal_type=pulumi.Output.unsecret(pulumi.Output.secret(token).apply(principal_type)),
+            role_definition_id=client.apply(lambda c: baseline.role_definition_id(c.subscription_id)),
+            description=f"gpushare: the identity that deploys this stack manages its Kubernetes objects on "
+                        f"existing cluster {cluster.name}",
+            opts=pulumi.ResourceOptions(parent=self),
+        )
