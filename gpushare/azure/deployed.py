@@ -70,6 +70,9 @@ class DeployedPool:
     carry it, a hand-written file may not."""
     resource_group: str | None = None
     """`resourceGroup`, which `az aks nodepool list` adds; ARM's own body has only the id."""
+    vnet_subnet_id: str | None = None
+    """`vnetSubnetID` (the CLI prints `vnetSubnetId`): the subnet AKS put the pool's nodes in; None in a VNet AKS
+    manages."""
 
 
 class _Malformed(Exception):
@@ -219,6 +222,8 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         orchestrator_version=fields.get("currentOrchestratorVersion", str) or fields.get("orchestratorVersion", str),
         id=_Fields(where, document).get("id", str),
         resource_group=_Fields(where, document).get("resourceGroup", str),
+        vnet_subnet_id=fields.get("vnetSubnetID", str) if "vnetSubnetID" in properties
+        else fields.get("vnetSubnetId", str),
     )
 
 

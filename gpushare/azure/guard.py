@@ -7,7 +7,10 @@ that into a terse engine error; the guard compares the stack with the deployed p
 Create-only settings compared (`CREATE_ONLY`), by the ARM property path Pulumi's diff shows:
 - `vmSize`, `gpuInstanceProfile`: in pulumi-azure-native's force-new list, so a change is a delete-and-recreate;
 - `gpuProfile.driver`: AKS fixes it at creation; Pulumi may not mark it force-new, and then AKS rejects the update;
-- `availabilityZones`: AKS docs: "You can't change the number of availability zones after you create a node pool".
+- `availabilityZones`: AKS docs: "You can't change the number of availability zones after you create a node pool";
+- `vnetSubnetID`: the subnet AKS joined the pool's nodes to (REST 2025-09-01 `AgentPool.vnetSubnetID`); AKS cannot
+  move a pool to another subnet. Compared only when the stack names the pool's subnet (its `subnetId` or the
+  cluster's `network.subnetId`): a pool that names none takes whatever subnet AKS gives it.
 Everything else the stack sets on a pool (node count, autoscale bounds, labels, taints) AKS changes in place.
 
 Changes AKS makes in place that still disturb running pods are reported, never refused:
@@ -24,7 +27,11 @@ Pools are matched by name (the AKS agent pool name is `GpuPool.name`). A deploye
 `gpushare.io/pool` label that the stack no longer lists would be deleted: a violation, unless it has no nodes left
 (node count 0, never an unknown count). Even then Pulumi deletes it only if an earlier run applied `recreate: true`
 on it, which lifted its protection; the guard says so in a warning. Pools without that label and not in the stack
-(the system pool, pools made by hand) are not gpushare's: ignored.
+(the system pool, pools made by hand, an existing cluster's own pools) are not gpushare's: ignored. On an existing
+cluster (`existing: true`) a stack pool whose name is taken by such a pool is refused (`_taken_by_unmanaged`): Pulumi
+would try to create a pool that exists there, or replace its owners' pool; the message gives the choice: another
+name, or adopt it (`pulumi import` with the exact command, then the label). On a cluster gpushare created, a
+same-named pool without the label is one deployed before gpushare labelled its pools, and is compared as its own.
 """
 
 from __future__ import annotations
@@ -37,8 +44,10 @@ from pathlib import Path
 
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
+from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError, GuardViolationError
 from gpushare.sharing.capacity import pool_capacity
+from gpushare.stackfile.keys import POOLS_KEY
 from gpushare.stackfile.model import (
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
@@ -48,6 +57,7 @@ from gpushare.stackfile.model import (
     GuardMode,
     MigStrategy,
     StackConfig,
+    pool_subnet,
     sharing_label,
 )
 
@@ -64,6 +74,7 @@ CREATE_ONLY: dict[str, str] = {
     "gpuInstanceProfile": "AKS cannot change the MIG profile (gpuInstanceProfile) of an existing node pool",
     "gpuProfile.driver": "AKS fixes the GPU driver setting (gpuProfile.driver) when it creates a node pool",
     "availabilityZones": "AKS cannot change the availability zones of an existing node pool",
+    "vnetSubnetID": "AKS cannot move an existing node pool to another subnet (vnetSubnetID)",
 }
 """Each create-only setting, by ARM property path, with why AKS cannot apply a change to it in place."""
 
@@ -100,6 +111,9 @@ class GuardReport:
     """Empty gpushare pools the stack no longer lists: deleted if an earlier run lifted their protection."""
     compared: bool = True
     """False when nothing was compared (Azure unreadable under `gpushare:guard: warn`)."""
+    cluster: DeployedCluster | None = field(default=None, compare=False)
+    """The managed cluster as the cluster guard read it (None: not read, or not there yet): preflight's baseline
+    findings for an existing cluster come from it. Input, like `deployed`."""
 
     @property
     def headline(self) -> str:
@@ -159,6 +173,9 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
             if pool.recreate:
                 warnings.append(_new_pool_recreate_warning(stack, pool.name))
             continue  # a new pool: creating it deletes nothing
+        if stack.cluster.existing and POOL_LABEL not in live.node_labels:
+            violations.append(_taken_by_unmanaged(stack, pool, live))
+            continue
         changes = _create_only_changes(stack, pool, live)
         if pool.recreate:
             warnings.append(_recreate_warning(stack, pool.name, changes))
@@ -315,12 +332,17 @@ def _zones(zones: Iterable[str]) -> tuple[tuple[str, ...], str]:
     return ordered, json.dumps(list(ordered))
 
 
+def _subnet(subnet_id: str | None) -> tuple[str, str]:
+    return (subnet_id.lower(), subnet_id) if subnet_id else ("", "none (a VNet AKS manages)")
+
+
 def _wanted_settings(stack: StackConfig, pool: GpuPool) -> dict[str, tuple[object, str]]:
     return {
         "vmSize": _text(pool.vm_size.name),
         "gpuInstanceProfile": _mig(pool.mig.value if pool.mig else None),
         "gpuProfile.driver": _text("None" if stack.operator.driver is DriverOwner.OPERATOR else "Install"),
         "availabilityZones": _zones(pool.zones),
+        "vnetSubnetID": _subnet(pool_subnet(stack, pool)),
     }
 
 
@@ -330,16 +352,18 @@ def _deployed_settings(live: DeployedPool) -> dict[str, tuple[object, str]]:
         "gpuInstanceProfile": _mig(live.gpu_instance_profile),
         "gpuProfile.driver": _text(live.gpu_driver or "Install"),
         "availabilityZones": _zones(live.availability_zones),
+        "vnetSubnetID": _subnet(live.vnet_subnet_id),
     }
 
 
 def _create_only_changes(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> list[tuple[str, str, str]]:
-    """(field, deployed, wanted) for every create-only setting that differs, in `CREATE_ONLY` order."""
+    """(field, deployed, wanted) for every create-only setting that differs, in `CREATE_ONLY` order. A pool that
+    names no subnet leaves `vnetSubnetID` to AKS: not compared."""
     wanted, deployed = _wanted_settings(stack, pool), _deployed_settings(live)
     return [
         (field, deployed[field][1], wanted[field][1])
         for field in CREATE_ONLY
-        if deployed[field][0] != wanted[field][0]
+        if deployed[field][0] != wanted[field][0] and (field != "vnetSubnetID" or pool_subnet(stack, pool))
     ]
 
 
@@ -366,6 +390,35 @@ def _change_message(stack: StackConfig, pool: str, field: str, deployed: str, wa
         f"  - or accept the outage: set `recreate: true` on pool {pool} in {stack.source} "
         "to delete and recreate it in the next run."
     )
+
+
+def import_command(stack: StackConfig, pool: str, pool_id: str) -> str:
+    """The one command that adopts a deployed agent pool as stack pool `pool`: its GpuNodePool component and its
+    AgentPool child under the program's names (an import file may create the component parent, Pulumi 3.94+)."""
+    document = json.dumps({"resources": [
+        {"type": "gpushare:pool:GpuNodePool", "name": pool, "component": True},
+        {"type": "azure-native:containerservice:AgentPool", "name": f"{pool}-agentpool", "id": pool_id,
+         "parent": pool},
+    ]}, separators=(",", ":"))
+    return f"echo '{document}' > import-{pool}.json && pulumi import --stack {stack.stack} --file import-{pool}.json"
+
+
+def _taken_by_unmanaged(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> Violation:
+    cluster = stack.cluster
+    pool_id = live.id or (f"/subscriptions/<subscription id>/resourceGroups/{cluster.resource_group}/providers/"
+                          f"Microsoft.ContainerService/managedClusters/{cluster.name}/agentPools/{pool.name}")
+    nodes = f"{live.count} node{'s' if live.count != 1 else ''}" if live.count is not None else "node count unknown"
+    message = (
+        f"{_where(stack, pool.name)}: a node pool named {pool.name} already exists ({live.vm_size}, {nodes}) and "
+        f"gpushare did not create it (no {POOL_LABEL} label).\n"
+        "  gpushare never takes over or replaces a pool it did not create. Either:\n"
+        f"  - give the stack's pool another name in {stack.source} ({POOLS_KEY}, `name`); or\n"
+        f"  - adopt it, if it is meant to be this pool: {import_command(stack, pool.name, pool_id)}; then mark it "
+        f"gpushare's: az aks nodepool update -g {cluster.resource_group} --cluster-name {cluster.name} -n {pool.name} "
+        f"--labels {POOL_LABEL}={pool.name} (note: --labels replaces the pool's labels). The next preview then "
+        "compares its create-only settings (vmSize, mig, zones, driver, subnet) like any gpushare pool."
+    )
+    return Violation(pool.name, "pool", f"exists, not gpushare's ({nodes})", "a gpushare pool of that name", message)
 
 
 def _removal(stack: StackConfig, live: DeployedPool) -> Violation:

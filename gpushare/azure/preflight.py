@@ -13,24 +13,35 @@ deployed pools the guard already read (one call), so a stack makes at most four 
   each GPU pool's `upgrade.maxSurge` (gpushare's default 0) at its largest size, AKS's default 10% for the system
   pool.
 - `kubernetes-version`: the stack's `kubernetesVersion` is offered in the region and not preview-only.
+- on an existing cluster (`existing: true`), from the cluster guard's one cluster read: `cluster` fails alone when
+  the cluster is not there (nothing else is worth checking); otherwise `baseline` rows warn for each setting below
+  gpushare's hardened baseline, with the `az aks update` that fixes it (`cluster_baseline.baseline_findings`). The
+  cluster's own system pool and version are its owners': not counted, not checked.
+- `subnet` (a subnet of your own, `network.subnetId` or a pool's `subnetId`; one read per subnet,
+  `gpushare.azure.subnets`): it exists, and has a free address for every node the stack's pools in it can add.
 
 VM sizes' vCPUs and families come from the SKU list; gpushare's catalog is the fallback for GPU sizes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from gpushare.azure.arm import AzureReads
+from gpushare.azure.cluster_baseline import baseline_findings
+from gpushare.azure.cluster_guard import missing_cluster_message
 from gpushare.azure.deployed import DeployedPool
+from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
 from gpushare.azure.region_offers import REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
+from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet, read_subnets
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.sharing.upgrades import nodes_at_once
 from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
-from gpushare.stackfile.model import SYSTEM_POOL_NAME, PreflightMode, StackConfig
+from gpushare.stackfile.model import SYSTEM_POOL_NAME, PreflightMode, StackConfig, pool_subnet
 
 AKS_DEFAULT_MAX_SURGE = "10%"
 """The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
@@ -112,6 +123,8 @@ class _Node:
     surge: int
     """Extra nodes an upgrade adds for a while (`upgradeSettings.maxSurge` at `nodes`): they need quota too."""
     zones: tuple[str, ...] = ()
+    subnet: str | None = None
+    """The subnet of your own its nodes join; None: a VNet AKS manages (or an existing cluster's own subnet)."""
 
     @property
     def peak(self) -> int:
@@ -123,20 +136,86 @@ class _Node:
 
 
 def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[DeployedPool] | None,
-             subscription_id: str) -> PreflightReport:
-    """Every check's row. `deployed` is None when the cluster does not exist yet."""
+             subscription_id: str, cluster: DeployedCluster | None = None,
+             subnets: Mapping[str, Subnet | None] | None = None, cluster_found: bool | None = None) -> PreflightReport:
+    """Every check's row. `deployed` is None when the cluster does not exist yet; `cluster` is the managed cluster
+    as read (for an existing cluster's baseline), `cluster_found` False when Azure said it is not there (None: not
+    asked); `subnets` each subnet of the stack as read (None: not there)."""
+    existing = stack.cluster.existing
+    if existing and cluster_found is False:
+        return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, False, (
+            Check("cluster", f"{stack.cluster.name} (resource group {stack.cluster.resource_group})", Verdict.FAIL,
+                  missing_cluster_message(stack, subscription_id),
+                  "fix gpushare:cluster.name / resourceGroup, or remove existing: true"),))
     system = stack.cluster.system_pool
-    pools = [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
-                   nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count)),
-             *(_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
-                     nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones) for p in stack.pools)]
+    pools = [] if existing else [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
+                                       nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count))]
+    pools += [_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
+                    nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones, pool_subnet(stack, p))
+              for p in stack.pools]
+    if not existing and stack.cluster.network.subnet_id:
+        pools[0] = dataclasses.replace(pools[0], subnet=stack.cluster.network.subnet_id)
     live = {p.name: p for p in deployed} if deployed is not None else None
     checks = [_size_check(pool, offers) for pool in pools]
     checks += [c for pool in pools if pool.zones for c in _zone_check(pool, offers)]
     checks += _quota_checks(pools, offers, live, subscription_id)
-    checks.append(_version_check(stack, offers, live))
+    if existing:
+        checks += _baseline_checks(stack, cluster)
+    else:
+        checks.append(_version_check(stack, offers, live))
+    checks += subnet_checks(pools, subnets or {}, live)
     return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, live is not None,
                            tuple(checks))
+
+
+def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> list[Check]:
+    subject = f"cluster {stack.cluster.name}"
+    if cluster is None:
+        return [Check("baseline", subject, Verdict.WARN, "the cluster's settings were not read (a saved --deployed "
+                                                         "file holds node pools only)", "run `preflight` against Azure")]
+    found = baseline_findings(stack.cluster.resource_group, stack.cluster.name, cluster)
+    if not found:
+        return [Check("baseline", subject, Verdict.PASS, "every setting gpushare's baseline reads is at the baseline "
+                                                         "(maintenance windows are not read)")]
+    return [Check("baseline", f"{subject} {f.setting}", Verdict.WARN,
+                  f"{f.setting} is {f.deployed}, gpushare's baseline is {f.wanted} (read, not written: the cluster "
+                  "is its owners')", f.fix) for f in found]
+
+
+def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],
+                  live: Mapping[str, DeployedPool] | None) -> list[Check]:
+    """Per subnet: it exists, and its free addresses cover the nodes its pools can add. Azure CNI Overlay gives
+    pods addresses from the private overlay range, so a node takes one subnet address; an upgrade's surge nodes take
+    theirs too. Free = the range's size, less the 5 addresses Azure reserves in every subnet, less the IP
+    configurations already in it (each running node holds one; so do other devices in the subnet)."""
+    checks = []
+    by_subnet: dict[str, list[_Node]] = {}
+    for pool in pools:
+        if pool.subnet:
+            by_subnet.setdefault(pool.subnet.lower(), []).append(pool)
+    for key, members in by_subnet.items():
+        subnet_id = members[0].subnet or key
+        short = "/".join(subnet_id.split("/")[-3::2])
+        subnet = subnets.get(key)
+        if subnet is None:
+            checks.append(Check("subnet", short, Verdict.FAIL, f"subnet {subnet_id} does not exist (or this identity "
+                                                               "cannot see it)",
+                                "create it, or fix the subnetId; reading it needs Reader (or Network Contributor) on "
+                                "its VNet"))
+            continue
+        parts = [f"{pool.label.removeprefix('pool ')} {how}" for pool in members for _, how in [_growth(pool, live)]]
+        need = sum(_growth(pool, live)[0] for pool in members)
+        free = subnet.free_addresses
+        detail = (f"{subnet.address_prefix}: {subnet.size} addresses - {AZURE_RESERVED_PER_SUBNET} Azure reserves - "
+                  f"{subnet.used} in use = {free} free; the pools can add {need} node{'s' if need != 1 else ''} "
+                  f"({'; '.join(parts)}), one address each with Azure CNI Overlay")
+        if need <= free:
+            checks.append(Check("subnet", short, Verdict.PASS, detail))
+        else:
+            checks.append(Check("subnet", short, Verdict.FAIL, f"{detail}: short by {need - free}",
+                                "use a larger subnet (a pool's subnetId, fixed when the pool is created), or lower "
+                                "the pools' count / autoscale max / upgrade.maxSurge"))
+    return checks
 
 
 def _sizes_offered_here(offers: RegionOffers) -> str:
@@ -349,18 +428,27 @@ def _running_version(live: Mapping[str, DeployedPool] | None, wanted: str) -> st
     return None
 
 
-def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[DeployedPool] | None) -> PreflightReport:
-    """Read the region (three calls) and evaluate. Azure being unreadable follows `gpushare:guard`: `strict`
-    raises the `AzureReadError`; `warn` returns a report with no checks and the warning."""
+def stack_subnets(stack: StackConfig) -> list[str]:
+    """Every subnet of your own the stack's pools use, the system pool's first."""
+    ids = [stack.cluster.network.subnet_id, *(pool_subnet(stack, pool) for pool in stack.pools)]
+    return list(dict.fromkeys(subnet for subnet in ids if subnet))
+
+
+def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[DeployedPool] | None,
+               cluster: DeployedCluster | None = None) -> PreflightReport:
+    """Read the region (three calls) and each subnet (one call each), and evaluate. Azure being unreadable follows
+    `gpushare:guard`: `strict` raises the `AzureReadError`; `warn` returns a report with no checks and the
+    warning."""
     subscription_id = reads.target.subscription_id
     try:
         offers = read_region(subscription_id, stack.location, **reads.read_kwargs())
+        subnets = read_subnets(subscription_id, stack_subnets(stack), **reads.read_kwargs())
     except AzureReadError as err:
         warning = carry_on_without(stack, err, "deploys without these checks",
                                    "Continuing without preflight because gpushare:guard is warn: a size, zone, quota "
                                    "or version problem will fail at `pulumi up` instead")
         return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, None, warnings=(warning,))
-    return evaluate(stack, offers, deployed, subscription_id)
+    return evaluate(stack, offers, deployed, subscription_id, cluster, subnets)
 
 
 def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Callable[[], AzureReads],
@@ -369,7 +457,7 @@ def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Cal
     agent-pool read; not at all with `gpushare:preflight: off`, an offline `plan` or `plan --deployed FILE`."""
     if stack.preflight is PreflightMode.OFF or environ.get(DEPLOYED_FILE_ENV) or environ.get(OFFLINE_ENV):
         return None
-    return check_live(stack, azure(), guard.deployed if guard else None)
+    return check_live(stack, azure(), guard.deployed if guard else None, guard.cluster if guard else None)
 
 
 def findings(report: PreflightReport, verdict: Verdict = Verdict.FAIL) -> list[str]:

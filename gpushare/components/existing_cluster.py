@@ -51,6 +51,13 @@ class ExistingCluster(pulumi.ComponentResource):
         self.resource_id = found.id
         self.oidc_issuer_url = found.oidc_issuer_profile.apply(lambda profile: profile.issuer_url if profile else None)
         self.identity_principal_id = found.identity.apply(lambda identity: identity.principal_id if identity else None)
+        # Said in every preview: the Kubernetes provider then holds the cluster's static client certificate
+        # (`provider_kubeconfig`), which gpushare's own clusters never have.
+        found.aad_profile.apply(lambda aad: None if aad and aad.managed else pulumi.log.warn(
+            f"cluster {cluster.name} is below gpushare's baseline: it has no Entra ID integration, so gpushare "
+            "reaches Kubernetes with the local-account client certificate listClusterUserCredential returns; "
+            f"`preflight` lists the settings and fixes (az aks update -g {cluster.resource_group} -n {cluster.name} "
+            "--enable-aad --enable-azure-rbac, then --disable-local-accounts)", self))
         self.deployer_access = self._deployer_access(name, cluster) if cluster.access.grant_deployer else None
         self.register_outputs({
             "cluster_name": self.cluster_name,
