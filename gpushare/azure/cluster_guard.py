@@ -120,7 +120,12 @@ def cluster_violations(stack: StackConfig, deployed: DeployedCluster | None) -> 
                   _message(stack, field, live[field][1], wanted[field][1]))
         for field in CLUSTER_CREATE_ONLY
         if live[field][0] != wanted[field][0]
+        # A private DNS zone is compared between private clusters; public <-> private is enablePrivateCluster's.
+        and not (field == _PRIVATE_DNS_ZONE and live[_PRIVATE][0] != wanted[_PRIVATE][0])
     ]
+
+
+_PRIVATE, _PRIVATE_DNS_ZONE = "apiServerAccessProfile.enablePrivateCluster", "apiServerAccessProfile.privateDNSZone"
 
 
 def _node_os_note(stack: StackConfig, deployed: DeployedCluster | None) -> str | None:

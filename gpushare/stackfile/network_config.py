@@ -65,7 +65,7 @@ def parse_network(c: Checker, value: Any, path: str) -> Network | None:
         if service.overlaps(pods):
             c.add(f"{path}.serviceCidr", f"{service} overlaps the pod range {pods} of Azure CNI Overlay; choose a "
                                          f"private range outside it and outside your VNet, e.g. 10.0.0.0/16")
-    if dns is not None:
+    if dns is not None and (service is not None or raw.get("serviceCidr") is None):
         inside = service or ipaddress.ip_network(DEFAULT_SERVICE_CIDR)
         if dns not in inside:
             c.add(f"{path}.dnsServiceIp", f"{dns} is outside the service range {inside}"
