@@ -107,6 +107,12 @@ def cluster_for(stack: StackConfig) -> AksCluster | ExistingCluster:
     return cluster
 
 
+def subnet_for(stack: StackConfig, cluster: AksCluster | ExistingCluster, pool) -> pulumi.Input[str] | None:
+    """A GPU pool's subnet: its own or the stack's (`subnetId`), else on an existing cluster its system pool's."""
+    named = pool_subnet(stack, pool)
+    return named or (cluster.default_subnet_id if isinstance(cluster, ExistingCluster) else None)
+
+
 def main() -> None:
     stack = load_stack()
     report = check_azure(stack)
@@ -139,7 +145,7 @@ def main() -> None:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
-            node_taints=pool_node_taints(stack, pool), subnet_id=pool_subnet(stack, pool),
+            node_taints=pool_node_taints(stack, pool), subnet_id=subnet_for(stack, cluster, pool),
             live_count=report.live_count(pool.name) if report else None,
             after=previous, device_config=operator.config_map,
         ))

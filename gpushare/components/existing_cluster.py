@@ -38,6 +38,9 @@ class ExistingCluster(pulumi.ComponentResource):
     resource_id: pulumi.Output[str]
     identity_principal_id: pulumi.Output[str | None]
     """The cluster's system-assigned identity, for Network Contributor on a pool subnet it does not own."""
+    default_subnet_id: pulumi.Output[str | None]
+    """The subnet of the cluster's system pool (`agentPoolProfiles[mode=System].vnetSubnetID`): where a GPU pool
+    without `subnetId` goes, named explicitly rather than left to AKS. None in a VNet AKS manages."""
     deployer_access: authorization.RoleAssignment | None
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None):
@@ -51,6 +54,7 @@ class ExistingCluster(pulumi.ComponentResource):
         self.resource_id = found.id
         self.oidc_issuer_url = found.oidc_issuer_profile.apply(lambda profile: profile.issuer_url if profile else None)
         self.identity_principal_id = found.identity.apply(lambda identity: identity.principal_id if identity else None)
+        self.default_subnet_id = found.agent_pool_profiles.apply(_system_pool_subnet)
         # Said in every preview: the Kubernetes provider then holds the cluster's static client certificate
         # (`provider_kubeconfig`), which gpushare's own clusters never have.
         found.aad_profile.apply(lambda aad: None if aad and aad.managed else pulumi.log.warn(
@@ -83,3 +87,8 @@ class ExistingCluster(pulumi.ComponentResource):
                         f"existing cluster {cluster.name}",
             opts=pulumi.ResourceOptions(parent=self),
         )
+
+
+def _system_pool_subnet(profiles) -> str | None:
+    systems = [p for p in profiles or [] if str(p.mode or "").lower() == "system"] or list(profiles or [])
+    return systems[0].vnet_subnet_id if systems else None

@@ -41,9 +41,9 @@ class GpuNodePoolArgs:
     """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
     keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
     for the ConfigMap update."""
-    subnet_id: str | None = None
-    """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: the
-    cluster's own (AKS's choice for a pool that names none)."""
+    subnet_id: pulumi.Input[str] | None = None
+    """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: a VNet AKS
+    manages."""
     node_taints: tuple[str, ...] | None = None
     """Optional. The pool's node taints (`gpushare.stackfile.model.pool_node_taints`: a pool dedicated to a tenant adds the
     tenant's). Default: the pool's own, the GPU taint."""
@@ -116,7 +116,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 # gpuInstanceProfile: without this a change reaches AKS as an update it rejects at apply time.
                 # With it, protection stops the replace in preview, and `recreate: true` really recreates.
                 replace_on_changes=[*CREATE_ONLY_REPLACED_BY_GPUSHARE,
-                                    *([SUBNET_REPLACED_BY_GPUSHARE] if args.subnet_id else [])],
+                                    *([SUBNET_REPLACED_BY_GPUSHARE] if args.subnet_id is not None else [])],
                 # The replacement has the same agent pool name, so the old pool must go first.
                 delete_before_replace=True,
             ),

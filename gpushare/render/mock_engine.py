@@ -78,6 +78,11 @@ MOCK_CLUSTER_PRINCIPAL_ID = "9d4c2b1a-6e5f-4a3b-8c7d-1e2f3a4b5c6d"
 """The object ID of a cluster's system-assigned identity."""
 
 
+MOCK_EXISTING_SUBNET = (f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/rg-network/providers/Microsoft.Network/"
+                        "virtualNetworks/vnet-spoke/subnets/snet-nodes")
+"""The subnet of an existing cluster's system pool."""
+
+
 def mock_existing_cluster(resource_group: str, name: str) -> dict[str, Any]:
     """What `getManagedCluster` returns (camelCase outputs) for a cluster gpushare did not create: Entra ID with
     Azure RBAC, its own system pool in a subnet of its own VNet."""
@@ -89,7 +94,8 @@ def mock_existing_cluster(resource_group: str, name: str) -> dict[str, Any]:
         "disableLocalAccounts": True,
         "identity": {"type": "SystemAssigned", "principalId": MOCK_CLUSTER_PRINCIPAL_ID, "tenantId": MOCK_TENANT},
         "oidcIssuerProfile": {"enabled": True, "issuerURL": f"https://oidc.mock.invalid/{name}/"},
-        "agentPoolProfiles": [{"name": "system", "mode": "System", "vmSize": "Standard_D4ds_v5", "count": 3}],
+        "agentPoolProfiles": [{"name": "system", "mode": "System", "vmSize": "Standard_D4ds_v5", "count": 3,
+                               "vnetSubnetID": MOCK_EXISTING_SUBNET}],
     }
 
 

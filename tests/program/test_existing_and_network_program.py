@@ -11,6 +11,7 @@ import yaml
 
 from gpushare.render.mock_engine import (
     MOCK_CLUSTER_PRINCIPAL_ID,
+    MOCK_EXISTING_SUBNET,
     MOCK_SUBSCRIPTION,
     MOCK_USER_TOKEN,
     GpushareMocks,
@@ -75,7 +76,7 @@ def test_gpu_pools_are_added_to_the_named_cluster(existing):
     assert [(p.inputs["agentPoolName"], p.inputs["resourceName"], p.inputs["resourceGroupName"]) for p in pools] == [
         ("t4ts", CLUSTER, RG), ("a100mig", CLUSTER, RG)]
     t4ts, a100mig = pools
-    assert "vnetSubnetID" not in t4ts.inputs  # the cluster's own subnet: AKS's choice for a pool that names none
+    assert t4ts.inputs["vnetSubnetID"] == MOCK_EXISTING_SUBNET  # no subnetId: the subnet of the cluster's system pool
     assert a100mig.inputs["vnetSubnetID"].endswith("/virtualNetworks/vnet-spoke/subnets/snet-gpu")
     assert "vnetSubnetID" in a100mig.replace_on_changes and all(p.protect for p in pools)
 
