@@ -26,12 +26,13 @@ VM sizes' vCPUs and families come from the SKU list; gpushare's catalog is the f
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from gpushare.azure.arm import AzureReads
-from gpushare.azure.cluster_baseline import baseline_findings
+from gpushare.azure.cluster_baseline import POD_CIDR, SERVICE_CIDR, baseline_findings
 from gpushare.azure.cluster_guard import missing_cluster_message
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
@@ -163,7 +164,9 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
         checks += _baseline_checks(stack, cluster)
     else:
         checks.append(_version_check(stack, offers, live))
-    checks += subnet_checks(pools, subnets or {}, live)
+    ranges = {} if existing else {
+        "serviceCidr": stack.cluster.network.service_cidr or SERVICE_CIDR, "podCidr (Azure CNI Overlay)": POD_CIDR}
+    checks += subnet_checks(pools, subnets or {}, live, ranges)
     return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, live is not None,
                            tuple(checks))
 
@@ -171,8 +174,9 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
 def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> list[Check]:
     subject = f"cluster {stack.cluster.name}"
     if cluster is None:
-        return [Check("baseline", subject, Verdict.WARN, "the cluster's settings were not read (a saved --deployed "
-                                                         "file holds node pools only)", "run `preflight` against Azure")]
+        return [Check("baseline", subject, Verdict.WARN,
+                      "the cluster's settings were not read (Azure unreadable under gpushare:guard: warn), so they "
+                      "were not compared with the baseline", "run `preflight` again once Azure can be read")]
     found = baseline_findings(stack.cluster.resource_group, stack.cluster.name, cluster)
     if not found:
         return [Check("baseline", subject, Verdict.PASS, "every setting gpushare's baseline reads is at the baseline "
@@ -183,8 +187,10 @@ def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> lis
 
 
 def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],
-                  live: Mapping[str, DeployedPool] | None) -> list[Check]:
-    """Per subnet: it exists, and its free addresses cover the nodes its pools can add. Azure CNI Overlay gives
+                  live: Mapping[str, DeployedPool] | None, ranges: Mapping[str, str] | None = None) -> list[Check]:
+    """Per subnet: it exists, does not overlap the cluster's own `ranges` (service and pod CIDRs, which AKS refuses
+    to overlap a node subnet: known only now that the subnet's range is read), and its free addresses cover the
+    nodes its pools can add. Azure CNI Overlay gives
     pods addresses from the private overlay range, so a node takes one subnet address; an upgrade's surge nodes take
     theirs too. Free = the range's size, less the 5 addresses Azure reserves in every subnet, less the IP
     configurations already in it (each running node holds one; so do other devices in the subnet)."""
@@ -202,6 +208,15 @@ def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],
                                                                "cannot see it)",
                                 "create it, or fix the subnetId; reading it needs Reader (or Network Contributor) on "
                                 "its VNet"))
+            continue
+        prefix = ipaddress.ip_network(subnet.address_prefix, strict=False)
+        overlaps = [f"{name} {cidr}" for name, cidr in (ranges or {}).items()
+                    if prefix.overlaps(ipaddress.ip_network(cidr))]
+        if overlaps:
+            checks.append(Check("subnet", short, Verdict.FAIL,
+                                f"{subnet.address_prefix} overlaps the cluster's {' and '.join(overlaps)}",
+                                "set gpushare:cluster.network.serviceCidr (with dnsServiceIp) to a private range "
+                                "outside your VNet, or use a subnet outside these ranges"))
             continue
         parts = [f"{pool.label.removeprefix('pool ')} {how}" for pool in members for _, how in [_growth(pool, live)]]
         need = sum(_growth(pool, live)[0] for pool in members)

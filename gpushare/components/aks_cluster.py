@@ -118,7 +118,8 @@ class AksCluster(pulumi.ComponentResource):
                 dns_service_ip=network.dns_service_ip or baseline.DNS_SERVICE_IP,
                 # outboundType (REST 2025-09-01; the SDK's OutboundType: set at creation only). Sent when it is not
                 # AKS's default (loadBalancer), so clusters deployed before the key plan no change.
-                outbound_type=None if network.outbound_type is OutboundType.LOAD_BALANCER else network.outbound_type.value,
+                outbound_type=(None if network.outbound_type is OutboundType.LOAD_BALANCER
+                               else network.outbound_type.value),
             ),
             oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
             security_profile=containerservice.ManagedClusterSecurityProfileArgs(

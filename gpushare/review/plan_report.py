@@ -103,8 +103,8 @@ def cluster_settings(stack: StackConfig) -> dict[str, Any]:
 EXISTING_CLUSTER_LINE = ("  existing cluster: gpushare adds its GPU pools, the GPU Operator and the tenants, and never "
                          "changes or deletes the cluster or its resource group; its tier, upgrades, network and access "
                          "are read, not written (`preflight` reports each one below gpushare's baseline)")
-PRIVATE_CLUSTER_LINE = ("  private API server: previews, deploys and `verify` need a runner inside the cluster's network "
-                        "(GitHub-hosted runners cannot reach it; set the deploy workflow's runner label)")
+PRIVATE_CLUSTER_LINE = ("  private API server: previews, deploys and `verify` need a runner inside the cluster's "
+                        "network (GitHub-hosted runners cannot reach it; set the deploy workflow's runner label)")
 
 
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],

@@ -158,3 +158,16 @@ def test_subnet_too_small_for_the_pools_max_nodes_says_what_it_counts(arm, tmp_p
     assert row["detail"] == ("10.1.1.0/29: 8 addresses - 5 Azure reserves - 1 in use = 2 free; the pools can add 8 "
                              "nodes (t4ts 8), one address each with Azure CNI Overlay: short by 6")
     assert "larger subnet" in row["fix"]
+
+
+def test_a_service_range_overlapping_the_subnet_fails_once_the_subnet_is_read(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER)
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.0.0.0/22", 0)))  # inside the default 10.0.0.0/16
+    arm.route(GPU, StubResponse(200, arm_subnet(GPU, "10.1.1.0/24", 0)))
+
+    assert main(["preflight", subnet_stack(tmp_path), "--json"]) == 1
+
+    rows = {c["subject"]: c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "subnet"}
+    assert rows["vnet-spoke/snet-nodes"]["detail"] == "10.0.0.0/22 overlaps the cluster's serviceCidr 10.0.0.0/16"
+    assert "network.serviceCidr" in rows["vnet-spoke/snet-nodes"]["fix"]
+    assert rows["vnet-spoke/snet-gpu"]["verdict"] == "pass"

@@ -54,7 +54,8 @@ def test_existing_refuses_admin_groups_but_keeps_grant_deployer():
 
 
 def test_existing_needs_the_resource_group():
-    assert_problems(problems_of(raw_with(cluster(existing=True))), [(f"{C}.resourceGroup", ["required", "az aks list"])])
+    assert_problems(problems_of(raw_with(cluster(existing=True))),
+                    [(f"{C}.resourceGroup", ["required", "az aks list"])])
 
 
 def test_pre_created_resource_group():
