@@ -63,6 +63,9 @@ class DeployedCluster:
     """`securityProfile.imageCleaner.enabled`."""
     kubernetes_version: str | None = None
     """`currentKubernetesVersion`, else `kubernetesVersion`."""
+    system_subnet_id: str | None = None
+    """`agentPoolProfiles[mode=System].vnetSubnetID`: where an existing cluster's GPU pools without `subnetId` go
+    (the program names it too); None in a VNet AKS manages."""
 
 
 class _Malformed(Exception):
@@ -128,10 +131,17 @@ def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
         image_cleaner=_get(_get(security, "imageCleaner", dict, name) or {}, "enabled", bool, name),
         kubernetes_version=(_get(properties, "currentKubernetesVersion", str, name)
                             or _get(properties, "kubernetesVersion", str, name)),
+        system_subnet_id=_system_subnet(properties, name),
     )
 
 
-_KINDS = {str: "a string", bool: "true or false", dict: "an object"}
+def _system_subnet(properties: dict[str, Any], name: str) -> str | None:
+    profiles = [p for p in _get(properties, "agentPoolProfiles", list, name) or [] if isinstance(p, dict)]
+    systems = [p for p in profiles if str(p.get("mode", "")).lower() == "system"] or profiles
+    return _get(systems[0], "vnetSubnetID", str, name) if systems else None
+
+
+_KINDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
 
 
 def _get(document: dict[str, Any], key: str, kind: type, cluster: str) -> Any:

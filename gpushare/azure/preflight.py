@@ -151,8 +151,10 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     system = stack.cluster.system_pool
     pools = [] if existing else [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
                                        nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count))]
+    # On an existing cluster a pool without subnetId joins the system pool's subnet (as the program sends it).
+    default_subnet = cluster.system_subnet_id if existing and cluster else None
     pools += [_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
-                    nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones, pool_subnet(stack, p))
+                    nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones, pool_subnet(stack, p) or default_subnet)
               for p in stack.pools]
     if not existing and stack.cluster.network.subnet_id:
         pools[0] = dataclasses.replace(pools[0], subnet=stack.cluster.network.subnet_id)
@@ -443,9 +445,12 @@ def _running_version(live: Mapping[str, DeployedPool] | None, wanted: str) -> st
     return None
 
 
-def stack_subnets(stack: StackConfig) -> list[str]:
-    """Every subnet of your own the stack's pools use, the system pool's first."""
+def stack_subnets(stack: StackConfig, cluster: DeployedCluster | None = None) -> list[str]:
+    """Every subnet the stack's pools use, the system pool's first; on an existing cluster (`cluster` as read) the
+    subnet of its system pool when a GPU pool names none."""
     ids = [stack.cluster.network.subnet_id, *(pool_subnet(stack, pool) for pool in stack.pools)]
+    if stack.cluster.existing and cluster and any(pool_subnet(stack, pool) is None for pool in stack.pools):
+        ids.append(cluster.system_subnet_id)
     return list(dict.fromkeys(subnet for subnet in ids if subnet))
 
 
@@ -457,7 +462,7 @@ def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[Deploye
     subscription_id = reads.target.subscription_id
     try:
         offers = read_region(subscription_id, stack.location, **reads.read_kwargs())
-        subnets = read_subnets(subscription_id, stack_subnets(stack), **reads.read_kwargs())
+        subnets = read_subnets(subscription_id, stack_subnets(stack, cluster), **reads.read_kwargs())
     except AzureReadError as err:
         warning = carry_on_without(stack, err, "deploys without these checks",
                                    "Continuing without preflight because gpushare:guard is warn: a size, zone, quota "

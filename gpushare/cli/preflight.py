@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         # An existing cluster's settings, for its baseline findings (the cluster guard's one read).
         found = (read_live_cluster(target.subscription_id, cluster.resource_group, cluster.name,
                                    **reads.read_kwargs()) if cluster.existing else None)
-        subnets = read_subnets(target.subscription_id, stack_subnets(stack), **reads.read_kwargs())
+        subnets = read_subnets(target.subscription_id, stack_subnets(stack, found), **reads.read_kwargs())
     report = evaluate(stack, offers, deployed, target.subscription_id, found, subnets,
                       cluster_found=found is not None if cluster.existing else None)
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))

@@ -171,3 +171,19 @@ def test_a_service_range_overlapping_the_subnet_fails_once_the_subnet_is_read(ar
     assert rows["vnet-spoke/snet-nodes"]["detail"] == "10.0.0.0/22 overlaps the cluster's serviceCidr 10.0.0.0/16"
     assert "network.serviceCidr" in rows["vnet-spoke/snet-nodes"]["fix"]
     assert rows["vnet-spoke/snet-gpu"]["verdict"] == "pass"
+
+
+def test_existing_clusters_pools_without_subnet_id_count_against_its_system_pools_subnet(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    arm.route(managed_cluster_id(SUB, RG, CLUSTER),
+              StubResponse(200, arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=NODES)))
+    # /28: 16 - 5 reserved - 8 in use (the cluster's own 3 + 5 nodes) = 3 free, for a pool that can grow to 8.
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/28", 8)))
+
+    assert main(["preflight", existing(tmp_path), "--json"]) == 1
+
+    (row,) = [c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "subnet"]
+    assert (row["subject"], row["verdict"]) == ("vnet-spoke/snet-nodes", "fail")
+    assert row["detail"].startswith("10.1.0.0/28: 16 addresses - 5 Azure reserves - 8 in use = 3 free; the pools can "
+                                    "add 8 nodes (t4ts 8)")
+    assert arm.count(NODES) == 1
