@@ -53,7 +53,7 @@ class ExistingCluster(pulumi.ComponentResource):
         self.resource_group_name = pulumi.Output.from_input(cluster.resource_group)
         self.resource_id = found.id
         self.oidc_issuer_url = found.oidc_issuer_profile.apply(lambda profile: profile.issuer_url if profile else None)
-        self.identity_principal_id = found.identity.apply(lambda identity: identity.principal_id if identity else None)
+        self.identity_principal_id = found.identity.apply(_control_plane_principal)
         self.default_subnet_id = found.agent_pool_profiles.apply(_system_pool_subnet)
         # Said in every preview: the Kubernetes provider then holds the cluster's static client certificate
         # (`provider_kubeconfig`), which gpushare's own clusters never have.
@@ -87,6 +87,17 @@ class ExistingCluster(pulumi.ComponentResource):
                         f"existing cluster {cluster.name}",
             opts=pulumi.ResourceOptions(parent=self),
         )
+
+
+def _control_plane_principal(identity) -> str | None:
+    """The cluster identity's object ID: system-assigned (`principalId`), or the one user-assigned control-plane
+    identity AKS allows (`userAssignedIdentities.*.principalId`), common on clusters made for a network of your own."""
+    if identity is None:
+        return None
+    if identity.principal_id:
+        return identity.principal_id
+    assigned = list((identity.user_assigned_identities or {}).values())
+    return assigned[0].principal_id if assigned else None
 
 
 def _system_pool_subnet(profiles) -> str | None:

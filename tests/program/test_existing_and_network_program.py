@@ -211,3 +211,13 @@ def test_preview_refuses_a_pool_name_an_unmanaged_pool_holds(arm):
     assert isinstance(recording.error, pulumi.RunError)
     assert "pulumi import --stack existing --file import-t4ts.json" in str(recording.error)
     assert recording.by_type(AGENT_POOL) == []
+
+
+def test_a_user_assigned_control_plane_identity_gets_the_subnet_role(monkeypatch):
+    uami = "/subscriptions/x/resourceGroups/rg-id/providers/Microsoft.ManagedIdentity/userAssignedIdentities/aks"
+    monkeypatch.setattr(GpushareMocks, "existing_cluster", {"identity": {
+        "type": "UserAssigned", "userAssignedIdentities": {uami: {"principalId": "1a2b3c4d-0000-4000-8000-000000000001",
+                                                                  "clientId": "c"}}}})
+    recording = run_program("existing", encode_engine_config(existing_stack()))
+    (subnet,) = [r for r in recording.by_type(ROLE_ASSIGNMENT) if r.name.startswith("cluster-subnets")]
+    assert subnet.inputs["principalId"] == "1a2b3c4d-0000-4000-8000-000000000001"
