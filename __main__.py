@@ -18,9 +18,11 @@ from gpushare.azure.cluster_guard import check_stack_for_program
 from gpushare.azure.guard import GuardReport, raise_for_violations
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
 from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
+from gpushare.components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
+from gpushare.components.subnet_access import SubnetAccess, SubnetAccessArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.run_length import long_run_warning
@@ -32,7 +34,7 @@ from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config
 from gpushare.stackfile.cluster_config import access_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
-from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints
+from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints, pool_subnet
 from gpushare.stackfile.project import STACK_FILE_ENV
 
 
@@ -92,6 +94,28 @@ def check_azure(stack: StackConfig) -> GuardReport | None:
             raise pulumi.RunError(str(exc)) from None
 
 
+def cluster_for(stack: StackConfig) -> AksCluster | ExistingCluster:
+    """The cluster gpushare creates, or the existing one it only reads (`existing: true`); both give the same
+    outputs. Either way, the cluster's identity gets Network Contributor on each subnet of your own that a pool
+    uses (`network.subnetId`, a pool's `subnetId`)."""
+    if stack.cluster.existing:
+        cluster = ExistingCluster("cluster", ExistingClusterArgs(cluster=stack.cluster))
+    else:
+        cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
+    subnets = dict.fromkeys(s for s in [stack.cluster.network.subnet_id, *(pool_subnet(stack, p) for p in stack.pools)]
+                            if s)
+    if subnets:
+        SubnetAccess("cluster-subnets", SubnetAccessArgs(
+            subnet_ids=list(subnets), principal_id=cluster.identity_principal_id, cluster_id=cluster.resource_id))
+    return cluster
+
+
+def subnet_for(stack: StackConfig, cluster: AksCluster | ExistingCluster, pool) -> pulumi.Input[str] | None:
+    """A GPU pool's subnet: its own or the stack's (`subnetId`), else on an existing cluster its system pool's."""
+    named = pool_subnet(stack, pool)
+    return named or (cluster.default_subnet_id if isinstance(cluster, ExistingCluster) else None)
+
+
 def main() -> None:
     stack = load_stack()
     report = check_azure(stack)
@@ -99,7 +123,7 @@ def main() -> None:
         pulumi.log.warn(warning)
     if warning := long_run_warning(stack, report):
         pulumi.log.warn(warning)
-    cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
+    cluster = cluster_for(stack)
     capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity, stack):
@@ -125,7 +149,7 @@ def main() -> None:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
             pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
-            node_taints=pool_node_taints(stack, pool),
+            node_taints=pool_node_taints(stack, pool), subnet_id=subnet_for(stack, cluster, pool),
             live_count=report.live_count(pool.name) if report else None,
             after=previous, device_config=operator.config_map, tags=merge_pool_tags(pool.name, autoscaler_tags(capacity), dict(pool.tags)),
         ))

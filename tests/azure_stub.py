@@ -199,3 +199,30 @@ def arm_kubernetes_version(version: str, patches: tuple[str, ...], *, default: b
     if preview:
         document["isPreview"] = True
     return document
+
+
+# --- an existing cluster (`existing: true`) and subnets of your own -------------------------------------------------
+
+def arm_existing_cluster(subscription_id: str, resource_group: str, cluster: str, *, local_accounts: bool = False,
+                         tier: str = "Standard", subnet_id: str | None = None) -> dict:
+    """A cluster its platform team made: Entra ID and Azure CNI Overlay like gpushare's baseline, unless
+    `local_accounts` (no Entra ID, local accounts on) or another `tier`; its pools in `subnet_id` when given."""
+    document = arm_managed_cluster(subscription_id, resource_group, cluster)
+    properties = document["properties"]
+    document["sku"]["tier"] = tier
+    properties["oidcIssuerProfile"] = {"enabled": True, "issuerURL": f"https://oidc.example/{cluster}/"}
+    properties["securityProfile"] = {"workloadIdentity": {"enabled": True},
+                                     "imageCleaner": {"enabled": True, "intervalHours": 168}}
+    if local_accounts:
+        properties.pop("aadProfile")
+        properties["disableLocalAccounts"] = False
+    if subnet_id:
+        properties["agentPoolProfiles"] = [{"name": "system", "mode": "System", "vnetSubnetID": subnet_id}]
+    return document
+
+
+def arm_subnet(subnet_id: str, prefix: str, used: int) -> dict:
+    """A subnet as the Network GET returns it, with `used` IP configurations (nodes' NICs and the like)."""
+    return {"id": subnet_id, "name": subnet_id.rsplit("/", 1)[-1], "type": "Microsoft.Network/virtualNetworks/subnets",
+            "properties": {"provisioningState": "Succeeded", "addressPrefix": prefix,
+                           "ipConfigurations": [{"id": f"{subnet_id}/ipConfigurations/nic{i}"} for i in range(used)]}}

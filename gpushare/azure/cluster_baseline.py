@@ -8,6 +8,9 @@ the project's `aks-security.md` reference.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
+
+from gpushare.azure.deployed_cluster import DeployedCluster
 
 NETWORK_PLUGIN = "azure"
 NETWORK_PLUGIN_MODE = "overlay"
@@ -30,6 +33,9 @@ NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
 
 RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 """Built-in role "Azure Kubernetes Service RBAC Cluster Admin": every Kubernetes action on the cluster."""
+
+NETWORK_CONTRIBUTOR_ROLE = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+"""Built-in role "Network Contributor": what AKS's identity needs on a subnet of your own VNet."""
 
 _ROLE_ASSIGNMENT_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://gpushare.io/role-assignments")
 
@@ -59,3 +65,53 @@ def role_assignment_name(scope: str, principal_id: str, role: str = RBAC_CLUSTER
     """A role assignment's name must be a GUID. Derived from what it grants (ARM IDs compare case-insensitively),
     so every run asks for the same assignment and never replaces it."""
     return str(uuid.uuid5(_ROLE_ASSIGNMENT_NAMESPACE, f"{scope.lower()}|{principal_id.lower()}|{role}"))
+
+
+@dataclass(frozen=True)
+class BaselineFinding:
+    """One setting of an existing cluster (`existing: true`) below gpushare's baseline: read, never written."""
+
+    setting: str
+    """The ARM property path (`sku.tier`, `disableLocalAccounts`)."""
+    deployed: str
+    wanted: str
+    fix: str
+    """The `az aks update` that brings it to the baseline (run by the cluster's owners)."""
+
+
+def baseline_findings(resource_group: str, name: str, deployed: DeployedCluster) -> list[BaselineFinding]:
+    """Every baseline setting the existing cluster does not have, with its fix. Maintenance windows are separate
+    resources (maintenanceConfigurations) and not read here. Missing values take AKS's API defaults (Free tier,
+    no upgrade channel, NodeImage node OS channel, local accounts on, no Entra ID)."""
+    update = f"az aks update -g {resource_group} -n {name}"
+    reimages = " (AKS reimages every node to apply it, GPU nodes included: do it in a maintenance window)"
+    checks: list[tuple[str, str, str, bool, str]] = [
+        ("sku.tier", deployed.tier or "Free", "Standard", (deployed.tier or "Free").lower() == "standard",
+         f"{update} --tier standard"),
+        ("autoUpgradeProfile.upgradeChannel", deployed.upgrade_channel or "none", "patch",
+         (deployed.upgrade_channel or "none").lower() != "none", f"{update} --auto-upgrade-channel patch"),
+        ("autoUpgradeProfile.nodeOSUpgradeChannel", deployed.node_os_upgrade_channel or "NodeImage", "NodeImage",
+         (deployed.node_os_upgrade_channel or "NodeImage").lower() in ("nodeimage", "securitypatch"),
+         f"{update} --node-os-upgrade-channel NodeImage"),
+        ("aadProfile.managed", str(bool(deployed.entra_managed)).lower(), "true", bool(deployed.entra_managed),
+         f"{update} --enable-aad --enable-azure-rbac (then Kubernetes access goes through Entra ID)"),
+        ("aadProfile.enableAzureRBAC", str(bool(deployed.azure_rbac)).lower(), "true",
+         bool(deployed.azure_rbac) or not deployed.entra_managed, f"{update} --enable-azure-rbac"),
+        ("disableLocalAccounts", str(bool(deployed.disable_local_accounts)).lower(), "true",
+         bool(deployed.disable_local_accounts),
+         f"{update} --disable-local-accounts (after Entra ID: static client certificates stop working)"),
+        ("networkProfile.networkPluginMode", deployed.network_plugin_mode or "none", NETWORK_PLUGIN_MODE,
+         (deployed.network_plugin_mode or "").lower() == NETWORK_PLUGIN_MODE,
+         f"{update} --network-plugin azure --network-plugin-mode overlay{reimages}"),
+        ("networkProfile.networkDataplane", deployed.network_dataplane or "azure", NETWORK_DATAPLANE,
+         (deployed.network_dataplane or "azure").lower() == NETWORK_DATAPLANE,
+         f"{update} --network-dataplane cilium --network-policy cilium{reimages}"),
+        ("oidcIssuerProfile.enabled", str(bool(deployed.oidc_issuer)).lower(), "true", bool(deployed.oidc_issuer),
+         f"{update} --enable-oidc-issuer"),
+        ("securityProfile.workloadIdentity.enabled", str(bool(deployed.workload_identity)).lower(), "true",
+         bool(deployed.workload_identity), f"{update} --enable-oidc-issuer --enable-workload-identity"),
+        ("securityProfile.imageCleaner.enabled", str(bool(deployed.image_cleaner)).lower(), "true",
+         bool(deployed.image_cleaner),
+         f"{update} --enable-image-cleaner --image-cleaner-interval-hours {IMAGE_CLEANER_INTERVAL_HOURS}"),
+    ]
+    return [BaselineFinding(setting, was, wanted, fix) for setting, was, wanted, ok, fix in checks if not ok]

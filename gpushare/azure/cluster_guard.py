@@ -10,7 +10,13 @@ Create-only settings (`CLUSTER_CREATE_ONLY`), by ARM property path:
 - `networkProfile.networkPlugin`, `.networkPluginMode`, `.networkDataplane`, `.networkPolicy`: the CNI. AKS has
   one-way, out-of-band migrations (kubenet or Azure CNI to Azure CNI Overlay, the Azure dataplane to Cilium,
   `az aks update`), each reimaging every node, which for GPU pools is an outage of its own: never as a side effect;
-- `networkProfile.podCidr`, `.serviceCidr`, `.dnsServiceIP`: address ranges fixed at creation.
+- `networkProfile.podCidr`, `.serviceCidr`, `.dnsServiceIP`: address ranges fixed at creation;
+- `networkProfile.outboundType`: REST 2025-09-01 (the SDK's `OutboundType`): "can only be set at cluster creation
+  time and cannot be changed later";
+- `apiServerAccessProfile.enablePrivateCluster`, `.privateDNSZone`: AKS makes a cluster private (and picks its DNS
+  zone) when it creates it (AKS docs private-clusters.md).
+An existing cluster (`existing: true`) is never written, so none of this applies to it: it must exist (a missing one
+stops the run, `ExistingClusterMissingError`), and its settings are baseline findings for preflight.
 Everything else gpushare sets on the cluster (Entra ID, local accounts, tier, upgrade channels, authorized IP ranges,
 Image Cleaner) AKS changes in place. A node OS channel change is reported as a note: AKS docs
 (auto-upgrade-node-image.md): "Once you change from one channel to another channel, a reimage is triggered leading
@@ -26,7 +32,7 @@ from gpushare.azure import cluster_baseline as baseline
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, GuardReport, Violation, carry_on_without, check_for_program
-from gpushare.errors import AzureReadError
+from gpushare.errors import AzureReadError, GpushareError
 from gpushare.stackfile.model import StackConfig
 
 CLUSTER = "(cluster)"
@@ -50,6 +56,9 @@ CLUSTER_CREATE_ONLY: dict[str, tuple[str, str | None]] = {
     "networkProfile.podCidr": ("AKS fixes the pod address range when it creates the cluster", None),
     "networkProfile.serviceCidr": ("AKS fixes the service address range when it creates the cluster", None),
     "networkProfile.dnsServiceIP": ("AKS fixes the cluster DNS service address when it creates the cluster", None),
+    "networkProfile.outboundType": ("AKS fixes the outbound type when it creates the cluster", None),
+    "apiServerAccessProfile.enablePrivateCluster": ("AKS makes a cluster private, or public, when it creates it", None),
+    "apiServerAccessProfile.privateDNSZone": ("AKS fixes a private cluster's DNS zone when it creates it", None),
 }
 """Each create-only cluster setting: why AKS cannot apply a change in place, and the out-of-band migration if any."""
 
@@ -63,6 +72,7 @@ def _text(value: str | None, default: str | None = None) -> tuple[str, str]:
 
 
 def wanted_settings(stack: StackConfig) -> dict[str, tuple[object, str]]:
+    network, api = stack.cluster.network, stack.cluster.api_server
     return {
         "dnsPrefix": _text(stack.cluster.dns_prefix),
         "enableRBAC": (True, "true"),
@@ -71,14 +81,18 @@ def wanted_settings(stack: StackConfig) -> dict[str, tuple[object, str]]:
         "networkProfile.networkDataplane": _text(baseline.NETWORK_DATAPLANE),
         "networkProfile.networkPolicy": _text(baseline.NETWORK_POLICY),
         "networkProfile.podCidr": _text(baseline.POD_CIDR),
-        "networkProfile.serviceCidr": _text(baseline.SERVICE_CIDR),
-        "networkProfile.dnsServiceIP": _text(baseline.DNS_SERVICE_IP),
+        "networkProfile.serviceCidr": _text(network.service_cidr or baseline.SERVICE_CIDR),
+        "networkProfile.dnsServiceIP": _text(network.dns_service_ip or baseline.DNS_SERVICE_IP),
+        "networkProfile.outboundType": _text(network.outbound_type.value),
+        "apiServerAccessProfile.enablePrivateCluster": (api.private, str(api.private).lower()),
+        "apiServerAccessProfile.privateDNSZone": _text(api.private_dns_zone or "system" if api.private else None),
     }
 
 
 def deployed_settings(deployed: DeployedCluster) -> dict[str, tuple[object, str]]:
     # API defaults for what AKS may leave out: RBAC on, the Azure dataplane, no network policy.
     rbac = deployed.enable_rbac is not False
+    private = deployed.private_cluster is True
     return {
         "dnsPrefix": _text(deployed.dns_prefix),
         "enableRBAC": (rbac, str(rbac).lower()),
@@ -89,6 +103,10 @@ def deployed_settings(deployed: DeployedCluster) -> dict[str, tuple[object, str]
         "networkProfile.podCidr": _text(deployed.pod_cidr),
         "networkProfile.serviceCidr": _text(deployed.service_cidr),
         "networkProfile.dnsServiceIP": _text(deployed.dns_service_ip),
+        # API defaults: a load balancer, a public API server, and AKS's own zone for a private one.
+        "networkProfile.outboundType": _text(deployed.outbound_type, "loadBalancer"),
+        "apiServerAccessProfile.enablePrivateCluster": (private, str(private).lower()),
+        "apiServerAccessProfile.privateDNSZone": _text(deployed.private_dns_zone or "system" if private else None),
     }
 
 
@@ -102,7 +120,12 @@ def cluster_violations(stack: StackConfig, deployed: DeployedCluster | None) -> 
                   _message(stack, field, live[field][1], wanted[field][1]))
         for field in CLUSTER_CREATE_ONLY
         if live[field][0] != wanted[field][0]
+        # A private DNS zone is compared between private clusters; public <-> private is enablePrivateCluster's.
+        and not (field == _PRIVATE_DNS_ZONE and live[_PRIVATE][0] != wanted[_PRIVATE][0])
     ]
+
+
+_PRIVATE, _PRIVATE_DNS_ZONE = "apiServerAccessProfile.enablePrivateCluster", "apiServerAccessProfile.privateDNSZone"
 
 
 def _node_os_note(stack: StackConfig, deployed: DeployedCluster | None) -> str | None:
@@ -135,11 +158,28 @@ def _message(stack: StackConfig, field: str, deployed: str, wanted: str) -> str:
     return "\n".join(lines)
 
 
+class ExistingClusterMissingError(GpushareError):
+    """`existing: true` names a cluster Azure does not have: nothing to add pools to. Exits as a failed check."""
+
+    exit_code = 1
+
+
+def missing_cluster_message(stack: StackConfig, subscription_id: str) -> str:
+    cluster = stack.cluster
+    return (f"AKS cluster {cluster.name} not found in resource group {cluster.resource_group} (subscription "
+            f"{subscription_id}), but {stack.source} says existing: true; check gpushare:cluster.name and "
+            f"resourceGroup (`az aks list -o table` lists the clusters this identity can read), or remove "
+            f"`existing: true` to have gpushare create the cluster")
+
+
 def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
                   **read_kwargs: object) -> GuardReport:
-    """Read the deployed cluster (one GET) and add its violations to the pool guard's `report`.
+    """Read the deployed cluster (one GET) and add its violations to the pool guard's `report`; the cluster read
+    travels on in the report (`GuardReport.cluster`) for preflight's baseline findings.
 
-    Unreadable Azure is handled as for the pools: `strict` raises, `warn` carries on with a warning.
+    Unreadable Azure is handled as for the pools: `strict` raises, `warn` carries on with a warning. An existing
+    cluster (`existing: true`) that is not there raises `ExistingClusterMissingError`; one that is has no
+    create-only settings to compare (gpushare writes none of them).
     `read_kwargs` go to `read_live_cluster` (credential, base_url, SDK client settings).
     """
     cluster = stack.cluster
@@ -149,9 +189,13 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
         warning = carry_on_without(stack, err, "deploys on the cluster's protection alone",
                                    "Continuing because gpushare:guard is warn, relying on the cluster's protection")
         return dataclasses.replace(report, warnings=(*report.warnings, warning))
+    if cluster.existing:
+        if deployed is None:
+            raise ExistingClusterMissingError(missing_cluster_message(stack, subscription_id))
+        return dataclasses.replace(report, cluster=deployed)
     note = _node_os_note(stack, deployed)
     return dataclasses.replace(report, violations=(*cluster_violations(stack, deployed), *report.violations),
-                               notes=(*report.notes, *([note] if note else [])))
+                               notes=(*report.notes, *([note] if note else [])), cluster=deployed)
 
 
 def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str],

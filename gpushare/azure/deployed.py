@@ -76,6 +76,9 @@ class DeployedPool:
     scale_set_priority: str | None = None
     """`Spot` or `Regular`; None when Azure reports none (AKS's default, Regular)."""
     scale_set_eviction_policy: str | None = None
+    vnet_subnet_id: str | None = None
+    """`vnetSubnetID` (the CLI prints `vnetSubnetId`): the subnet AKS put the pool's nodes in; None in a VNet AKS
+    manages."""
 
 
 class _Malformed(Exception):
@@ -232,6 +235,8 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         max_pods=fields.get("maxPods", int),
         scale_set_priority=fields.get("scaleSetPriority", str),
         scale_set_eviction_policy=fields.get("scaleSetEvictionPolicy", str),
+        vnet_subnet_id=fields.get("vnetSubnetID", str) if "vnetSubnetID" in properties
+        else fields.get("vnetSubnetId", str),
     )
 
 

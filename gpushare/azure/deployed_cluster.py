@@ -39,6 +39,33 @@ class DeployedCluster:
     dns_service_ip: str | None = None
     node_os_upgrade_channel: str | None = None
     """`autoUpgradeProfile.nodeOSUpgradeChannel`: changed in place, but AKS reimages every node to apply it."""
+    outbound_type: str | None = None
+    """`networkProfile.outboundType`: fixed at creation."""
+    private_cluster: bool | None = None
+    """`apiServerAccessProfile.enablePrivateCluster`: fixed at creation."""
+    private_dns_zone: str | None = None
+    """`apiServerAccessProfile.privateDNSZone`: fixed at creation."""
+    # What gpushare's baseline sets and AKS changes in place: read for an existing cluster's baseline findings.
+    tier: str | None = None
+    """`sku.tier`."""
+    upgrade_channel: str | None = None
+    """`autoUpgradeProfile.upgradeChannel`."""
+    disable_local_accounts: bool | None = None
+    entra_managed: bool | None = None
+    """`aadProfile.managed`: managed Entra ID integration."""
+    azure_rbac: bool | None = None
+    """`aadProfile.enableAzureRBAC`."""
+    oidc_issuer: bool | None = None
+    """`oidcIssuerProfile.enabled`."""
+    workload_identity: bool | None = None
+    """`securityProfile.workloadIdentity.enabled`."""
+    image_cleaner: bool | None = None
+    """`securityProfile.imageCleaner.enabled`."""
+    kubernetes_version: str | None = None
+    """`currentKubernetesVersion`, else `kubernetesVersion`."""
+    system_subnet_id: str | None = None
+    """`agentPoolProfiles[mode=System].vnetSubnetID`: where an existing cluster's GPU pools without `subnetId` go
+    (the program names it too); None in a VNet AKS manages."""
 
 
 class _Malformed(Exception):
@@ -76,6 +103,9 @@ def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
     properties = _get(document, "properties", dict, name) or {}
     network = _get(properties, "networkProfile", dict, name) or {}
     upgrades = _get(properties, "autoUpgradeProfile", dict, name) or {}
+    api = _get(properties, "apiServerAccessProfile", dict, name) or {}
+    aad = _get(properties, "aadProfile", dict, name) or {}
+    security = _get(properties, "securityProfile", dict, name) or {}
     return DeployedCluster(
         name=name,
         dns_prefix=_get(properties, "dnsPrefix", str, name),
@@ -88,10 +118,30 @@ def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
         service_cidr=_get(network, "serviceCidr", str, name),
         dns_service_ip=_get(network, "dnsServiceIP", str, name),
         node_os_upgrade_channel=_get(upgrades, "nodeOSUpgradeChannel", str, name),
+        outbound_type=_get(network, "outboundType", str, name),
+        private_cluster=_get(api, "enablePrivateCluster", bool, name),
+        private_dns_zone=_get(api, "privateDNSZone", str, name),
+        tier=_get(_get(document, "sku", dict, name) or {}, "tier", str, name),
+        upgrade_channel=_get(upgrades, "upgradeChannel", str, name),
+        disable_local_accounts=_get(properties, "disableLocalAccounts", bool, name),
+        entra_managed=_get(aad, "managed", bool, name) if aad else None,
+        azure_rbac=_get(aad, "enableAzureRBAC", bool, name) if aad else None,
+        oidc_issuer=_get(_get(properties, "oidcIssuerProfile", dict, name) or {}, "enabled", bool, name),
+        workload_identity=_get(_get(security, "workloadIdentity", dict, name) or {}, "enabled", bool, name),
+        image_cleaner=_get(_get(security, "imageCleaner", dict, name) or {}, "enabled", bool, name),
+        kubernetes_version=(_get(properties, "currentKubernetesVersion", str, name)
+                            or _get(properties, "kubernetesVersion", str, name)),
+        system_subnet_id=_system_subnet(properties, name),
     )
 
 
-_KINDS = {str: "a string", bool: "true or false", dict: "an object"}
+def _system_subnet(properties: dict[str, Any], name: str) -> str | None:
+    profiles = [p for p in _get(properties, "agentPoolProfiles", list, name) or [] if isinstance(p, dict)]
+    systems = [p for p in profiles if str(p.get("mode", "")).lower() == "system"] or profiles
+    return _get(systems[0], "vnetSubnetID", str, name) if systems else None
+
+
+_KINDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
 
 
 def _get(document: dict[str, Any], key: str, kind: type, cluster: str) -> Any:

@@ -12,6 +12,9 @@ Create-only settings compared (`CREATE_ONLY`), by the ARM property path Pulumi's
   `osDiskType`; aks-docs create-node-pools.md for max pods); compared only when the stack sets them.
 - `scaleSetPriority`, `scaleSetEvictionPolicy`: a pool is Spot or Regular from its creation (aks-docs
   spot-node-pool.md); the eviction policy is compared for Spot pools only.
+- `vnetSubnetID`: the subnet AKS joined the pool's nodes to (REST 2025-09-01 `AgentPool.vnetSubnetID`); AKS cannot
+  move a pool to another subnet. Compared only when the stack names the pool's subnet (its `subnetId` or the
+  cluster's `network.subnetId`): a pool that names none takes whatever subnet AKS gives it.
 Everything else the stack sets on a pool (node count, autoscale bounds, labels, taints) AKS changes in place.
 
 Changes AKS makes in place that still disturb running pods are reported, never refused:
@@ -28,7 +31,11 @@ Pools are matched by name (the AKS agent pool name is `GpuPool.name`). A deploye
 `gpushare.io/pool` label that the stack no longer lists would be deleted: a violation, unless it has no nodes left
 (node count 0, never an unknown count). Even then Pulumi deletes it only if an earlier run applied `recreate: true`
 on it, which lifted its protection; the guard says so in a warning. Pools without that label and not in the stack
-(the system pool, pools made by hand) are not gpushare's: ignored.
+(the system pool, pools made by hand, an existing cluster's own pools) are not gpushare's: ignored. On an existing
+cluster (`existing: true`) a stack pool whose name is taken by such a pool is refused (`_taken_by_unmanaged`): Pulumi
+would try to create a pool that exists there, or replace its owners' pool; the message gives the choice: another
+name, or adopt it (`pulumi import` with the exact command, then the label). On a cluster gpushare created, a
+same-named pool without the label is one deployed before gpushare labelled its pools, and is compared as its own.
 """
 
 from __future__ import annotations
@@ -41,8 +48,10 @@ from pathlib import Path
 
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
+from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError, GuardViolationError
 from gpushare.sharing.capacity import pool_capacity
+from gpushare.stackfile.keys import POOLS_KEY
 from gpushare.stackfile.model import (
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
@@ -52,6 +61,7 @@ from gpushare.stackfile.model import (
     GuardMode,
     MigStrategy,
     StackConfig,
+    pool_subnet,
     sharing_label,
 )
 
@@ -73,6 +83,7 @@ CREATE_ONLY: dict[str, str] = {
     "maxPods": "AKS fixes the maximum pods per node (maxPods) when it creates a node pool",
     "scaleSetPriority": "AKS cannot turn an existing node pool into a Spot pool or back (scaleSetPriority)",
     "scaleSetEvictionPolicy": "AKS fixes a Spot pool's eviction policy (scaleSetEvictionPolicy) when it creates it",
+    "vnetSubnetID": "AKS cannot move an existing node pool to another subnet (vnetSubnetID)",
 }
 """Each create-only setting, by ARM property path, with why AKS cannot apply a change to it in place."""
 
@@ -109,6 +120,9 @@ class GuardReport:
     """Empty gpushare pools the stack no longer lists: deleted if an earlier run lifted their protection."""
     compared: bool = True
     """False when nothing was compared (Azure unreadable under `gpushare:guard: warn`)."""
+    cluster: DeployedCluster | None = field(default=None, compare=False)
+    """The managed cluster as the cluster guard read it (None: not read, or not there yet): preflight's baseline
+    findings for an existing cluster come from it. Input, like `deployed`."""
 
     @property
     def headline(self) -> str:
@@ -168,6 +182,9 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
             if pool.recreate:
                 warnings.append(_new_pool_recreate_warning(stack, pool.name))
             continue  # a new pool: creating it deletes nothing
+        if stack.cluster.existing and POOL_LABEL not in live.node_labels:
+            violations.append(_taken_by_unmanaged(stack, pool, live))
+            continue
         changes = _create_only_changes(stack, pool, live)
         if pool.recreate:
             warnings.append(_recreate_warning(stack, pool.name, changes))
@@ -329,6 +346,10 @@ def _number(value: int | None) -> tuple[object, str]:
     return value, "AKS's default" if value is None else str(value)
 
 
+def _subnet(subnet_id: str | None) -> tuple[str, str]:
+    return (subnet_id.lower(), subnet_id) if subnet_id else ("", "none (a VNet AKS manages)")
+
+
 def _wanted_settings(stack: StackConfig, pool: GpuPool) -> dict[str, tuple[object, str]]:
     """What the stack wants; a setting the stack leaves to AKS is absent (nothing to compare)."""
     wanted = {
@@ -346,6 +367,8 @@ def _wanted_settings(stack: StackConfig, pool: GpuPool) -> dict[str, tuple[objec
         wanted["maxPods"] = _number(pool.max_pods)
     if pool.spot:
         wanted["scaleSetEvictionPolicy"] = _text(pool.spot.eviction.value)
+    if pool_subnet(stack, pool):
+        wanted["vnetSubnetID"] = _subnet(pool_subnet(stack, pool))
     return wanted
 
 
@@ -360,12 +383,13 @@ def _deployed_settings(live: DeployedPool) -> dict[str, tuple[object, str]]:
         "maxPods": _number(live.max_pods),
         "scaleSetPriority": _text(live.scale_set_priority or "Regular"),
         "scaleSetEvictionPolicy": _text(live.scale_set_eviction_policy or "Delete"),
+        "vnetSubnetID": _subnet(live.vnet_subnet_id),
     }
 
 
 def _create_only_changes(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> list[tuple[str, str, str]]:
     """(field, deployed, wanted) for every create-only setting that differs, in `CREATE_ONLY` order. A setting
-    the stack leaves unset, or Azure does not report, is not compared."""
+    the stack leaves unset (an OS disk, max pods, a pool's subnet), or Azure does not report, is not compared."""
     wanted, deployed = _wanted_settings(stack, pool), _deployed_settings(live)
     return [
         (field, deployed[field][1], wanted[field][1])
@@ -397,6 +421,35 @@ def _change_message(stack: StackConfig, pool: str, field: str, deployed: str, wa
         f"  - or accept the outage: set `recreate: true` on pool {pool} in {stack.source} "
         "to delete and recreate it in the next run."
     )
+
+
+def import_command(stack: StackConfig, pool: str, pool_id: str) -> str:
+    """The one command that adopts a deployed agent pool as stack pool `pool`: its GpuNodePool component and its
+    AgentPool child under the program's names (an import file may create the component parent, Pulumi 3.94+)."""
+    document = json.dumps({"resources": [
+        {"type": "gpushare:pool:GpuNodePool", "name": pool, "component": True},
+        {"type": "azure-native:containerservice:AgentPool", "name": f"{pool}-agentpool", "id": pool_id,
+         "parent": pool},
+    ]}, separators=(",", ":"))
+    return f"echo '{document}' > import-{pool}.json && pulumi import --stack {stack.stack} --file import-{pool}.json"
+
+
+def _taken_by_unmanaged(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> Violation:
+    cluster = stack.cluster
+    pool_id = live.id or (f"/subscriptions/<subscription id>/resourceGroups/{cluster.resource_group}/providers/"
+                          f"Microsoft.ContainerService/managedClusters/{cluster.name}/agentPools/{pool.name}")
+    nodes = f"{live.count} node{'s' if live.count != 1 else ''}" if live.count is not None else "node count unknown"
+    message = (
+        f"{_where(stack, pool.name)}: a node pool named {pool.name} already exists ({live.vm_size}, {nodes}) and "
+        f"gpushare did not create it (no {POOL_LABEL} label).\n"
+        "  gpushare never takes over or replaces a pool it did not create. Either:\n"
+        f"  - give the stack's pool another name in {stack.source} ({POOLS_KEY}, `name`); or\n"
+        f"  - adopt it, if it is meant to be this pool: {import_command(stack, pool.name, pool_id)}; then mark it "
+        f"gpushare's: az aks nodepool update -g {cluster.resource_group} --cluster-name {cluster.name} -n {pool.name} "
+        f"--labels {POOL_LABEL}={pool.name} (note: --labels replaces the pool's labels). The next preview then "
+        "compares its create-only settings (vmSize, mig, zones, driver, subnet) like any gpushare pool."
+    )
+    return Violation(pool.name, "pool", f"exists, not gpushare's ({nodes})", "a gpushare pool of that name", message)
 
 
 def _removal(stack: StackConfig, live: DeployedPool) -> Violation:

@@ -17,24 +17,36 @@ deployed pools the guard already read (one call), so a stack makes at most four 
 - `os-disk`: an ephemeral OS disk fits the size's cache (`CachedDiskBytes`) or temp disk (`MaxResourceVolumeMB`);
 - Spot pools count in the regional low-priority bucket (`lowPriorityCores`), not in their family or `cores`;
 - `kubernetes-version`: the stack's `kubernetesVersion` is offered in the region and not preview-only.
+- on an existing cluster (`existing: true`), from the cluster guard's one cluster read: `cluster` fails alone when
+  the cluster is not there (nothing else is worth checking); otherwise `baseline` rows warn for each setting below
+  gpushare's hardened baseline, with the `az aks update` that fixes it (`cluster_baseline.baseline_findings`). The
+  cluster's own system pool and version are its owners': not counted, not checked.
+- `subnet` (a subnet of your own, `network.subnetId` or a pool's `subnetId`; one read per subnet,
+  `gpushare.azure.subnets`): it exists, and has a free address for every node the stack's pools in it can add.
 
 VM sizes' vCPUs and families come from the SKU list; gpushare's catalog is the fallback for GPU sizes.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from gpushare.azure.arm import AzureReads
+from gpushare.azure.cluster_baseline import POD_CIDR, SERVICE_CIDR, baseline_findings
+from gpushare.azure.cluster_guard import missing_cluster_message
 from gpushare.azure.deployed import DeployedPool
+from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
 from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
+from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet, read_subnets
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.sharing.upgrades import nodes_at_once
 from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
-from gpushare.stackfile.model import SYSTEM_POOL_NAME, GpuPool, OsDiskType, PreflightMode, StackConfig
+from gpushare.stackfile.model import SYSTEM_POOL_NAME, GpuPool, OsDiskType, PreflightMode, StackConfig, pool_subnet
 
 AKS_DEFAULT_MAX_SURGE = "10%"
 """The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
@@ -118,6 +130,8 @@ class _Node:
     zones: tuple[str, ...] = ()
     spot: bool = False
     """Counted in the regional Spot bucket (`lowPriorityCores`) instead of its family and `cores`."""
+    subnet: str | None = None
+    """The subnet of your own its nodes join; None: a VNet AKS manages (or an existing cluster's own subnet)."""
 
     @property
     def peak(self) -> int:
@@ -129,23 +143,105 @@ class _Node:
 
 
 def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[DeployedPool] | None,
-             subscription_id: str) -> PreflightReport:
-    """Every check's row. `deployed` is None when the cluster does not exist yet."""
+             subscription_id: str, cluster: DeployedCluster | None = None,
+             subnets: Mapping[str, Subnet | None] | None = None, cluster_found: bool | None = None) -> PreflightReport:
+    """Every check's row. `deployed` is None when the cluster does not exist yet; `cluster` is the managed cluster
+    as read (for an existing cluster's baseline), `cluster_found` False when Azure said it is not there (None: not
+    asked); `subnets` each subnet of the stack as read (None: not there)."""
+    existing = stack.cluster.existing
+    if existing and cluster_found is False:
+        return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, False, (
+            Check("cluster", f"{stack.cluster.name} (resource group {stack.cluster.resource_group})", Verdict.FAIL,
+                  missing_cluster_message(stack, subscription_id),
+                  "fix gpushare:cluster.name / resourceGroup, or remove existing: true"),))
     system = stack.cluster.system_pool
-    pools = [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
-                   nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count)),
-             *(_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
-                     nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones, p.spot is not None)
-               for p in stack.pools)]
+    pools = [] if existing else [_Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
+                                       nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count))]
+    # On an existing cluster a pool without subnetId joins the system pool's subnet (as the program sends it).
+    default_subnet = cluster.system_subnet_id if existing and cluster else None
+    pools += [_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
+                    nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones, p.spot is not None,
+                    pool_subnet(stack, p) or default_subnet)
+              for p in stack.pools]
+    if not existing and stack.cluster.network.subnet_id:
+        pools[0] = dataclasses.replace(pools[0], subnet=stack.cluster.network.subnet_id)
     live = {p.name: p for p in deployed} if deployed is not None else None
     checks = [_size_check(pool, offers) for pool in pools]
     checks += [c for pool in pools if pool.zones for c in _zone_check(pool, offers)]
     checks += [c for pool in stack.pools if (c := _gpu_check(pool, offers))]
     checks += [c for pool in stack.pools if (c := _os_disk_check(pool, offers))]
     checks += _quota_checks(pools, offers, live, subscription_id)
-    checks.append(_version_check(stack, offers, live))
+    if existing:
+        checks += _baseline_checks(stack, cluster)
+    else:
+        checks.append(_version_check(stack, offers, live))
+    ranges = {} if existing else {
+        "serviceCidr": stack.cluster.network.service_cidr or SERVICE_CIDR, "podCidr (Azure CNI Overlay)": POD_CIDR}
+    checks += subnet_checks(pools, subnets or {}, live, ranges)
     return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, live is not None,
                            tuple(checks))
+
+
+def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> list[Check]:
+    subject = f"cluster {stack.cluster.name}"
+    if cluster is None:
+        return [Check("baseline", subject, Verdict.WARN,
+                      "the cluster's settings were not read (Azure unreadable under gpushare:guard: warn), so they "
+                      "were not compared with the baseline", "run `preflight` again once Azure can be read")]
+    found = baseline_findings(stack.cluster.resource_group, stack.cluster.name, cluster)
+    if not found:
+        return [Check("baseline", subject, Verdict.PASS, "every setting gpushare's baseline reads is at the baseline "
+                                                         "(maintenance windows are not read)")]
+    return [Check("baseline", f"{subject} {f.setting}", Verdict.WARN,
+                  f"{f.setting} is {f.deployed}, gpushare's baseline is {f.wanted} (read, not written: the cluster "
+                  "is its owners')", f.fix) for f in found]
+
+
+def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],
+                  live: Mapping[str, DeployedPool] | None, ranges: Mapping[str, str] | None = None) -> list[Check]:
+    """Per subnet: it exists, does not overlap the cluster's own `ranges` (service and pod CIDRs, which AKS refuses
+    to overlap a node subnet: known only now that the subnet's range is read), and its free addresses cover the
+    nodes its pools can add. Azure CNI Overlay gives
+    pods addresses from the private overlay range, so a node takes one subnet address; an upgrade's surge nodes take
+    theirs too. Free = the range's size, less the 5 addresses Azure reserves in every subnet, less the IP
+    configurations already in it (each running node holds one; so do other devices in the subnet)."""
+    checks = []
+    by_subnet: dict[str, list[_Node]] = {}
+    for pool in pools:
+        if pool.subnet:
+            by_subnet.setdefault(pool.subnet.lower(), []).append(pool)
+    for key, members in by_subnet.items():
+        subnet_id = members[0].subnet or key
+        short = "/".join(subnet_id.split("/")[-3::2])
+        subnet = subnets.get(key)
+        if subnet is None:
+            checks.append(Check("subnet", short, Verdict.FAIL, f"subnet {subnet_id} does not exist (or this identity "
+                                                               "cannot see it)",
+                                "create it, or fix the subnetId; reading it needs Reader (or Network Contributor) on "
+                                "its VNet"))
+            continue
+        prefix = ipaddress.ip_network(subnet.address_prefix, strict=False)
+        overlaps = [f"{name} {cidr}" for name, cidr in (ranges or {}).items()
+                    if prefix.overlaps(ipaddress.ip_network(cidr))]
+        if overlaps:
+            checks.append(Check("subnet", short, Verdict.FAIL,
+                                f"{subnet.address_prefix} overlaps the cluster's {' and '.join(overlaps)}",
+                                "set gpushare:cluster.network.serviceCidr (with dnsServiceIp) to a private range "
+                                "outside your VNet, or use a subnet outside these ranges"))
+            continue
+        parts = [f"{pool.label.removeprefix('pool ')} {how}" for pool in members for _, how in [_growth(pool, live)]]
+        need = sum(_growth(pool, live)[0] for pool in members)
+        free = subnet.free_addresses
+        detail = (f"{subnet.address_prefix}: {subnet.size} addresses - {AZURE_RESERVED_PER_SUBNET} Azure reserves - "
+                  f"{subnet.used} in use = {free} free; the pools can add {need} node{'s' if need != 1 else ''} "
+                  f"({'; '.join(parts)}), one address each with Azure CNI Overlay")
+        if need <= free:
+            checks.append(Check("subnet", short, Verdict.PASS, detail))
+        else:
+            checks.append(Check("subnet", short, Verdict.FAIL, f"{detail}: short by {need - free}",
+                                "use a larger subnet (a pool's subnetId, fixed when the pool is created), or lower "
+                                "the pools' count / autoscale max / upgrade.maxSurge"))
+    return checks
 
 
 def _sizes_offered_here(offers: RegionOffers) -> str:
@@ -420,18 +516,30 @@ def _running_version(live: Mapping[str, DeployedPool] | None, wanted: str) -> st
     return None
 
 
-def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[DeployedPool] | None) -> PreflightReport:
-    """Read the region (three calls) and evaluate. Azure being unreadable follows `gpushare:guard`: `strict`
-    raises the `AzureReadError`; `warn` returns a report with no checks and the warning."""
+def stack_subnets(stack: StackConfig, cluster: DeployedCluster | None = None) -> list[str]:
+    """Every subnet the stack's pools use, the system pool's first; on an existing cluster (`cluster` as read) the
+    subnet of its system pool when a GPU pool names none."""
+    ids = [stack.cluster.network.subnet_id, *(pool_subnet(stack, pool) for pool in stack.pools)]
+    if stack.cluster.existing and cluster and any(pool_subnet(stack, pool) is None for pool in stack.pools):
+        ids.append(cluster.system_subnet_id)
+    return list(dict.fromkeys(subnet for subnet in ids if subnet))
+
+
+def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[DeployedPool] | None,
+               cluster: DeployedCluster | None = None) -> PreflightReport:
+    """Read the region (three calls) and each subnet (one call each), and evaluate. Azure being unreadable follows
+    `gpushare:guard`: `strict` raises the `AzureReadError`; `warn` returns a report with no checks and the
+    warning."""
     subscription_id = reads.target.subscription_id
     try:
         offers = read_region(subscription_id, stack.location, **reads.read_kwargs())
+        subnets = read_subnets(subscription_id, stack_subnets(stack, cluster), **reads.read_kwargs())
     except AzureReadError as err:
         warning = carry_on_without(stack, err, "deploys without these checks",
                                    "Continuing without preflight because gpushare:guard is warn: a size, zone, quota "
                                    "or version problem will fail at `pulumi up` instead")
         return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, None, warnings=(warning,))
-    return evaluate(stack, offers, deployed, subscription_id)
+    return evaluate(stack, offers, deployed, subscription_id, cluster, subnets)
 
 
 def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Callable[[], AzureReads],
@@ -440,7 +548,7 @@ def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Cal
     agent-pool read; not at all with `gpushare:preflight: off`, an offline `plan` or `plan --deployed FILE`."""
     if stack.preflight is PreflightMode.OFF or environ.get(DEPLOYED_FILE_ENV) or environ.get(OFFLINE_ENV):
         return None
-    return check_live(stack, azure(), guard.deployed if guard else None)
+    return check_live(stack, azure(), guard.deployed if guard else None, guard.cluster if guard else None)
 
 
 def findings(report: PreflightReport, verdict: Verdict = Verdict.FAIL) -> list[str]:

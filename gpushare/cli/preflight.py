@@ -1,5 +1,6 @@
 """`preflight STACK [--json]`: check against Azure, before `pulumi up`, that the stack's VM sizes, zones, vCPU quota
-and Kubernetes version can be had in its region. Four ARM reads at most, whatever the pool count.
+and Kubernetes version can be had in its region. Four ARM reads whatever the pool count; one more for an existing
+cluster (its settings against the baseline) and one per subnet of your own.
 
 Exit codes: 0 every check passed, 1 a check failed, 2 invalid stack file or no subscription to read, 4 Azure could
 not be read (unreachable, credentials refused, role missing).
@@ -13,8 +14,10 @@ import os
 
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.deployed import read_live
-from gpushare.azure.preflight import evaluate, raise_for_failures, render_text
+from gpushare.azure.deployed_cluster import read_live_cluster
+from gpushare.azure.preflight import evaluate, raise_for_failures, render_text, stack_subnets
 from gpushare.azure.region_offers import read_region
+from gpushare.azure.subnets import read_subnets
 from gpushare.cli.stack_argument import read_stack_argument
 from gpushare.stackfile.config import parse_stack_file
 
@@ -39,7 +42,12 @@ def run(args: argparse.Namespace) -> int:
         # The guard's own reader: the same one call `pulumi preview` makes.
         deployed = read_live(target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs())
         offers = read_region(target.subscription_id, stack.location, **reads.read_kwargs())
-    report = evaluate(stack, offers, deployed, target.subscription_id)
+        # An existing cluster's settings, for its baseline findings (the cluster guard's one read).
+        found = (read_live_cluster(target.subscription_id, cluster.resource_group, cluster.name,
+                                   **reads.read_kwargs()) if cluster.existing else None)
+        subnets = read_subnets(target.subscription_id, stack_subnets(stack, found), **reads.read_kwargs())
+    report = evaluate(stack, offers, deployed, target.subscription_id, found, subnets,
+                      cluster_found=found is not None if cluster.existing else None)
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     raise_for_failures(report, details=False)
     return 0

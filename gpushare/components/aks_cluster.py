@@ -18,7 +18,7 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice, resources
 
 from gpushare.azure import cluster_baseline as baseline
-from gpushare.stackfile.model import SYSTEM_POOL_NAME, Cluster, Deployer, NodeOsChannel, UpgradeChannel
+from gpushare.stackfile.model import SYSTEM_POOL_NAME, Cluster, Deployer, NodeOsChannel, OutboundType, UpgradeChannel
 
 LEGACY_DEPLOYER_NAME = "deployer-admin"
 """The child that `grantDeployer` created for whoever ran the program (`<name>-deployer-admin`)."""
@@ -44,28 +44,39 @@ class AksCluster(pulumi.ComponentResource):
     """The resource group holding the cluster."""
     resource_id: pulumi.Output[str]
     """ARM ID of the managed cluster."""
+    identity_principal_id: pulumi.Output[str]
+    """The cluster's system-assigned identity: it needs Network Contributor on a subnet it does not own."""
     deployer_access: list[authorization.RoleAssignment]
     """RBAC Cluster Admin for each of `cluster.access.deployers`; every Kubernetes resource waits for them."""
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:AksCluster", name, None, opts)
         cluster = args.cluster
-        self.resource_group = resources.ResourceGroup(
-            f"{name}-rg", resource_group_name=cluster.resource_group, location=args.location,
-            # Deleting the resource group deletes the cluster and every GPU pool in it, protected or not.
-            opts=pulumi.ResourceOptions(parent=self, protect=True),
-        )
+        if cluster.resource_group_exists:
+            # Made beforehand (`resourceGroupExists: true`): read, so it is never in the state and never deleted;
+            # azure-native refuses to create a group that exists.
+            group = resources.get_resource_group_output(resource_group_name=cluster.resource_group,
+                                                        opts=pulumi.InvokeOptions(parent=self))
+            self.resource_group_id, group_name = group.id, group.name
+        else:
+            created = resources.ResourceGroup(
+                f"{name}-rg", resource_group_name=cluster.resource_group, location=args.location,
+                # Deleting the resource group deletes the cluster and every GPU pool in it, protected or not.
+                opts=pulumi.ResourceOptions(parent=self, protect=True),
+            )
+            self.resource_group_id, group_name = created.id, created.name
+        self.resource_group_name = group_name
         # Right after the resource group and before the cluster: AKS takes minutes to build the cluster, time for
         # the assignment to propagate (AKS docs: up to five minutes) before the first Kubernetes call.
         self.deployer_access = [
             self._deployer_access(name, cluster, deployer, first=i == 0)
             for i, deployer in enumerate(cluster.access.deployers)
         ]
-        upgrades = cluster.upgrades
+        upgrades, network, api = cluster.upgrades, cluster.network, cluster.api_server
         self.managed_cluster = containerservice.ManagedCluster(
             f"{name}-aks",
             resource_name_=cluster.name,
-            resource_group_name=self.resource_group.name,
+            resource_group_name=group_name,
             location=args.location,
             dns_prefix=cluster.dns_prefix,
             kubernetes_version=cluster.kubernetes_version,
@@ -81,6 +92,8 @@ class AksCluster(pulumi.ComponentResource):
                     count=cluster.system_pool.count,
                     os_type=containerservice.OSType.LINUX,
                     type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+                    # AgentPool.vnetSubnetID (REST 2025-09-01): fixed when the pool is created.
+                    vnet_subnet_id=network.subnet_id,
                 ),
             ],
             # Entra ID only: Azure RBAC authorizes Kubernetes calls, no certificate-based local account exists.
@@ -91,8 +104,12 @@ class AksCluster(pulumi.ComponentResource):
                 upgrade_channel=upgrades.channel.value, node_os_upgrade_channel=upgrades.node_os.value,
             ),
             api_server_access_profile=containerservice.ManagedClusterAPIServerAccessProfileArgs(
-                # Sent even when empty, so removing the last range opens the API server again.
-                authorized_ip_ranges=list(cluster.api_server.authorized_ip_ranges),
+                # Sent even when empty, so removing the last range opens the API server again; never on a private
+                # cluster, which AKS refuses them on.
+                authorized_ip_ranges=None if api.private else list(api.authorized_ip_ranges),
+                # enablePrivateCluster, privateDNSZone (REST 2025-09-01): fixed when AKS creates the cluster.
+                enable_private_cluster=True if api.private else None,
+                private_dns_zone=api.private_dns_zone if api.private else None,
             ),
             network_profile=containerservice.ContainerServiceNetworkProfileArgs(
                 network_plugin=baseline.NETWORK_PLUGIN,
@@ -100,8 +117,12 @@ class AksCluster(pulumi.ComponentResource):
                 network_dataplane=baseline.NETWORK_DATAPLANE,
                 network_policy=baseline.NETWORK_POLICY,
                 pod_cidr=baseline.POD_CIDR,
-                service_cidr=baseline.SERVICE_CIDR,
-                dns_service_ip=baseline.DNS_SERVICE_IP,
+                service_cidr=network.service_cidr or baseline.SERVICE_CIDR,
+                dns_service_ip=network.dns_service_ip or baseline.DNS_SERVICE_IP,
+                # outboundType (REST 2025-09-01; the SDK's OutboundType: set at creation only). Sent when it is not
+                # AKS's default (loadBalancer), so clusters deployed before the key plan no change.
+                outbound_type=(None if network.outbound_type is OutboundType.LOAD_BALANCER
+                               else network.outbound_type.value),
             ),
             oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
             security_profile=containerservice.ManagedClusterSecurityProfileArgs(
@@ -121,7 +142,8 @@ class AksCluster(pulumi.ComponentResource):
         self.oidc_issuer_url = self.managed_cluster.oidc_issuer_profile.apply(
             lambda profile: profile.issuer_url if profile else None
         )
-        self.resource_group_name = self.resource_group.name
+        self.identity_principal_id = self.managed_cluster.identity.apply(
+            lambda identity: identity.principal_id if identity else None)
         self.resource_id = self.managed_cluster.id
         self.register_outputs({
             "cluster_name": self.cluster_name,
@@ -139,7 +161,7 @@ class AksCluster(pulumi.ComponentResource):
 
     def _deployer_access(self, name: str, cluster: Cluster, deployer: Deployer,
                          first: bool) -> authorization.RoleAssignment:
-        scope = self.resource_group.id
+        scope = self.resource_group_id
         # `grantDeployer` registered the runner's assignment as `<name>-deployer-admin` with this very ARM name
         # (same scope, same principal): the first deployer takes that state over, so a stack that lists the
         # identity which has been deploying it first sees no change at all.
@@ -180,7 +202,7 @@ class AksCluster(pulumi.ComponentResource):
         return [
             containerservice.MaintenanceConfiguration(
                 f"{name}-{suffix}",
-                resource_group_name=self.resource_group.name,
+                resource_group_name=self.resource_group_name,
                 resource_name_=self.managed_cluster.name,
                 config_name=config_name,
                 maintenance_window=containerservice.MaintenanceWindowArgs(

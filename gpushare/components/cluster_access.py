@@ -18,7 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice
 
-from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, exec_kubeconfig, token_kubeconfig
+from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, exec_kubeconfig, provider_kubeconfig
 from gpushare.stackfile.model import KubernetesCredential
 
 KUBELOGIN_LOGIN = {
@@ -52,14 +52,17 @@ class ClusterAccess(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterAccessArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:ClusterAccess", name, None, opts)
         # The user credentials, not the admin ones: with local accounts off AKS refuses static credentials, and the
-        # user kubeconfig of an Entra cluster holds no secret (server, CA and a kubelogin exec stanza).
+        # user kubeconfig of an Entra cluster holds no secret (server, CA and a kubelogin exec stanza). An existing
+        # cluster without Entra ID returns a client certificate here, used as it is (`provider_kubeconfig`).
         credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=args.resource_group_name, resource_name=args.cluster_name,
         )
         encoded = credentials.kubeconfigs[0].value
         if args.credential is KubernetesCredential.TOKEN:
             token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token
-            kubeconfig = pulumi.Output.all(encoded, token).apply(lambda values: token_kubeconfig(values[0], values[1]))
+            # An existing cluster without Entra ID returns a client certificate here, used as it is.
+            kubeconfig = pulumi.Output.all(encoded, token).apply(
+                lambda values: provider_kubeconfig(values[0], values[1]))
         else:
             login = KUBELOGIN_LOGIN[args.credential]
             kubeconfig = encoded.apply(lambda value: exec_kubeconfig(value, login))

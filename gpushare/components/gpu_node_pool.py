@@ -20,6 +20,9 @@ and Spot: "May not be changed after creation", azure-native's `osDiskType` doc; 
 max pods; aks-docs spot-node-pool.md: a pool's priority is set when it is created). Not `osSKU`: AKS
 migrates a pool between Ubuntu and AzureLinux in place by reimaging its nodes (`az aks nodepool update --os-sku`),
 so an OS change is an update (the guard notes it), never a delete-and-recreate."""
+SUBNET_REPLACED_BY_GPUSHARE = "vnetSubnetID"
+"""Also create-only (AKS cannot move a pool to another subnet) and not in azure-native's replace list; added for a pool
+that names its subnet, so the pools of a stack without `subnetId` plan exactly as before."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,9 @@ class GpuNodePoolArgs:
     """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
     keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
     for the ConfigMap update."""
+    subnet_id: pulumi.Input[str] | None = None
+    """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: a VNet AKS
+    manages."""
     node_taints: tuple[str, ...] | None = None
     """Optional. The pool's node taints (`gpushare.stackfile.model.pool_node_taints`: a pool dedicated to a tenant adds the
     tenant's). Default: the pool's own, the GPU taint."""
@@ -107,6 +113,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 if args.driver is DriverOwner.OPERATOR else None
             ),
             availability_zones=list(pool.zones) or None,
+            # AgentPool.vnetSubnetID (REST 2025-09-01); AKS fixes it at creation (SUBNET_REPLACED_BY_GPUSHARE).
+            vnet_subnet_id=args.subnet_id,
             node_labels=dict(args.node_labels),
             # AKS updates nodeTaints in place (aks-docs use-node-taints.md), so a pool becoming dedicated is no replace.
             node_taints=list(pool.taints if args.node_taints is None else args.node_taints),
@@ -131,7 +139,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 # AKS fixes these at creation too, but azure-native only force-replaces vmSize and
                 # gpuInstanceProfile: without this a change reaches AKS as an update it rejects at apply time.
                 # With it, protection stops the replace in preview, and `recreate: true` really recreates.
-                replace_on_changes=list(CREATE_ONLY_REPLACED_BY_GPUSHARE),
+                replace_on_changes=[*CREATE_ONLY_REPLACED_BY_GPUSHARE,
+                                    *([SUBNET_REPLACED_BY_GPUSHARE] if args.subnet_id is not None else [])],
                 # The replacement has the same agent pool name, so the old pool must go first.
                 delete_before_replace=True,
             ),

@@ -55,6 +55,22 @@ def token_kubeconfig(encoded: str, token: str) -> str:
     return yaml.safe_dump(document, sort_keys=False)
 
 
+def uses_entra(encoded: str) -> bool:
+    """Whether the user credentials are an Entra cluster's: every user runs kubelogin (`exec`). A cluster that still
+    has local accounts without Entra ID hands out a client certificate and key (or a static token) instead."""
+    users = _load(decode_kubeconfig(encoded)).get("users")
+    return isinstance(users, list) and bool(users) and all(
+        isinstance(entry, dict) and isinstance(entry.get("user"), dict)
+        and "kubelogin" in str(entry["user"].get("exec", {}).get("command", "")) for entry in users)
+
+
+def provider_kubeconfig(encoded: str, token: str) -> str:
+    """The kubeconfig the program's Kubernetes provider uses: an Entra cluster's with the Entra `token` in place of
+    kubelogin (`token_kubeconfig`); a local-accounts cluster's (an existing cluster below gpushare's baseline) as
+    AKS returned it, its client certificate being the only credential that cluster accepts."""
+    return token_kubeconfig(encoded, token) if uses_entra(encoded) else decode_kubeconfig(encoded)
+
+
 def _load(text: str) -> dict[str, Any]:
     try:
         document = yaml.safe_load(text)

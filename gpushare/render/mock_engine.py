@@ -74,6 +74,31 @@ users:
 """
 
 
+MOCK_CLUSTER_PRINCIPAL_ID = "9d4c2b1a-6e5f-4a3b-8c7d-1e2f3a4b5c6d"
+"""The object ID of a cluster's system-assigned identity."""
+
+
+MOCK_EXISTING_SUBNET = (f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/rg-network/providers/Microsoft.Network/"
+                        "virtualNetworks/vnet-spoke/subnets/snet-nodes")
+"""The subnet of an existing cluster's system pool."""
+
+
+def mock_existing_cluster(resource_group: str, name: str) -> dict[str, Any]:
+    """What `getManagedCluster` returns (camelCase outputs) for a cluster gpushare did not create: Entra ID with
+    Azure RBAC, its own system pool in a subnet of its own VNet."""
+    cluster_id = (f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/{resource_group}"
+                  f"/providers/Microsoft.ContainerService/managedClusters/{name}")
+    return {
+        "id": cluster_id, "name": name, "location": "westeurope", "azureApiVersion": "2025-09-01",
+        "aadProfile": {"managed": True, "enableAzureRBAC": True, "tenantID": MOCK_TENANT},
+        "disableLocalAccounts": True,
+        "identity": {"type": "SystemAssigned", "principalId": MOCK_CLUSTER_PRINCIPAL_ID, "tenantId": MOCK_TENANT},
+        "oidcIssuerProfile": {"enabled": True, "issuerURL": f"https://oidc.mock.invalid/{name}/"},
+        "agentPoolProfiles": [{"name": "system", "mode": "System", "vmSize": "Standard_D4ds_v5", "count": 3,
+                               "vnetSubnetID": MOCK_EXISTING_SUBNET}],
+    }
+
+
 def mock_jwt(claims: dict[str, Any]) -> str:
     """An unsigned JWT with these claims: what Entra issues, minus a signature nobody here checks."""
     def part(value: dict[str, Any]) -> str:
@@ -226,6 +251,10 @@ class GpushareMocks(mocks.Mocks):
     """The object ID `getClientConfig` answers: who runs the program (a test may patch it)."""
     stack_outputs: dict[str, Any] = {}
     """What a `StackReference` reads: the outputs of the stack's last completed update (a test may patch it)."""
+    user_kubeconfig = MOCK_KUBECONFIG
+    """What `listManagedClusterUserCredentials` answers (a test may patch it, e.g. with a local account's)."""
+    existing_cluster: dict[str, Any] | None = None
+    """Overrides of what `getManagedCluster` answers for an existing cluster (`existing: true`), by top-level key."""
 
     def __init__(self) -> None:
         self.invokes: list[str] = []
@@ -249,6 +278,7 @@ class GpushareMocks(mocks.Mocks):
             if args.typ == "azure-native:containerservice:ManagedCluster":
                 state["oidcIssuerProfile"] = {"enabled": True, "issuerURL": f"https://oidc.mock.invalid/{physical}/"}
                 state["fqdn"] = f"{physical}.hcp.mock.invalid"
+                state["identity"] = {**(state.get("identity") or {}), "principalId": MOCK_CLUSTER_PRINCIPAL_ID}
             return resource_id, state
         if args.typ.startswith("kubernetes:"):
             metadata = dict(state.get("metadata") or {})
@@ -260,8 +290,15 @@ class GpushareMocks(mocks.Mocks):
     def call(self, args: mocks.MockCallArgs):
         self.invokes.append(args.token)
         if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
-            value = base64.b64encode(MOCK_KUBECONFIG.encode()).decode()
+            value = base64.b64encode(self.user_kubeconfig.encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        if args.token == "azure-native:containerservice:getManagedCluster":
+            return {**mock_existing_cluster(args.args["resourceGroupName"], args.args["resourceName"]),
+                    **(self.existing_cluster or {})}
+        if args.token == "azure-native:resources:getResourceGroup":
+            name = args.args["resourceGroupName"]
+            return {"id": f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/{name}", "name": name,
+                    "location": "westeurope", "azureApiVersion": "2024-03-01"}
         if args.token == "azure-native:authorization:getClientConfig":
             return {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": self.client_object_id,
                     "subscriptionId": MOCK_SUBSCRIPTION, "tenantId": MOCK_TENANT}

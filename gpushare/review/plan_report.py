@@ -18,7 +18,7 @@ from gpushare.review.cost import cost_lines
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.upgrades import upgrade_summary
-from gpushare.stackfile.model import GpuPool, StackConfig, pool_tolerated_taints
+from gpushare.stackfile.model import GpuPool, Network, StackConfig, pool_subnet, pool_tolerated_taints
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
@@ -28,7 +28,9 @@ POOL_COLUMNS = (
 
 def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
     capacity = pool_capacity(pool, stack.operator.mig_strategy)
+    subnet = pool_subnet(stack, pool)
     return {
+        **({"subnetId": subnet} if subnet else {}),
         "name": pool.name,
         "vmSize": pool.vm_size.name,
         "gpu": pool.vm_size.gpu.display_name,
@@ -86,7 +88,10 @@ def cluster_settings(stack: StackConfig) -> dict[str, Any]:
     """The hardened cluster's stack settings, as `plan --json` shows them under `cluster`."""
     cluster = stack.cluster
     window = cluster.upgrades.window
-    return {
+    api_server: dict[str, Any] = {"authorizedIpRanges": list(cluster.api_server.authorized_ip_ranges)}
+    if cluster.api_server.private:
+        api_server.update(private=True, privateDnsZone=cluster.api_server.private_dns_zone or "system")
+    settings: dict[str, Any] = {
         "tier": cluster.tier.value,
         # `grantDeployer` (kept for readers of earlier plans): whether the program grants any deploy identity.
         "access": {"adminGroups": list(cluster.access.admin_groups), "grantDeployer": bool(cluster.access.deployers),
@@ -94,8 +99,25 @@ def cluster_settings(stack: StackConfig) -> dict[str, Any]:
                    "kubernetesCredential": cluster.access.kubernetes_credential.value},
         "upgrades": {"channel": cluster.upgrades.channel.value, "nodeOs": cluster.upgrades.node_os.value,
                      "window": {"day": window.day.value, "start": window.start, "hours": window.hours}},
-        "apiServer": {"authorizedIpRanges": list(cluster.api_server.authorized_ip_ranges)},
+        "apiServer": api_server,
     }
+    # Keys added by issue 18, present only when set, so plans of stacks without them are unchanged.
+    if cluster.existing:
+        settings["existing"] = True
+    elif cluster.resource_group_exists:
+        settings["resourceGroupExists"] = True
+    network = cluster.network
+    if network != Network():
+        settings["network"] = {"subnetId": network.subnet_id, "serviceCidr": network.service_cidr,
+                               "dnsServiceIp": network.dns_service_ip, "outboundType": network.outbound_type.value}
+    return settings
+
+
+EXISTING_CLUSTER_LINE = ("  existing cluster: gpushare adds its GPU pools, the GPU Operator and the tenants, and never "
+                         "changes or deletes the cluster or its resource group; its tier, upgrades, network and access "
+                         "are read, not written (`preflight` reports each one below gpushare's baseline)")
+PRIVATE_CLUSTER_LINE = ("  private API server: previews, deploys and `verify` need a runner inside the cluster's "
+                        "network (GitHub-hosted runners cannot reach it; set the deploy workflow's runner label)")
 
 
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
@@ -169,7 +191,8 @@ def render_text(document: dict[str, Any]) -> str:
     lines = [
         f"Stack {document['stack']} ({document['stackFile']}): cluster {cluster['name']} in {document['location']}, "
         f"resource group {cluster['resourceGroup']}",
-        _cluster_line(cluster),
+        EXISTING_CLUSTER_LINE if cluster.get("existing") else _cluster_line(cluster),
+        *([PRIVATE_CLUSTER_LINE] if cluster["apiServer"].get("private") else []),
         "",
     ]
     rows = []

@@ -18,6 +18,7 @@ from gpushare.stackfile.model import (
     Deployer,
     KubernetesCredential,
     MaintenanceWindow,
+    Network,
     NodeOsChannel,
     PrincipalKind,
     SystemPool,
@@ -25,6 +26,7 @@ from gpushare.stackfile.model import (
     UpgradeChannel,
     WeekDay,
 )
+from gpushare.stackfile.network_config import NETWORK, parse_network
 
 CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
 RESOURCE_GROUP_RE = re.compile(r"^[-\w.()]{0,89}[-\w()]$")
@@ -35,6 +37,25 @@ MIN_WINDOW_HOURS, MAX_WINDOW_HOURS = 4, 24
 """AKS's bounds for `maintenanceWindow.durationHours`."""
 MAX_AUTHORIZED_IP_RANGES = 200
 """AKS's limit for `apiServerAccessProfile.authorizedIPRanges` without API server VNet integration."""
+PRIVATE_DNS_ZONE_RE = re.compile(
+    r"^(system|none|/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w.()]+/providers/Microsoft\.Network/"
+    r"privateDnsZones/([-\w]+\.)?privatelink\.[a-z0-9]+\.azmk8s\.io)$", re.IGNORECASE)
+"""AKS's `privateDNSZone`: `system`, `none`, or a zone named `privatelink.<region>.azmk8s.io` or
+`<subzone>.privatelink.<region>.azmk8s.io` (AKS docs private-clusters.md)."""
+
+NOT_ON_EXISTING: dict[str, str] = {
+    "tier": "the cluster's tier belongs to its owners; gpushare reads it, and `preflight` reports it against the "
+            "baseline with the `az aks update` that changes it",
+    "upgrades": "the cluster's upgrade channels and maintenance windows belong to its owners; gpushare reads them, "
+                "and `preflight` reports them against the baseline",
+    "systemPool": "the cluster already has its system pool; gpushare adds GPU pools only",
+    "kubernetesVersion": "the cluster runs the version its owners chose; gpushare never upgrades it",
+    "apiServer": "API server access (authorized ranges, private) is the cluster's own setting",
+    "network": "AKS fixed the cluster's network when it was created; put a GPU pool in another subnet of the "
+               "cluster's VNet with the pool's `subnetId`",
+}
+"""Keys that only make sense for a cluster gpushare creates, with why `existing: true` refuses each."""
+
 CIDR_SHAPE = re.compile(r"^[0-9A-Fa-f:.]+/[0-9]{1,3}$")
 """What a CIDR looks like, for the schema; the validator parses it (`ipaddress`) and also refuses host bits."""
 
@@ -96,6 +117,14 @@ API_SERVER = Section((
           items=Field("authorizedIpRange", STRING, "A network in CIDR notation such as 203.0.113.0/24, without "
                                                    "host bits.", pattern=CIDR_SHAPE,
                       examples=("203.0.113.0/24",))),
+    Field("private", BOOLEAN, "A private cluster: the API server has no public address (previews, deploys and "
+                              "verify then need a runner inside the network); not with authorizedIpRanges.",
+          default=False),
+    Field("privateDnsZone", STRING, "A private cluster's DNS zone: system, none, or a zone's ARM ID named "
+                                    "privatelink.<region>.azmk8s.io.",
+          default_text="AKS's (system)", pattern=PRIVATE_DNS_ZONE_RE, examples=("system",),
+          rule="must be system, none, or a private DNS zone's ARM ID named privatelink.<region>.azmk8s.io "
+               "or <subzone>.privatelink.<region>.azmk8s.io"),
 ))
 CLUSTER = Section((
     Field("name", STRING, "The AKS cluster name.", required=True, pattern=CLUSTER_NAME_RE,
@@ -115,6 +144,13 @@ CLUSTER = Section((
           default=Tier.STANDARD, enum=Tier),
     Field("upgrades", OBJECT, "How and when AKS upgrades the cluster on its own.", section=CLUSTER_UPGRADES),
     Field("apiServer", OBJECT, "Who may reach the Kubernetes API server.", section=API_SERVER),
+    Field("existing", BOOLEAN, "Add GPU pools, the operator and tenants to a cluster gpushare did not create: it "
+                               "is read, never written (needs resourceGroup; refuses the keys of a cluster "
+                               "gpushare creates).", default=False),
+    Field("resourceGroupExists", BOOLEAN, "The resource group exists already: gpushare reads it instead of "
+                                          "creating it, and never deletes it.", default=False),
+    Field("network", OBJECT, "The subnet and address ranges of a cluster gpushare creates.",
+          default_text="a VNet AKS manages", section=NETWORK),
 ))
 CLUSTER_FIELD = Field(CLUSTER_KEY, OBJECT, "The AKS cluster: at least its name.", required=True, section=CLUSTER)
 CLUSTER_KEYS = CLUSTER.keys
@@ -134,6 +170,10 @@ def parse_cluster(c: Checker, value: Any) -> Cluster | None:
     raw = c.mapping(value, path, CLUSTER_KEYS)
     if raw is None:
         return None
+    existing = optional(raw, "existing", lambda v: c.boolean(v, f"{path}.existing"), False)
+    if existing:
+        _refuse_on_existing(c, raw, path)
+        raw = {key: item for key, item in raw.items() if key not in NOT_ON_EXISTING}
     name = None
     if "name" not in raw:
         c.add(f"{path}.name", "required: the AKS cluster name (letters, digits, '-' and '_', at most 63 characters)")
@@ -157,11 +197,29 @@ def parse_cluster(c: Checker, value: Any) -> Cluster | None:
     upgrades = optional(raw, "upgrades", lambda v: _parse_upgrades(c, v, f"{path}.upgrades"),
                          ClusterUpgrades())
     api_server = optional(raw, "apiServer", lambda v: _parse_api_server(c, v, f"{path}.apiServer"), ApiServer())
+    network = optional(raw, "network", lambda v: parse_network(c, v, f"{path}.network"), Network())
+    group_exists = optional(raw, "resourceGroupExists",
+                            lambda v: c.boolean(v, f"{path}.resourceGroupExists"), False)
     _check_version_against_channel(c, path, version, upgrades.channel)
     if name is None or resource_group is None:
         return None
     return Cluster(name=name, resource_group=resource_group, kubernetes_version=version, system_pool=system_pool,
-                   access=access, tier=tier, upgrades=upgrades, api_server=api_server)
+                   access=access, tier=tier, upgrades=upgrades, api_server=api_server, existing=existing,
+                   resource_group_exists=group_exists or existing, network=network)
+
+
+def _refuse_on_existing(c: Checker, raw: dict[str, Any], path: str) -> None:
+    for key, why in NOT_ON_EXISTING.items():
+        if key in raw:
+            c.add(f"{path}.{key}", f"not with existing: true: {why}; remove it")
+    access = raw.get("access")
+    if isinstance(access, dict) and access.get("adminGroups"):
+        c.add(f"{path}.access.adminGroups", "not with existing: true: who administers a cluster gpushare did not "
+                                            "create is its owners' choice, and gpushare would add role assignments "
+                                            "on it; grant them out of band and remove adminGroups")
+    if "resourceGroup" not in raw:
+        c.add(f"{path}.resourceGroup", "required with existing: true: the resource group the cluster is in "
+                                       "(`az aks list --query \"[?name=='<name>'].resourceGroup\" -o tsv`)")
 
 
 def _check_version_against_channel(c: Checker, path: str, version: str | None, channel: UpgradeChannel) -> None:
@@ -297,10 +355,22 @@ def _parse_api_server(c: Checker, value: Any, path: str) -> ApiServer | None:
     raw = c.mapping(value, path, API_SERVER_KEYS)
     if raw is None:
         return None
+    private = optional(raw, "private", lambda v: c.boolean(v, f"{path}.private"), False)
+    zone = raw.get("privateDnsZone")
+    if zone is not None:
+        zone = c.string(zone, f"{path}.privateDnsZone", PRIVATE_DNS_ZONE_RE,
+                        "must be system, none, or a private DNS zone's ARM ID named privatelink.<region>.azmk8s.io "
+                        "or <subzone>.privatelink.<region>.azmk8s.io")
+        if zone is not None and not private:
+            c.add(f"{path}.privateDnsZone", "only for a private cluster: set private: true, or remove privateDnsZone")
     ranges = raw.get("authorizedIpRanges")
     where = f"{path}.authorizedIpRanges"
+    if private and ranges:
+        c.add(where, "not with private: true: AKS refuses authorized IP ranges on a private cluster, whose API "
+                     "server has no public address to restrict; remove one of them")
+        return ApiServer(private=True, private_dns_zone=zone)
     if ranges is None:
-        return ApiServer()
+        return ApiServer(private=private, private_dns_zone=zone)
     if not isinstance(ranges, list):
         c.add(where, f"expected a list of CIDRs such as [\"203.0.113.0/24\"], got {kind_of(ranges)} {show(ranges)}")
         return None
@@ -314,7 +384,7 @@ def _parse_api_server(c: Checker, value: Any, path: str) -> ApiServer | None:
             c.add(f"{where}[{i}]", f"{cidr} is listed twice")
         elif cidr:
             cidrs.append(cidr)
-    return ApiServer(authorized_ip_ranges=tuple(cidrs))
+    return ApiServer(authorized_ip_ranges=tuple(cidrs), private=private, private_dns_zone=zone)
 
 
 def _cidr(c: Checker, value: Any, path: str) -> str | None:

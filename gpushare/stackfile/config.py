@@ -28,6 +28,7 @@ from gpushare.stackfile.keys import (
     TENANTS_KEY,
 )
 from gpushare.stackfile.model import StackConfig
+from gpushare.stackfile.network_config import check_pool_subnets
 from gpushare.stackfile.operator_config import OPERATOR_FIELD, OPERATOR_KEYS, parse_operator
 from gpushare.stackfile.pool_config import POOL_KEYS, POOLS_FIELD, parse_pools
 from gpushare.stackfile.stack_settings import (
@@ -76,6 +77,8 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     cluster = parse_cluster(c, raw.get(CLUSTER_KEY))
     operator = parse_operator(c, raw.get(OPERATOR_KEY))
     pools = parse_pools(c, raw.get(POOLS_KEY), operator)
+    if cluster is not None:
+        check_pool_subnets(c, cluster.network, raw.get(POOLS_KEY), pools)
     guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GUARD.default)
     tenants = optional(raw, TENANTS_KEY,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())

@@ -175,6 +175,35 @@ class Access:
 class ApiServer:
     authorized_ip_ranges: tuple[str, ...] = ()
     """CIDRs allowed to reach the API server; empty means any address (authentication still applies)."""
+    private: bool = False
+    """A private cluster (`apiServerAccessProfile.enablePrivateCluster`): the API server has a private address in
+    the cluster's VNet only, so previews, deploys and `verify` need a runner inside that network."""
+    private_dns_zone: str | None = None
+    """`apiServerAccessProfile.privateDNSZone`: `system`, `none` or a private DNS zone's ARM ID; None: AKS's
+    default (`system`)."""
+
+
+class OutboundType(str, Enum):
+    """`networkProfile.outboundType`: how nodes reach the internet. AKS fixes it at creation (the SDK's
+    `OutboundType`: "This can only be set at cluster creation time and cannot be changed later")."""
+
+    LOAD_BALANCER = "loadBalancer"
+    USER_DEFINED_ROUTING = "userDefinedRouting"
+    MANAGED_NAT_GATEWAY = "managedNATGateway"
+
+
+@dataclass(frozen=True)
+class Network:
+    """The cluster's network when gpushare creates the cluster: an existing subnet (else AKS makes a VNet) and the
+    service range. Azure CNI Overlay keeps the pod range private whatever the subnet."""
+
+    subnet_id: str | None = None
+    """An existing subnet's ARM ID for the system pool and, by default, every GPU pool."""
+    service_cidr: str | None = None
+    """None: gpushare's default (`cluster_baseline.SERVICE_CIDR`)."""
+    dns_service_ip: str | None = None
+    """None: gpushare's default (`cluster_baseline.DNS_SERVICE_IP`)."""
+    outbound_type: OutboundType = OutboundType.LOAD_BALANCER
 
 
 class PreflightMode(str, Enum):
@@ -222,6 +251,13 @@ class Cluster:
     tier: Tier = Tier.STANDARD
     upgrades: ClusterUpgrades = ClusterUpgrades()
     api_server: ApiServer = ApiServer()
+    existing: bool = False
+    """An AKS cluster gpushare did not create (`existing: true`): it adds its GPU pools, the operator and the tenants
+    to it, reads its settings, and never writes or deletes the cluster or its resource group."""
+    resource_group_exists: bool = False
+    """`resourceGroupExists: true`: the resource group was made beforehand (say by the team that grants the deploy
+    identity its rights there); gpushare reads it instead of creating it, and never deletes it."""
+    network: Network = Network()
 
     @property
     def dns_prefix(self) -> str:
@@ -333,6 +369,9 @@ class GpuPool:
     tags: tuple[tuple[str, str], ...] = ()
     """The user's own Azure tags on the agent pool (AKS copies them onto its scale set)."""
     spot: Spot | None = None
+    subnet_id: str | None = None
+    """The subnet of this pool's nodes (`vnetSubnetID`); None: the cluster's (`network.subnetId`, or on an existing
+    cluster the subnet AKS gives a pool that names none)."""
 
     @property
     def min_nodes(self) -> int:
@@ -384,6 +423,11 @@ def pool_tolerated_taints(stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
     """Every taint the pool's nodes carry: what gpushare sends (`pool_node_taints`) plus the Spot taint AKS adds
     itself. The operator's DaemonSets, NFD and the tenants' pods tolerate these."""
     return (*pool_node_taints(stack, pool), *((SPOT_TAINT,) if pool.spot else ()))
+
+
+def pool_subnet(stack: StackConfig, pool: GpuPool) -> str | None:
+    """The subnet a GPU pool's nodes join: its own `subnetId`, else the cluster's `network.subnetId`."""
+    return pool.subnet_id or stack.cluster.network.subnet_id
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from gpushare.stackfile.model import (
     SharingStrategy,
     Upgrade,
 )
+from gpushare.stackfile.network_config import SUBNET_ID_RE, parse_subnet_id
 from gpushare.stackfile.pool_settings import (
     GPU,
     GPU_KEYS,
@@ -134,6 +135,10 @@ POOL = Section((
                           "those names are refused).", default=(),
           examples=({"costCenter": "1234"},),
           values=Field("tag", STRING, "A tag value (at most 256 characters).", examples=("1234",))),
+    Field("subnetId", STRING, "The subnet of this pool's nodes (an ARM ID, in the cluster's VNet); fixed at "
+                              "creation.", default_text="the cluster's", pattern=SUBNET_ID_RE,
+          examples=("/subscriptions/3f2504e0-4f89-41d3-9a0c-0305e82c3301/resourceGroups/net-rg/providers/"
+                    "Microsoft.Network/virtualNetworks/spoke/subnets/gpu",)),
     Field("spot", OBJECT, "Make the pool a Spot pool (evictable at any time with 30 seconds' notice; not for "
                           "serving); fixed at creation.", default_text="regular priority", section=SPOT),
 ))
@@ -362,13 +367,14 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
     max_pods = optional(raw, "maxPods", lambda v: parse_max_pods(c, v, f"{path}.maxPods"), None)
     tags = optional(raw, "tags", lambda v: parse_tags(c, v, f"{path}.tags"), ())
     spot = optional(raw, "spot", lambda v: parse_spot(c, v, f"{path}.spot"), None)
+    subnet = optional(raw, "subnetId", lambda v: parse_subnet_id(c, v, f"{path}.subnetId"), None)
     if vm_size is None:
         return None
     pool = GpuPool(
         name=name or "", vm_size=vm_size, mig=mig, sharing=sharing,
         count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
         autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate, upgrade=upgrade,
-        labels=labels, user_taints=taints, os_disk=os_disk, max_pods=max_pods, tags=tags, spot=spot,
+        labels=labels, user_taints=taints, os_disk=os_disk, max_pods=max_pods, tags=tags, spot=spot, subnet_id=subnet,
     )
     return pool if name is not None else None
 

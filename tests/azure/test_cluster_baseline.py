@@ -39,3 +39,24 @@ def test_ids_are_arm_ids():
                                        "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b")
     assert cluster_scope(SUB, "rg", "c1") == (f"/subscriptions/{SUB}/resourceGroups/rg/providers/"
                                               "Microsoft.ContainerService/managedClusters/c1")
+
+
+def test_an_existing_cluster_below_every_baseline_setting_gets_one_finding_and_fix_each():
+    from gpushare.azure.cluster_baseline import baseline_findings
+    from gpushare.azure.deployed_cluster import DeployedCluster
+
+    bare = DeployedCluster(name="platform-aks", network_plugin="kubenet")  # what AKS's API defaults amount to
+    found = {f.setting: f for f in baseline_findings("rg-platform", "platform-aks", bare)}
+
+    assert sorted(found) == sorted([
+        "sku.tier", "autoUpgradeProfile.upgradeChannel", "aadProfile.managed", "disableLocalAccounts",
+        "networkProfile.networkPluginMode", "networkProfile.networkDataplane", "oidcIssuerProfile.enabled",
+        "securityProfile.workloadIdentity.enabled", "securityProfile.imageCleaner.enabled"])
+    assert all(f.fix.startswith("az aks update -g rg-platform -n platform-aks --") for f in found.values())
+    assert (found["sku.tier"].deployed, found["sku.tier"].wanted) == ("Free", "Standard")
+    assert "reimages every node" in found["networkProfile.networkPluginMode"].fix
+    at_baseline = DeployedCluster(
+        name="platform-aks", network_plugin="azure", network_plugin_mode="overlay", network_dataplane="cilium",
+        tier="Standard", upgrade_channel="patch", disable_local_accounts=True, entra_managed=True, azure_rbac=True,
+        oidc_issuer=True, workload_identity=True, image_cleaner=True)
+    assert baseline_findings("rg-platform", "platform-aks", at_baseline) == []

@@ -55,7 +55,9 @@ def test_reads_the_cluster_in_one_get(arm):
     assert deployed == DeployedCluster(
         name=NAME, dns_prefix=NAME, enable_rbac=True, network_plugin="azure", network_plugin_mode="overlay",
         network_dataplane="cilium", network_policy="cilium", pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16",
-        dns_service_ip="10.0.0.10", node_os_upgrade_channel="NodeImage")
+        dns_service_ip="10.0.0.10", node_os_upgrade_channel="NodeImage", outbound_type="loadBalancer",
+        tier="Standard", upgrade_channel="patch", disable_local_accounts=True, entra_managed=True, azure_rbac=True,
+        kubernetes_version="1.33")
     (request,) = arm.requests
     assert (request.method, request.path) == ("GET", CLUSTER_PATH)
 

@@ -307,3 +307,14 @@ def test_a_tenant_pool_gets_its_taint_and_no_smoke_pod():
     assert expectations["t4batch"].taints == ("nvidia.com/gpu=present:NoSchedule",)
     assert sorted(smoke_skips(tenanted)) == ["a100mig", "h100mig"]
     assert smoke_skips(PROD) == {}
+
+
+def test_an_existing_clusters_own_nodes_are_not_gpushares_to_check():
+    """`existing: true`: the cluster's system pool and another team's GPU pool carry no gpushare.io/pool label."""
+    key = by_pool(DEV)["t4ts"].config_key
+    own = [node("aks-system-0", {"kubernetes.azure.com/agentpool": "system"}, {}),
+           node("aks-render-0", {"kubernetes.azure.com/agentpool": "render", "nvidia.com/gpu.product": "NVIDIA-A10"},
+                {"nvidia.com/gpu": "1"})]
+    report = evaluate(only_t4ts(), snapshot([t4ts_node("n1", key), t4ts_node("n2", key), *own]))
+    assert (report.verdict, findings(report)) == (Verdict.PASS, [])
+    assert [n.name for pool in report.pools for n in pool.nodes] == ["n1", "n2"]

@@ -1,0 +1,63 @@
+""""Network Contributor" for the cluster's identity on the subnets of your own network that its pools use.
+
+AKS joins nodes to a subnet it does not own, and for Services of type LoadBalancer and the routes of
+`userDefinedRouting` it writes to that subnet and its VNet with the cluster's identity (AKS docs
+configure-azure-cni.md / kubernetes-service-principal.md: "Network Contributor" on the subnet, or a custom role with
+`Microsoft.Network/virtualNetworks/subnets/join/action` and `.../subnets/read`). With a system-assigned identity the
+principal exists only once AKS has created the cluster, so the assignment follows it; the deploy identity needs
+`Microsoft.Authorization/roleAssignments/write` on each subnet (Owner, User Access Administrator or Role Based Access
+Control Administrator there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import authorization
+
+from gpushare.azure import cluster_baseline as baseline
+
+
+@dataclass(frozen=True)
+class SubnetAccessArgs:
+    subnet_ids: Sequence[str]
+    """Required. Each distinct subnet ARM ID the cluster's pools use."""
+    principal_id: pulumi.Input[str]
+    """Required. The cluster identity's object ID."""
+    cluster_id: pulumi.Input[str]
+    """Required. The cluster's ARM ID: with the subnet, it names the assignment (a GUID, stable across runs)."""
+
+
+class SubnetAccess(pulumi.ComponentResource):
+    """One Network Contributor assignment per subnet."""
+
+    assignments: list[authorization.RoleAssignment]
+
+    def __init__(self, name: str, args: SubnetAccessArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpushare:cluster:SubnetAccess", name, None, opts)
+        client = authorization.get_client_config_output(opts=pulumi.InvokeOptions(parent=self))
+        self.assignments = [
+            authorization.RoleAssignment(
+                f"{name}-{_short_name(subnet)}",
+                role_assignment_name=pulumi.Output.from_input(args.cluster_id).apply(
+                    lambda cluster_id, subnet=subnet: baseline.role_assignment_name(
+                        subnet, cluster_id, baseline.NETWORK_CONTRIBUTOR_ROLE)),
+                scope=subnet,
+                principal_id=args.principal_id,
+                principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+                role_definition_id=client.apply(
+                    lambda c: baseline.role_definition_id(c.subscription_id, baseline.NETWORK_CONTRIBUTOR_ROLE)),
+                description="gpushare: the AKS cluster's identity joins nodes to this subnet",
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for subnet in args.subnet_ids
+        ]
+        self.register_outputs({})
+
+
+def _short_name(subnet_id: str) -> str:
+    """`<vnet>-<subnet>`: unique within one cluster's subnets."""
+    parts = subnet_id.split("/")
+    return f"{parts[-3]}-{parts[-1]}".lower()

@@ -1,0 +1,189 @@
+"""An existing cluster and subnets of your own, read by `preflight` and the guard through the real SDK clients
+against the local ARM stub: baseline findings, a missing cluster, a stack pool whose name an unmanaged pool holds,
+a missing subnet and one too small for the pools' `max` nodes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpushare.azure.deployed import read_live
+from gpushare.azure.guard import evaluate
+from gpushare.cli import main
+from gpushare.stackfile.config import load_stack_file
+from tests.azure.preflight_region import REGION, T4, serve_region
+from tests.azure_stub import (
+    ArmStub,
+    StaticTokenCredential,
+    StubResponse,
+    arm_agent_pool,
+    arm_error,
+    arm_existing_cluster,
+    arm_subnet,
+    managed_cluster_id,
+    reach_from_environment,
+)
+
+SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
+CLUSTER, RG = "platform-aks", "rg-platform"
+VNET = f"/subscriptions/{SUB}/resourceGroups/rg-network/providers/Microsoft.Network/virtualNetworks/vnet-spoke"
+NODES, GPU = f"{VNET}/subnets/snet-nodes", f"{VNET}/subnets/snet-gpu"
+OWN_POOLS = StubResponse(200, {"value": [
+    arm_agent_pool(SUB, RG, CLUSTER, "system", vmSize="Standard_D8ds_v5", count=3, mode="System"),
+    arm_agent_pool(SUB, RG, CLUSTER, "apps", vmSize="Standard_D16ds_v5", count=5, mode="User"),
+]})
+
+
+@pytest.fixture
+def arm(monkeypatch):
+    with ArmStub() as stub:
+        reach_from_environment(monkeypatch, stub)
+        monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", SUB)
+        yield stub
+
+
+def write_stack(tmp_path, pool_name: str = "t4ts", pool_extra: str = "", cluster_extra: str = "") -> str:
+    path = tmp_path / "Pulumi.existing.yaml"
+    path.write_text(
+        f"config:\n  azure-native:location: {REGION}\n  gpushare:cluster:\n    name: {CLUSTER}\n"
+        f"    resourceGroup: {RG}\n{cluster_extra}  gpushare:pools:\n"
+        f"    - {{name: {pool_name}, vmSize: {T4}, autoscale: {{min: 1, max: 8}}{pool_extra}}}\n")
+    return str(path)
+
+
+def existing(tmp_path, **kwargs) -> str:
+    return write_stack(tmp_path, cluster_extra="    existing: true\n", **kwargs)
+
+
+def test_baseline_findings_each_with_its_fix_and_the_clusters_own_pools_left_alone(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    arm.route(managed_cluster_id(SUB, RG, CLUSTER),
+              StubResponse(200, arm_existing_cluster(SUB, RG, CLUSTER, local_accounts=True, tier="Free")))
+
+    assert main(["preflight", existing(tmp_path), "--json"]) == 0  # findings warn: the cluster is its owners'
+
+    report = json.loads(capsys.readouterr().out)
+    baseline = {c["subject"]: c for c in report["checks"] if c["check"] == "baseline"}
+    assert sorted(baseline) == [f"cluster {CLUSTER} aadProfile.managed", f"cluster {CLUSTER} disableLocalAccounts",
+                                f"cluster {CLUSTER} sku.tier"]
+    tier = baseline[f"cluster {CLUSTER} sku.tier"]
+    assert tier["verdict"] == "warn"
+    assert tier["detail"].startswith("sku.tier is Free, gpushare's baseline is Standard")
+    assert tier["fix"] == f"az aks update -g {RG} -n {CLUSTER} --tier standard"
+    assert "--enable-aad --enable-azure-rbac" in baseline[f"cluster {CLUSTER} aadProfile.managed"]["fix"]
+    # The cluster's own system pool is neither sized nor counted, and its version is not gpushare's to check.
+    subjects = [c["subject"] for c in report["checks"]]
+    assert not any("system" in s for s in subjects)
+    assert "kubernetes-version" not in {c["check"] for c in report["checks"]}
+
+
+def test_a_cluster_at_the_baseline_passes_the_baseline_row(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    arm.route(managed_cluster_id(SUB, RG, CLUSTER), StubResponse(200, arm_existing_cluster(SUB, RG, CLUSTER)))
+
+    assert main(["preflight", existing(tmp_path), "--json"]) == 0
+
+    (row,) = [c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "baseline"]
+    assert row["verdict"] == "pass"
+
+
+def test_missing_existing_cluster_is_one_failed_check_naming_cluster_and_group(arm, tmp_path, capsys):
+    missing = StubResponse(404, arm_error("ResourceNotFound", "not found"))
+    serve_region(arm, SUB, RG, CLUSTER, pools=missing)
+    arm.route(managed_cluster_id(SUB, RG, CLUSTER), missing)
+
+    assert main(["preflight", existing(tmp_path)]) == 1
+
+    out, err = capsys.readouterr()
+    assert f"AKS cluster {CLUSTER} not found in resource group {RG} (subscription {SUB})" in out
+    assert out.rstrip().endswith("1 check(s) failed") and "vm-size" not in out  # nothing else is worth checking
+    assert err.startswith("error: preflight: 1 check failed") and f"cluster {CLUSTER} (resource group {RG})" in err
+    assert "Traceback" not in err
+
+
+def test_a_stack_pool_named_like_an_unmanaged_pool_is_refused_with_the_import_command(arm, tmp_path):
+    arm.route(f"{managed_cluster_id(SUB, RG, CLUSTER)}/agentPools", OWN_POOLS)
+    stack = load_stack_file(Path(existing(tmp_path, pool_name="apps")))
+
+    deployed = read_live(SUB, RG, CLUSTER, credential=StaticTokenCredential(), **arm.client_kwargs())
+    report = evaluate(stack, deployed, "azure")
+
+    (violation,) = report.violations
+    assert (violation.pool, violation.field) == ("apps", "pool")
+    pool_id = f"{managed_cluster_id(SUB, RG, CLUSTER)}/agentPools/apps"
+    assert "gpushare did not create it (no gpushare.io/pool label)" in violation.message
+    assert "another name" in violation.message
+    assert ("echo '{\"resources\":[{\"type\":\"gpushare:pool:GpuNodePool\",\"name\":\"apps\",\"component\":true},"
+            "{\"type\":\"azure-native:containerservice:AgentPool\",\"name\":\"apps-agentpool\","
+            f"\"id\":\"{pool_id}\",\"parent\":\"apps\"}}]}}' > import-apps.json && pulumi import --stack existing "
+            "--file import-apps.json") in violation.message
+    assert f"az aks nodepool update -g {RG} --cluster-name {CLUSTER} -n apps --labels gpushare.io/pool=apps" \
+        in violation.message
+    # The cluster's other pool (`system`) is not the stack's and not gpushare's: left alone.
+    assert [v.pool for v in report.violations] == ["apps"]
+
+
+def subnet_stack(tmp_path, gpu_max: int = 8) -> str:
+    network = f"    network: {{subnetId: {NODES}}}\n"
+    return write_stack(tmp_path, cluster_extra=network,
+                       pool_extra=f", subnetId: {GPU}".replace("max: 8", f"max: {gpu_max}"))
+
+
+def test_missing_subnet_fails(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER)  # the cluster does not exist yet
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/24", 0)))
+    arm.route(GPU, StubResponse(404, arm_error("NotFound", "Resource snet-gpu not found")))
+
+    assert main(["preflight", subnet_stack(tmp_path), "--json"]) == 1
+
+    rows = {c["subject"]: c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "subnet"}
+    assert rows["vnet-spoke/snet-gpu"]["verdict"] == "fail"
+    assert rows["vnet-spoke/snet-gpu"]["detail"] == f"subnet {GPU} does not exist (or this identity cannot see it)"
+    assert rows["vnet-spoke/snet-nodes"]["verdict"] == "pass"
+    assert arm.count(NODES) == arm.count(GPU) == 1
+
+
+def test_subnet_too_small_for_the_pools_max_nodes_says_what_it_counts(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER)
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/24", 0)))
+    # /29: 8 addresses - 5 Azure reserves - 1 in use = 2 free, for a pool that can grow to 8 nodes.
+    arm.route(GPU, StubResponse(200, arm_subnet(GPU, "10.1.1.0/29", 1)))
+
+    assert main(["preflight", subnet_stack(tmp_path), "--json"]) == 1
+
+    (row,) = [c for c in json.loads(capsys.readouterr().out)["checks"] if c["subject"] == "vnet-spoke/snet-gpu"]
+    assert row["verdict"] == "fail"
+    assert row["detail"] == ("10.1.1.0/29: 8 addresses - 5 Azure reserves - 1 in use = 2 free; the pools can add 8 "
+                             "nodes (t4ts 8), one address each with Azure CNI Overlay: short by 6")
+    assert "larger subnet" in row["fix"]
+
+
+def test_a_service_range_overlapping_the_subnet_fails_once_the_subnet_is_read(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER)
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.0.0.0/22", 0)))  # inside the default 10.0.0.0/16
+    arm.route(GPU, StubResponse(200, arm_subnet(GPU, "10.1.1.0/24", 0)))
+
+    assert main(["preflight", subnet_stack(tmp_path), "--json"]) == 1
+
+    rows = {c["subject"]: c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "subnet"}
+    assert rows["vnet-spoke/snet-nodes"]["detail"] == "10.0.0.0/22 overlaps the cluster's serviceCidr 10.0.0.0/16"
+    assert "network.serviceCidr" in rows["vnet-spoke/snet-nodes"]["fix"]
+    assert rows["vnet-spoke/snet-gpu"]["verdict"] == "pass"
+
+
+def test_existing_clusters_pools_without_subnet_id_count_against_its_system_pools_subnet(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    arm.route(managed_cluster_id(SUB, RG, CLUSTER),
+              StubResponse(200, arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=NODES)))
+    # /28: 16 - 5 reserved - 8 in use (the cluster's own 3 + 5 nodes) = 3 free, for a pool that can grow to 8.
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/28", 8)))
+
+    assert main(["preflight", existing(tmp_path), "--json"]) == 1
+
+    (row,) = [c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "subnet"]
+    assert (row["subject"], row["verdict"]) == ("vnet-spoke/snet-nodes", "fail")
+    assert row["detail"].startswith("10.1.0.0/28: 16 addresses - 5 Azure reserves - 8 in use = 3 free; the pools can "
+                                    "add 8 nodes (t4ts 8)")
+    assert arm.count(NODES) == 1

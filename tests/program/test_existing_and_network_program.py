@@ -1,0 +1,228 @@
+"""The real `__main__.py` under the mock engine for an existing cluster (`stacks/Pulumi.existing.yaml`), a cluster in
+subnets of your own, a private cluster and a pre-created resource group; and the existing cluster's reads going to
+the local ARM stub as under `pulumi preview`."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+import yaml
+
+from gpushare.render.mock_engine import (
+    MOCK_CLUSTER_PRINCIPAL_ID,
+    MOCK_EXISTING_SUBNET,
+    MOCK_SUBSCRIPTION,
+    MOCK_USER_TOKEN,
+    GpushareMocks,
+    run_program,
+)
+from gpushare.stackfile.config import encode_engine_config, read_stack_file
+from gpushare.stackfile.project import resolve_stack_file
+from tests.azure.preflight_region import serve_region
+from tests.azure_stub import (
+    ArmStub,
+    StubResponse,
+    arm_agent_pool,
+    arm_error,
+    arm_existing_cluster,
+    managed_cluster_id,
+    reach_from_environment,
+)
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
+RESOURCE_GROUP = "azure-native:resources:ResourceGroup"
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+PROVIDER = "pulumi:providers:kubernetes"
+CLUSTER, RG = "platform-aks", "rg-platform"
+VNET = f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet"
+NODES, GPU = f"{VNET}/subnets/snet-nodes", f"{VNET}/subnets/snet-gpu"
+NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+
+LOCAL_ACCOUNT_KUBECONFIG = """apiVersion: v1
+clusters:
+- cluster: {certificate-authority-data: bW9jay1jYQ==, server: 'https://platform-aks.hcp.westeurope.azmk8s.invalid:443'}
+  name: platform-aks
+contexts:
+- context: {cluster: platform-aks, user: clusterUser_rg-platform_platform-aks}
+  name: platform-aks
+current-context: platform-aks
+kind: Config
+users:
+- name: clusterUser_rg-platform_platform-aks
+  user: {client-certificate-data: Y2VydA==, client-key-data: a2V5}
+"""
+
+
+def existing_stack(**changes):
+    raw = read_stack_file(resolve_stack_file("existing")).config
+    raw["gpushare:cluster"].update(changes)
+    return raw
+
+
+DEPLOYER = "0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90"
+
+
+@pytest.fixture(scope="module")
+def existing():
+    return run_program("existing", encode_engine_config(existing_stack(
+        access={"deployers": [{"objectId": DEPLOYER, "type": "ServicePrincipal"}]})))
+
+
+def test_existing_cluster_registers_no_cluster_and_no_resource_group(existing):
+    assert existing.by_type(MANAGED_CLUSTER) == [] and existing.by_type(RESOURCE_GROUP) == []
+    assert "azure-native:containerservice:getManagedCluster" in existing.invokes
+
+
+def test_gpu_pools_are_added_to_the_named_cluster(existing):
+    pools = existing.by_type(AGENT_POOL)
+    assert [(p.inputs["agentPoolName"], p.inputs["resourceName"], p.inputs["resourceGroupName"]) for p in pools] == [
+        ("t4ts", CLUSTER, RG), ("a100mig", CLUSTER, RG)]
+    t4ts, a100mig = pools
+    assert t4ts.inputs["vnetSubnetID"] == MOCK_EXISTING_SUBNET  # no subnetId: the subnet of the cluster's system pool
+    assert a100mig.inputs["vnetSubnetID"].endswith("/virtualNetworks/vnet-spoke/subnets/snet-gpu")
+    assert "vnetSubnetID" in a100mig.replace_on_changes and all(p.protect for p in pools)
+
+
+def test_kubernetes_provider_is_built_from_the_existing_clusters_credentials(existing):
+    (provider,) = existing.by_type(PROVIDER)
+    assert provider.inputs["clusterIdentifier"] == (f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/{RG}"
+                                                    f"/providers/Microsoft.ContainerService/managedClusters/{CLUSTER}")
+    assert [u["user"] for u in yaml.safe_load(provider.inputs["kubeconfig"])["users"]] == [{"token": MOCK_USER_TOKEN}]
+    assert "azure-native:containerservice:listManagedClusterUserCredentials" in existing.invokes
+
+
+def test_only_the_deployers_access_and_the_subnet_role_are_created_on_it(existing):
+    assignments = {r.name: r for r in existing.by_type(ROLE_ASSIGNMENT)}
+    assert sorted(assignments) == [f"cluster-deployer-{DEPLOYER}", "cluster-subnets-vnet-spoke-snet-gpu"]
+    deployer = assignments[f"cluster-deployer-{DEPLOYER}"].inputs
+    assert deployer["scope"].endswith(f"/managedClusters/{CLUSTER}") and deployer["principalId"] == DEPLOYER
+    subnet = assignments["cluster-subnets-vnet-spoke-snet-gpu"].inputs
+    assert subnet["principalId"] == MOCK_CLUSTER_PRINCIPAL_ID
+    assert subnet["roleDefinitionId"].endswith(NETWORK_CONTRIBUTOR) and subnet["scope"].endswith("/snet-gpu")
+
+
+def test_local_accounts_cluster_keeps_its_client_certificate_and_is_said_to_be_below_baseline(monkeypatch):
+    monkeypatch.setattr(GpushareMocks, "user_kubeconfig", LOCAL_ACCOUNT_KUBECONFIG)
+    monkeypatch.setattr(GpushareMocks, "existing_cluster", {"aadProfile": None, "disableLocalAccounts": False})
+
+    recording = run_program("existing", encode_engine_config(existing_stack()))
+
+    (provider,) = recording.by_type(PROVIDER)
+    assert yaml.safe_load(provider.inputs["kubeconfig"])["users"][0]["user"] == {
+        "client-certificate-data": "Y2VydA==", "client-key-data": "a2V5"}
+    assert any("below gpushare's baseline" in w and "--enable-aad" in w for w in recording.warnings), \
+        recording.warnings
+
+
+def byo_subnet_stack():
+    raw = read_stack_file(resolve_stack_file("prod")).config
+    raw["gpushare:cluster"]["network"] = {"subnetId": NODES, "outboundType": "userDefinedRouting",
+                                          "serviceCidr": "172.16.0.0/16", "dnsServiceIp": "172.16.0.10"}
+    raw["gpushare:pools"][-1]["subnetId"] = GPU
+    return raw
+
+
+def test_byo_subnet_puts_the_system_pool_and_every_gpu_pool_in_it():
+    recording = run_program("prod", encode_engine_config(byo_subnet_stack()))
+    (cluster,) = recording.by_type(MANAGED_CLUSTER)
+    (system,) = cluster.inputs["agentPoolProfiles"]
+    assert system["vnetSubnetID"] == NODES
+    network = cluster.inputs["networkProfile"]
+    assert (network["outboundType"], network["serviceCidr"], network["dnsServiceIP"], network["networkPluginMode"]) \
+        == ("userDefinedRouting", "172.16.0.0/16", "172.16.0.10", "overlay")
+    pools = recording.by_type(AGENT_POOL)
+    assert len(pools) == 3
+    assert [p.inputs["vnetSubnetID"] for p in pools] == [NODES, NODES, GPU]
+    assert sorted(r.name for r in recording.by_type(ROLE_ASSIGNMENT) if r.name.startswith("cluster-subnets")) == [
+        "cluster-subnets-vnet-snet-gpu", "cluster-subnets-vnet-snet-nodes"]
+
+
+def test_private_cluster():
+    raw = read_stack_file(resolve_stack_file("contoso-prod")).config
+    raw["gpushare:cluster"]["apiServer"] = {"private": True, "privateDnsZone": "none"}
+    (cluster,) = run_program("contoso-prod", encode_engine_config(raw)).by_type(MANAGED_CLUSTER)
+    assert cluster.inputs["apiServerAccessProfile"] == {"enablePrivateCluster": True, "privateDNSZone": "none"}
+
+
+def test_pre_created_resource_group_is_read_not_created():
+    raw = read_stack_file(resolve_stack_file("contoso-prod")).config
+    raw["gpushare:cluster"]["resourceGroupExists"] = True
+    raw["gpushare:cluster"]["access"] = {"deployers": [{"objectId": DEPLOYER, "type": "User"}]}
+    recording = run_program("contoso-prod", encode_engine_config(raw))
+    assert recording.by_type(RESOURCE_GROUP) == []
+    assert "azure-native:resources:getResourceGroup" in recording.invokes
+    (cluster,) = recording.by_type(MANAGED_CLUSTER)
+    assert cluster.inputs["resourceGroupName"] == "contoso-prod-rg"
+    (deployer,) = [r for r in recording.by_type(ROLE_ASSIGNMENT) if r.name == f"cluster-deployer-{DEPLOYER}"]
+    assert deployer.inputs["scope"] == f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/contoso-prod-rg"
+
+
+# --- under `pulumi preview`: the existing cluster's reads go to the ARM stub ----------------------------------------
+
+@pytest.fixture
+def arm(monkeypatch):
+    with ArmStub() as stub:
+        reach_from_environment(monkeypatch, stub)
+        yield stub
+
+
+def own_pools(*extra: dict) -> StubResponse:
+    return StubResponse(200, {"value": [
+        arm_agent_pool(MOCK_SUBSCRIPTION, RG, CLUSTER, "system", vmSize="Standard_D8ds_v5", count=3, mode="System"),
+        *extra]})
+
+
+def live_program(**changes):
+    raw = existing_stack(**changes)
+    raw["gpushare:pools"] = raw["gpushare:pools"][:1]  # t4ts, in the cluster's subnet: no subnet read
+    raw.pop("gpushare:tenants")
+    return run_program("existing", encode_engine_config(raw), live_guard=True, check=False)
+
+
+def test_preview_reads_the_existing_cluster_and_adds_the_pools(arm):
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
+    arm.route(managed_cluster_id(MOCK_SUBSCRIPTION, RG, CLUSTER),
+              StubResponse(200, arm_existing_cluster(MOCK_SUBSCRIPTION, RG, CLUSTER, tier="Free")))
+
+    recording = live_program()
+
+    assert recording.error is None, recording.error
+    assert [p.inputs["agentPoolName"] for p in recording.by_type(AGENT_POOL)] == ["t4ts"]
+    assert any(w.startswith("preflight: baseline cluster platform-aks sku.tier") and "--tier standard" in w
+               for w in recording.warnings), recording.warnings
+
+
+def test_preview_stops_on_a_missing_existing_cluster_before_anything_registers(arm):
+    missing = StubResponse(404, arm_error("ResourceNotFound", "not found"))
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=missing)
+    arm.route(managed_cluster_id(MOCK_SUBSCRIPTION, RG, CLUSTER), missing)
+
+    recording = live_program()
+
+    assert isinstance(recording.error, pulumi.RunError)
+    assert f"AKS cluster {CLUSTER} not found in resource group {RG}" in str(recording.error)
+    assert [r for r in recording.resources if r.custom] == []
+
+
+def test_preview_refuses_a_pool_name_an_unmanaged_pool_holds(arm):
+    taken = arm_agent_pool(MOCK_SUBSCRIPTION, RG, CLUSTER, "t4ts", vmSize="Standard_NC4as_T4_v3", count=2)
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools(taken))
+    arm.route(managed_cluster_id(MOCK_SUBSCRIPTION, RG, CLUSTER),
+              StubResponse(200, arm_existing_cluster(MOCK_SUBSCRIPTION, RG, CLUSTER)))
+
+    recording = live_program()
+
+    assert isinstance(recording.error, pulumi.RunError)
+    assert "pulumi import --stack existing --file import-t4ts.json" in str(recording.error)
+    assert recording.by_type(AGENT_POOL) == []
+
+
+def test_a_user_assigned_control_plane_identity_gets_the_subnet_role(monkeypatch):
+    uami = "/subscriptions/x/resourceGroups/rg-id/providers/Microsoft.ManagedIdentity/userAssignedIdentities/aks"
+    monkeypatch.setattr(GpushareMocks, "existing_cluster", {"identity": {
+        "type": "UserAssigned", "userAssignedIdentities": {uami: {"principalId": "1a2b3c4d-0000-4000-8000-000000000001",
+                                                                  "clientId": "c"}}}})
+    recording = run_program("existing", encode_engine_config(existing_stack()))
+    (subnet,) = [r for r in recording.by_type(ROLE_ASSIGNMENT) if r.name.startswith("cluster-subnets")]
+    assert subnet.inputs["principalId"] == "1a2b3c4d-0000-4000-8000-000000000001"
