@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from gpushare.azure.guard import check_file, raise_for_violations
-from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.review.plan_report import plan_document, render_text
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
 
@@ -18,7 +18,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "plan", help="show what a stack deploys: pools, advertised GPU resources, resources (offline)",
         description="Validate a stack file and run the Pulumi program under mocks: no Azure, no Pulumi CLI.",
     )
-    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    add_stack_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument(
         "--deployed", metavar="FILE", type=Path,
@@ -29,7 +29,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    stack_file = read_stack_argument(args.stack)
+    stack_file = read_stack_argument(args)
     stack = parse_stack_file(stack_file)
     raw = stack_file.config
 
