@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpushare.errors import ConfigError
 from gpushare.stackfile.config import StackFile, read_stack_file
-from gpushare.stackfile.project import Project, current_project, is_stack_path
+from gpushare.stackfile.project import Project, current_project, is_stack_path, resolve_stack_file
 
 STACK_HELP = "stack name (Pulumi.STACK.yaml in the project's stackConfigDir) or path to a stack file"
 
@@ -36,10 +36,11 @@ def read_stack_argument(args: argparse.Namespace) -> StackFile:
     if is_stack_path(args.stack):
         return read_stack_file(Path(args.stack))
     project = project_argument(args)
+    path = resolve_stack_file(args.stack, project)
     try:
-        return read_stack_file(project.stack_file(args.stack))
+        return read_stack_file(path)
     except ConfigError as error:
-        if not project.stack_file(args.stack).exists():
+        if not path.exists():
             stacks = project.stacks()
             close = difflib.get_close_matches(args.stack, stacks, n=1, cutoff=0.6)
             guess = f"did you mean {close[0]}? " if close else ""
