@@ -11,10 +11,12 @@ import subprocess
 import sys
 import zipfile
 from email.parser import Parser
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 OFFLINE = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
@@ -30,6 +32,10 @@ def pip(*args: str, cwd: Path | None = None) -> None:
 def wheel(tmp_path_factory) -> Path:
     """`pip wheel --no-deps --no-build-isolation .` on a copy of what a clone has (the build writes build/ and
     *.egg-info/ beside the sources; not into the worktree)."""
+    setuptools = version("setuptools")
+    assert Version(setuptools) >= Version("70.1"), (
+        f"setuptools {setuptools} cannot build a wheel without the `wheel` package; requirements-dev.txt pins a newer "
+        "one: `make test`, or `.venv/bin/pip install -r requirements-dev.txt`")
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
