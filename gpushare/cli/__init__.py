@@ -1,4 +1,7 @@
-"""`python -m gpushare <command>`: the tools around the Pulumi program (offline, except `preflight` and `verify`).
+"""`gpushare <command>`: the tools around the Pulumi program (offline, except `preflight` and `verify`).
+
+Also `python -m gpushare`. STACK is a stack file's path, or a stack name in the Pulumi project found from the current
+directory upwards (its Pulumi.yaml) or given by `--project DIR`.
 
 Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 1 a preflight check
 failed or `verify` found a mismatch, 2 invalid stack file or deployed-pools file (and argparse's usage errors) or no
@@ -17,7 +20,7 @@ from gpushare.errors import GpushareError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m gpushare", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="gpushare", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan.add_parser(commands)
     preflight.add_parser(commands)

@@ -10,7 +10,7 @@ from pathlib import Path
 from gpushare.azure.guard import check_file, raise_for_violations
 from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
-from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.run_length import with_long_run_warning
 from gpushare.review.cost import priced_vm_sizes, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
@@ -22,7 +22,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "plan", help="show what a stack deploys: pools, advertised GPU resources, resources (offline)",
         description="Validate a stack file and run the Pulumi program under mocks: no Azure, no Pulumi CLI.",
     )
-    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    add_stack_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument(
         "--deployed", metavar="FILE", type=Path,
@@ -34,7 +34,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    stack_file = read_stack_argument(args.stack)
+    stack_file = read_stack_argument(args)
     stack = parse_stack_file(stack_file)
     raw = stack_file.config
 

@@ -18,7 +18,7 @@ from gpushare.azure.deployed_cluster import read_live_cluster
 from gpushare.azure.preflight import evaluate, raise_for_failures, render_text, stack_subnets
 from gpushare.azure.region_offers import read_region
 from gpushare.azure.subnets import read_subnets
-from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.stackfile.config import parse_stack_file
 
 
@@ -28,13 +28,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Read the stack's region from Azure (VM sizes, vCPU quota, AKS versions, the cluster's pools) "
                     "and check the stack against it. Needs Reader on the subscription; exit 1 when a check fails.",
     )
-    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    add_stack_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    stack = parse_stack_file(read_stack_argument(args.stack))
+    stack = parse_stack_file(read_stack_argument(args))
     target = arm_target(stack, os.environ)
     with SharedCredential(stack.azure.environment, os.environ) as credential:
         reads = AzureReads(target, credential)

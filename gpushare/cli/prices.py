@@ -9,7 +9,7 @@ import json
 import os
 
 from gpushare.azure.prices import DEFAULT_CURRENCY, PriceReader
-from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.review.cost import priced_vm_sizes
 from gpushare.stackfile.config import parse_stack_file
 
@@ -20,14 +20,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Read pay-as-you-go list prices for the stack's VM sizes and the AKS Standard tier fee in its "
                     "region, and print them as JSON for `plan --prices FILE` and `report --prices FILE`.",
     )
-    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    add_stack_arguments(parser)
     parser.add_argument("--currency", metavar="CODE", type=str.upper, default=DEFAULT_CURRENCY,
                         help=f"currency, as the API serves it (default {DEFAULT_CURRENCY})")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    stack = parse_stack_file(read_stack_argument(args.stack))
+    stack = parse_stack_file(read_stack_argument(args))
     sheet = PriceReader(os.environ).read(stack.location, priced_vm_sizes(stack), args.currency)
     print(json.dumps(sheet.to_json(), indent=2))
     return 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from gpushare.cli.stack_argument import add_project_argument, project_argument
 from gpushare.review.changed_stacks import changed_stacks, deleted_stack_steps, named_stack
 
 
@@ -22,16 +22,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                        help="base commit or ref, e.g. the PR's base SHA or origin/main (40 zeros: every stack)")
     which.add_argument("--named", metavar="STACK", help="just this stack, checked to exist (a manual deploy)")
     parser.add_argument("--json", action="store_true", help="print one JSON list of stack names (a matrix)")
-    parser.add_argument("--project", metavar="DIR", type=Path, default=Path("."),
-                        help="project directory holding stacks/ (default: the current directory)")
+    add_project_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    project = project_argument(args)
     if args.named is not None:
-        result = named_stack(args.named, args.project)
+        result = named_stack(args.named, project)
     else:
-        result = changed_stacks(args.changed_since, args.project)
+        result = changed_stacks(args.changed_since, project)
     print(result.reason, file=sys.stderr)
     for stack in result.deleted:
         print(f"warning: {deleted_stack_steps(stack, args.changed_since)}", file=sys.stderr)

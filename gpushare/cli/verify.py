@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpushare.cli.stack_argument import read_stack_argument
+from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.tenants import tenant_manifests
 from gpushare.kubernetes.verify import (
     SmokeResult,
@@ -40,7 +40,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Compare each pool's nodes (allocatable GPU resources, device-plugin config label, GPU Operator "
                     "labels) and the operator's pods with the plan. Read-only unless --smoke.",
     )
-    parser.add_argument("stack", metavar="STACK", help="stack name (stacks/Pulumi.STACK.yaml) or path to a stack file")
+    add_stack_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--kubeconfig", metavar="FILE", type=Path,
                         help="kubeconfig to use (default: KUBECONFIG, then ~/.kube/config)")
@@ -68,7 +68,7 @@ def _summary(report: VerifyReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    stack = parse_stack_file(read_stack_argument(args.stack))
+    stack = parse_stack_file(read_stack_argument(args))
     expectations = pool_expectations(stack)
     manifests = tenant_manifests(stack)
 

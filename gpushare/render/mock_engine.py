@@ -12,7 +12,6 @@ import base64
 import json
 import logging
 import os
-import runpy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -22,10 +21,9 @@ import pulumi
 from pulumi.runtime import mocks, rpc, settings
 
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV
+from gpushare.components.deployment import program
 from gpushare.stackfile.project import STACK_FILE_ENV
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-PROGRAM = PROJECT_DIR / "__main__.py"
 MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 MOCK_TENANT = "11111111-1111-1111-1111-111111111111"
 
@@ -373,7 +371,8 @@ def run_program(
     preview: bool = True,
     check: bool = True,
 ) -> Recording:
-    """Run the project's real `__main__.py` under mocks, as `pulumi preview` would run it.
+    """Run gpushare's real Pulumi program (`gpushare.components.deployment.program`, what the project's
+    `__main__.py` calls) under mocks, as `pulumi preview` would run it.
 
     The guard checks against `deployed` (an `az aks nodepool list -o json` file) when given, and is skipped
     otherwise; `live_guard=True` lets it read Azure as under the real engine (tests replace the reader).
@@ -390,8 +389,7 @@ def run_program(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        return run_pulumi(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), stack=stack, config=config,
-                          preview=preview, check=check)
+        return run_pulumi(program, stack=stack, config=config, preview=preview, check=check)
 
 
 __all__ = ["RecordedResource", "Recording", "run_pulumi", "run_program", "MOCK_SUBSCRIPTION", "MOCK_DEPLOYER_OBJECT_ID",

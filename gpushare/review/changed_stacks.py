@@ -4,7 +4,7 @@ Files are those `git diff --name-only --no-renames REF...HEAD` lists, run in the
 `--relative`: the three dots diff HEAD against the merge base of REF and HEAD, the same files a pull request shows
 (changes that landed on the base branch since the PR branched off do not count). A rename is a delete and an add.
 
-- `stacks/Pulumi.<stack>.yaml` added or changed -> that stack;
+- `stacks/Pulumi.<stack>.yaml` (in the project's `stackConfigDir`) added or changed -> that stack;
 - deleted -> not in the list (a stack without its file can be neither planned nor deployed), reported separately
   with the steps that remove its resources (`deleted_stack_steps`): they stay in Azure until someone destroys them;
 - documentation (`*.md`, `docs/`, `LICENSE`), tests (`tests/`) and benchmarks -> nothing;
@@ -14,14 +14,16 @@ Files are those `git diff --name-only --no-renames REF...HEAD` lists, run in the
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from gpushare.errors import GpushareError
+from gpushare.stackfile.project import Project
 
-STACK_FILE = re.compile(r"^stacks/Pulumi\.(?P<stack>[A-Za-z0-9_.-]+)\.ya?ml$")
+STACK_NAME = r"(?P<stack>[A-Za-z0-9_.-]+)"
 """Pulumi stack names are letters, digits, `-`, `_` and `.`; a file named otherwise is no stack (and, being
 unknown, selects every stack). Names flow into paths, comment markers and environment names in the workflows."""
 NULL_SHA = "0" * 40
@@ -70,9 +72,19 @@ def changed_files(ref: str, cwd: Path) -> list[tuple[str, str]]:
     return rows
 
 
-def stacks_in(project: Path) -> list[str]:
-    return sorted(m["stack"] for p in (project / "stacks").glob("Pulumi.*.y*ml")
-                  if (m := STACK_FILE.match(f"stacks/{p.name}")))
+def stack_file_pattern(stacks_dir: str) -> re.Pattern[str]:
+    """Stack files in `stacks_dir` (relative to the project, as git lists paths; `.` for the project itself)."""
+    prefix = "" if stacks_dir in ("", ".") else f"{re.escape(stacks_dir)}/"
+    return re.compile(rf"^{prefix}Pulumi\.{STACK_NAME}\.ya?ml$")
+
+
+def _stacks_dir(project: Project) -> str:
+    return Path(os.path.relpath(project.stacks_dir, project.dir)).as_posix()
+
+
+def stacks_in(project: Project) -> list[str]:
+    pattern = stack_file_pattern("")
+    return sorted(m["stack"] for p in project.stacks_dir.glob("Pulumi.*.y*ml") if (m := pattern.match(p.name)))
 
 
 def is_neutral(path: str) -> bool:
@@ -80,12 +92,13 @@ def is_neutral(path: str) -> bool:
     return path.startswith(_NEUTRAL_DIRS) or bool(_NEUTRAL_NAMES.search(PurePosixPath(path).name))
 
 
-def affected_stacks(files: list[tuple[str, str]], existing: list[str]) -> ChangedStacks:
+def affected_stacks(files: list[tuple[str, str]], existing: list[str], stacks_dir: str) -> ChangedStacks:
+    stack_file = stack_file_pattern(stacks_dir)
     stacks: set[str] = set()
     deleted: set[str] = set()
     everything = None
     for status, path in files:
-        match = STACK_FILE.match(path)
+        match = stack_file.match(path)
         if match:
             (deleted if status == "D" else stacks).add(match["stack"])
         elif not is_neutral(path) and everything is None:
@@ -110,17 +123,18 @@ def deleted_stack_steps(stack: str, ref: str) -> str:
     )
 
 
-def changed_stacks(ref: str, project: Path) -> ChangedStacks:
+def changed_stacks(ref: str, project: Project) -> ChangedStacks:
     if ref == NULL_SHA:
         return ChangedStacks(tuple(stacks_in(project)), (), "no base commit (a new branch): every stack")
-    return affected_stacks(changed_files(ref, project), stacks_in(project))
+    return affected_stacks(changed_files(ref, project.dir), stacks_in(project), _stacks_dir(project))
 
 
-def named_stack(name: str, project: Path) -> ChangedStacks:
+def named_stack(name: str, project: Project) -> ChangedStacks:
     """One stack asked for by name (a manual deploy): it must have its file."""
     existing = stacks_in(project)
     if name not in existing:
-        error = GitError(f"stack {name!r}: no stacks/Pulumi.{name}.yaml in {project.resolve()}")
+        relative = Path(_stacks_dir(project), f"Pulumi.{name}.yaml").as_posix()
+        error = GitError(f"stack {name!r}: no {relative} in {project.dir.resolve()}")
         error.hint = f"stacks here: {', '.join(existing) or 'none'}"
         raise error
     return ChangedStacks((name,), (), f"stack {name} asked for by name")

@@ -53,8 +53,20 @@ def test_first_make_plan_json_writes_only_json_to_stdout(fresh_clone):
 
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["stack"] == "contoso-prod"
-    assert "installing pinned dependencies" in result.stderr
+    assert "installing pinned dependencies (requirements.txt)" in result.stderr
     assert list((fresh_clone / ".venv").glob(".installed-*")), "the install recipe ran"
+
+
+def test_make_plan_installs_the_runtime_set_only_and_make_test_adds_the_test_tools(fresh_clone):
+    make(fresh_clone, "plan", "STACK=contoso-prod", "JSON=1")
+    assert [p.name.rsplit("-", 1)[0] for p in (fresh_clone / ".venv").glob(".installed-*")] == [".installed-runtime"]
+
+    again = make(fresh_clone, "--dry-run", "plan")
+    assert "pip install" not in again.stdout, "make plan reuses what it installed"
+    test = make(fresh_clone, "--dry-run", "test")
+    installs = [line for line in test.stdout.splitlines() if "pip install" in line]
+    assert len(installs) == 1 and installs[0].split(" -r ")[1].split()[0] == "requirements-dev.txt", test.stdout
+    assert test.stdout.rstrip().endswith("-m pytest")
 
 
 @pytest.mark.parametrize("flag", ["JSON=0", None], ids=["zero", "unset"])

@@ -253,7 +253,7 @@ def test_usage_errors_exit_2_as_readme_documents(capsys, argv):
         main(argv)
     out, err = capsys.readouterr()
     assert exited.value.code == 2
-    assert out == "" and err.startswith("usage: python -m gpushare")
+    assert out == "" and err.startswith("usage: gpushare")
 
 
 SECRET_SUBSCRIPTION = MINIMAL_STACK_YAML.replace(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from gpushare.cli import main
-from gpushare.stackfile.project import STACKS_DIR
+from gpushare.stackfile.project import resolve_stack_file
 
 
 def test_max_unavailable_above_the_pool_size_is_the_whole_pool(tmp_path, capsys):
     path = tmp_path / "Pulumi.up.yaml"
-    path.write_text((STACKS_DIR / "Pulumi.dev.yaml").read_text().replace(
+    path.write_text(resolve_stack_file("dev").read_text().replace(
         "      count: 1", "      count: 2\n      upgrade: {maxSurge: 0, maxUnavailable: 3}"))
     assert main(["plan", str(path)]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  t4mps upgrade:"))

@@ -27,7 +27,7 @@ def repo(tmp_path) -> Path:
     git(tmp_path, "config", "user.name", "t")
     for stack in ("dev", "prod", "staging"):
         write(tmp_path, f"stacks/Pulumi.{stack}.yaml", f"config: {{}}  # {stack}\n")
-    write(tmp_path, "Pulumi.yaml", "name: gpushare\n")
+    write(tmp_path, "Pulumi.yaml", "name: gpushare\nstackConfigDir: stacks\n")
     write(tmp_path, "requirements.txt", "pulumi==3.272.0\n")
     write(tmp_path, "gpushare/capacity.py", "# capacity\n")
     write(tmp_path, "README.md", "# readme\n")
@@ -61,7 +61,8 @@ def test_changed_stack_file_selects_that_stack(repo, capsys):
 @pytest.mark.parametrize("path", ["gpushare/capacity.py", "Pulumi.yaml", "requirements.txt", "requirements-dev.txt",
                                   "__main__.py", ".github/workflows/deploy.yml"])
 def test_code_and_dependencies_select_every_stack(repo, path, capsys):
-    write(repo, path, "changed\n")
+    # Appended: a Pulumi.yaml rewritten without its stackConfigDir would move the stacks.
+    write(repo, path, ((repo / path).read_text() if (repo / path).exists() else "") + "# changed\n")
     commit(repo, path)
     code, listed, err = stacks(repo, capsys)
     assert (code, listed) == (0, ["dev", "prod", "staging"])
@@ -135,7 +136,7 @@ def test_plain_output_is_one_stack_per_line(repo, capsys):
 
 
 def test_stack_file_changes_only_count_for_stacks_that_exist():
-    result = affected_stacks([("M", "stacks/Pulumi.prod.yaml"), ("M", "stacks/README.md")], ["dev", "prod"])
+    result = affected_stacks([("M", "stacks/Pulumi.prod.yaml"), ("M", "stacks/README.md")], ["dev", "prod"], "stacks")
     assert result.stacks == ("prod",)
 
 

@@ -16,9 +16,9 @@ from gpushare.cli import main
 from gpushare.components.gpu_node_pool import CREATE_ONLY_REPLACED_BY_GPUSHARE
 from gpushare.review import plan_compare
 from gpushare.review.plan_compare import parse_plan, render_compare
-from gpushare.stackfile.project import STACKS_DIR
+from gpushare.stackfile.project import resolve_stack_file
 
-DEV = (STACKS_DIR / "Pulumi.dev.yaml").read_text()
+DEV = resolve_stack_file("dev").read_text()
 CAUTION = "> - **t4mps**: replace destroys the pool's nodes and every pod on them"
 
 

@@ -12,7 +12,7 @@ import pytest
 from gpushare.cli import main
 from gpushare.review.gpu_changes import pool_change
 from gpushare.review.plan_compare import EMPTY, parse_plan, pool_transitions, render_compare
-from gpushare.stackfile.project import STACKS_DIR
+from gpushare.stackfile.project import resolve_stack_file
 
 EXAMPLES = ("dev", "prod", "contoso-prod")
 
@@ -26,7 +26,7 @@ def plan_text(stack: str) -> str:
 
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory) -> dict[str, str]:
-    edited = (STACKS_DIR / "Pulumi.prod.yaml").read_text()
+    edited = resolve_stack_file("prod").read_text()
     edited = edited.replace("mig: MIG1g", "mig: MIG3g")
     edited = edited.replace("replicas: 8", "replicas: 4").replace("autoscale: {min: 0, max: 4}",
                                                                    "autoscale: {min: 0, max: 6}")
@@ -36,7 +36,7 @@ def plans(tmp_path_factory) -> dict[str, str]:
     edited = edited[:edited.index("  # Teams on this shared cluster")]
     path = tmp_path_factory.mktemp("stacks") / "Pulumi.prod.yaml"
     path.write_text(edited)
-    tenants = (STACKS_DIR / "Pulumi.prod.yaml").read_text()
+    tenants = resolve_stack_file("prod").read_text()
     tenants = tenants[:tenants.index("    - name: vision")] + TENANTS_EDITED
     tenants_path = path.parent / "Pulumi.prod-tenants.yaml"
     tenants_path.write_text(tenants)

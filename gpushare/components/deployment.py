@@ -1,0 +1,276 @@
+"""The whole gpushare deployment from one mapping shaped like a stack file's `config:`: `deploy()`.
+
+`program()` is gpushare's own Pulumi program (the project's `__main__.py` calls it; `gpushare plan` runs it under
+the mock engine): the stack's config from the engine, `deploy()`, the stack outputs. Another Pulumi program calls
+`deploy()` itself, with a mapping it builds or reads from its own config, and uses the handles it returns:
+
+    from gpushare.components import deploy
+    gpus = deploy({"azure-native:location": "westeurope", "gpushare:cluster": {"name": "ml"},
+                   "gpushare:pools": [...]})
+    pulumi.export("kubeconfig", gpus.kubeconfig)
+
+Validation runs before any resource registers, with the same `parse_config` and messages as a stack file; a bad
+mapping stops the program with one error listing every problem (`pulumi.RunError`: no traceback). Then the guard and
+preflight read Azure as for gpushare's own stacks (`gpushare:guard`, `gpushare:preflight`), and the cluster, the
+GPU Operator, the pools and the tenants register under the same names as in gpushare's program, at the top level of
+the caller's stack.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+from pulumi_azure_native import authorization
+
+from gpushare.azure import preflight as preflight_checks
+from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
+from gpushare.azure.cluster_guard import check_stack_for_program
+from gpushare.azure.guard import GuardReport, raise_for_violations
+from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
+from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
+from gpushare.components.existing_cluster import ExistingCluster, ExistingClusterArgs
+from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
+from gpushare.components.subnet_access import SubnetAccess, SubnetAccessArgs
+from gpushare.components.tenant import GpuTenant, GpuTenantArgs
+from gpushare.errors import GpushareError
+from gpushare.kubernetes.run_length import long_run_warning
+from gpushare.kubernetes.tenants import tenant_warnings
+from gpushare.sharing.autoscaling import autoscaler_tags, merge_pool_tags
+from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings, pool_capacity
+from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
+from gpushare.stackfile.cluster_config import access_warnings
+from gpushare.stackfile.config import decode_engine_config, parse_config
+from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
+from gpushare.stackfile.model import GpuPool, PreflightMode, StackConfig, pool_node_taints, pool_subnet
+from gpushare.stackfile.project import STACK_FILE_ENV, find_project
+
+LIBRARY_SOURCE = "deploy(config)"
+"""What messages name when the mapping came from a program rather than a stack file."""
+
+
+@dataclass(frozen=True)
+class GpuShareDeployment:
+    """What `deploy()` registered: the components, by role, and their key outputs."""
+
+    stack: StackConfig
+    """The validated config the resources were built from."""
+    cluster: AksCluster | ExistingCluster
+    """The cluster gpushare created, or the existing one it only reads (`existing: true`): the same outputs."""
+    access: ClusterAccess
+    """The Kubernetes provider every Kubernetes object uses, and the kubeconfig."""
+    operator: GpuOperator
+    pools: Mapping[str, GpuNodePool]
+    """GPU node pools by pool name, in stack order."""
+    capacities: Mapping[str, PoolCapacity]
+    """What each pool advertises (`nvidia.com/mig-1g.10gb` x per node), by pool name."""
+    tenants: Mapping[str, GpuTenant]
+    """Tenants by name (empty without `gpushare:tenants`)."""
+    shared_pools: SharedGpuPools | None
+    """The admission policy keeping untenanted pods off tenant pools; None without tenants."""
+
+    @property
+    def cluster_name(self) -> pulumi.Output[str]:
+        return self.cluster.cluster_name
+
+    @property
+    def resource_group_name(self) -> pulumi.Output[str]:
+        return self.cluster.resource_group_name
+
+    @property
+    def oidc_issuer_url(self) -> pulumi.Output[str]:
+        return self.cluster.oidc_issuer_url
+
+    @property
+    def kubeconfig(self) -> pulumi.Output[str]:
+        """The Entra user kubeconfig (a secret)."""
+        return self.access.kubeconfig
+
+    @property
+    def provider(self) -> pulumi.ProviderResource:
+        """For the caller's own Kubernetes objects on this cluster."""
+        return self.access.provider
+
+    @property
+    def device_config_hash(self) -> pulumi.Output[str]:
+        return self.operator.config_hash
+
+    def stack_outputs(self) -> dict[str, Any]:
+        """gpushare's stack outputs (`clusterName`, `kubeconfig`, `pools`...), as its own program exports them."""
+        return {
+            "clusterName": self.cluster_name,
+            "resourceGroupName": self.resource_group_name,
+            "oidcIssuerUrl": self.oidc_issuer_url,
+            "kubeconfig": self.kubeconfig,
+            "deviceConfigHash": self.device_config_hash,
+            # Read back next run (a StackReference to this stack) to keep a key a deployed pool still names.
+            CONFIG_DATA_OUTPUT: self.operator.config_map_data,
+            "pools": {
+                pool.name: {"resource": self.capacities[pool.name].resource,
+                            "perNode": self.capacities[pool.name].per_node,
+                            "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes}
+                for pool in self.stack.pools
+            },
+        }
+
+
+def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: str | None = None) -> GpuShareDeployment:
+    """Validate `config` (keys as in a stack file's `config:`: `azure-native:location`, `gpushare:cluster`,
+    `gpushare:pools`...; values decoded, not JSON strings) and register everything it describes.
+
+    `source` is what error messages name; `stack` defaults to the running Pulumi stack's name.
+    Raises `pulumi.RunError` with every problem when `config` is invalid or the guard or preflight stops the run.
+    """
+    validated = _validate(config, source, stack or pulumi.get_stack())
+    report = _check_azure(validated)
+    for warning in [*kubernetes_version_warnings(validated), *access_warnings(validated.cluster.access),
+                    *operator_warnings(validated)]:
+        pulumi.log.warn(warning)
+    if warning := long_run_warning(validated, report):
+        pulumi.log.warn(warning)
+    cluster = _cluster(validated)
+    capacities = [(pool, pool_capacity(pool, validated.operator.mig_strategy)) for pool in validated.pools]
+    for pool, capacity in capacities:
+        for warning in capacity_warnings(pool, capacity, validated):
+            pulumi.log.warn(warning)
+    for warning in [*ambiguous_resource_warnings(capacities, validated), *tenant_warnings(validated)]:
+        pulumi.log.warn(warning)
+
+    access = ClusterAccess("cluster-access", ClusterAccessArgs(
+        resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
+        cluster_id=cluster.resource_id, credential=validated.cluster.access.kubernetes_credential,
+        # The provider used to be GpuOperator's child: the alias keeps every Kubernetes object where it is.
+        provider_aliases=[pulumi.Alias(name="gpu-operator-provider",
+                                       parent=pulumi.create_urn("gpu-operator", "gpushare:operator:GpuOperator"))],
+    ))
+    # Every Kubernetes object waits for the deployers' RBAC role assignments (none without `deployers`).
+    kubernetes_access = list(cluster.deployer_access)
+    # Not after the pools: the operator installs while AKS creates them, and nodes pick their config as they join.
+    operator = GpuOperator("gpu-operator", GpuOperatorArgs(
+        stack=validated, provider=access.provider, depends_on=kubernetes_access,
+        deployed_config_keys=deployed_config_keys(report.deployed or ()) if report else {}))
+    pools: dict[str, GpuNodePool] = {}
+    previous = None
+    for pool, capacity in capacities:
+        pools[pool.name] = GpuNodePool(pool.name, GpuNodePoolArgs(
+            pool=pool, driver=validated.operator.driver, cluster_name=cluster.cluster_name,
+            resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(validated, pool),
+            node_taints=pool_node_taints(validated, pool), subnet_id=_pool_subnet(validated, cluster, pool),
+            live_count=report.live_count(pool.name) if report else None,
+            after=previous, device_config=operator.config_map,
+            tags=merge_pool_tags(pool.name, autoscaler_tags(capacity), dict(pool.tags)),
+        ))
+        previous = pools[pool.name].agent_pool
+    tenants = {
+        tenant.name: GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(
+            stack=validated, tenant=tenant, provider=access.provider, depends_on=kubernetes_access))
+        for tenant in validated.tenants
+    }
+    shared_pools = SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(
+        stack=validated, provider=access.provider, depends_on=kubernetes_access)) if validated.tenants else None
+    return GpuShareDeployment(
+        stack=validated, cluster=cluster, access=access, operator=operator, pools=pools,
+        capacities={pool.name: capacity for pool, capacity in capacities}, tenants=tenants, shared_pools=shared_pools)
+
+
+def _cluster(stack: StackConfig) -> AksCluster | ExistingCluster:
+    """The cluster gpushare creates, or the existing one it only reads (`existing: true`); both give the same
+    outputs. Either way, the cluster's identity gets Network Contributor on each subnet of your own that a pool
+    uses (`network.subnetId`, a pool's `subnetId`)."""
+    if stack.cluster.existing:
+        cluster = ExistingCluster("cluster", ExistingClusterArgs(cluster=stack.cluster))
+    else:
+        cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
+    subnets = dict.fromkeys(s for s in [stack.cluster.network.subnet_id, *(pool_subnet(stack, p) for p in stack.pools)]
+                            if s)
+    if subnets:
+        SubnetAccess("cluster-subnets", SubnetAccessArgs(
+            subnet_ids=list(subnets), principal_id=cluster.identity_principal_id, cluster_id=cluster.resource_id))
+    return cluster
+
+
+def _pool_subnet(stack: StackConfig, cluster: AksCluster | ExistingCluster, pool: GpuPool) -> pulumi.Input[str] | None:
+    """A GPU pool's subnet: its own or the stack's (`subnetId`), else on an existing cluster its system pool's."""
+    named = pool_subnet(stack, pool)
+    return named or (cluster.default_subnet_id if isinstance(cluster, ExistingCluster) else None)
+
+
+def program() -> None:
+    """gpushare's Pulumi program for one stack of the project: its config as the engine passes it, `deploy()`,
+    the stack outputs."""
+    stack = pulumi.get_stack()
+    # The engine hands the program every config key; reading them all is what lets a misspelt key be reported.
+    values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    deployment = deploy(decode_engine_config(values), source=_stack_file_shown(stack), stack=stack)
+    for name, value in deployment.stack_outputs().items():
+        pulumi.export(name, value)
+
+
+def _stack_file_shown(stack: str) -> str:
+    """The file messages name: the one `plan` was given, else the stack's file in the project the engine runs in
+    (Pulumi runs the program in the project directory)."""
+    if given := os.environ.get(STACK_FILE_ENV):
+        return given
+    project = find_project()
+    return str(project.stack_file(stack) if project else Path(f"Pulumi.{stack}.yaml"))
+
+
+def _validate(config: Mapping[str, Any], source: str, stack: str) -> StackConfig:
+    try:
+        return parse_config(dict(config), source=source, stack=stack)
+    except GpushareError as exc:
+        raise pulumi.RunError(str(exc)) from None
+
+
+def _guard(stack: StackConfig, azure: Callable[[], AzureReads]) -> GuardReport | None:
+    """Stop here, before any GPU pool registers, if the stack would delete or replace a live GPU pool or change
+    a setting AKS fixed when it created the cluster. Returns the report, whose deployed pools (the run's one
+    agent-pool read) give each pool's live node count."""
+    report = check_stack_for_program(stack, os.environ, azure)
+    if report is None:
+        return None
+    pulumi.log.info(f"guard ({report.source}): {report.headline}")
+    for note in report.notes:
+        pulumi.log.info(note)
+    for warning in report.warnings:
+        pulumi.log.warn(warning)
+    raise_for_violations(report)
+    return report
+
+
+def _preflight(stack: StackConfig, azure: Callable[[], AzureReads], guard_report: GuardReport | None) -> None:
+    """Stop here too (`gpushare:preflight: strict`) if a size, zone, quota or version would fail at apply."""
+    report = preflight_checks.check_for_program(stack, os.environ, azure, guard_report)
+    if report is None:
+        return
+    for warning in report.warnings:
+        pulumi.log.warn(warning)
+    for caveat in preflight_checks.findings(report, preflight_checks.Verdict.WARN):
+        pulumi.log.warn(f"preflight: {caveat}")
+    if stack.preflight is PreflightMode.STRICT:
+        preflight_checks.raise_for_failures(report)
+    for finding in preflight_checks.findings(report):
+        pulumi.log.warn(f"preflight (gpushare:preflight is warn): {finding}")
+
+
+def _check_azure(stack: StackConfig) -> GuardReport | None:
+    """The guard, then preflight on the same agent-pool read; both in the provider's subscription, with one
+    credential. Nothing is read from Azure when `plan` renders offline. Returns the guard's report."""
+    with SharedCredential(stack.azure.environment, os.environ) as credential:
+        azure = functools.cache(lambda: AzureReads(
+            arm_target(stack, os.environ, authorization.get_client_config().subscription_id), credential))
+        try:
+            report = _guard(stack, azure)
+            _preflight(stack, azure, report)
+            return report
+        except GpushareError as exc:
+            raise pulumi.RunError(str(exc)) from None

@@ -1,0 +1,97 @@
+"""README's "Use as a library" program, run as written under the mock engine: it registers exactly what gpushare's
+own program registers for the same config, exports what it says, and a bad mapping stops it with gpushare's error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pulumi
+
+import gpushare.components
+from gpushare.azure.guard import OFFLINE_ENV
+from gpushare.components import deploy
+from gpushare.render.mock_engine import Recording, run_program, run_pulumi
+from gpushare.stackfile.config import encode_engine_config
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+START, END = "<!-- library-example:start -->\n```python\n", "```\n<!-- library-example:end -->"
+
+
+def readme_program() -> str:
+    text = README.read_text()
+    return text[text.index(START) + len(START):text.index(END)]
+
+
+def run_readme_program() -> tuple[Recording, dict[str, Any]]:
+    """The program as a user's `__main__.py`, offline (no Azure to guard against), and the mapping it passed."""
+    passed: dict[str, Any] = {}
+
+    def recording_deploy(config, **kwargs):
+        passed.update(config)
+        return deploy(config, **kwargs)
+
+    with mock.patch.dict(os.environ, {OFFLINE_ENV: "1"}), \
+            mock.patch.object(gpushare.components, "deploy", recording_deploy):
+        recording = run_pulumi(lambda: exec(compile(readme_program(), "README.md", "exec"), {"__name__": "__main__"}),
+                               stack="ml", preview=True)
+    return recording, passed
+
+
+def registrations(recording: Recording) -> list[dict[str, Any]]:
+    """Every registration with its options; sorted, as the engine's order of registration varies between runs."""
+    return sorted((r.to_json() for r in recording.resources), key=lambda r: (r["type"], r["name"]))
+
+
+def test_readme_program_is_ten_lines():
+    assert len(readme_program().splitlines()) <= 12, readme_program()
+
+
+def test_readme_program_registers_what_gpushares_own_program_registers():
+    recording, config = run_readme_program()
+
+    assert config["gpushare:pools"][0]["name"] == "t4ts"
+    own = run_program("ml", encode_engine_config(config))
+    assert registrations(recording) == registrations(own)
+    assert recording.warnings == own.warnings
+    assert set(own.exports) == {"clusterName", "resourceGroupName", "oidcIssuerUrl", "kubeconfig", "deviceConfigHash",
+                                "devicePluginConfigData", "pools"}
+    assert recording.get("azure-native:containerservice:ManagedCluster", "cluster-aks").inputs["resourceName"] == \
+        "ml-platform"
+    (pool,) = recording.by_type("azure-native:containerservice:AgentPool")
+    assert (pool.inputs["agentPoolName"], pool.inputs["vmSize"], pool.protect) == ("t4ts", "Standard_NC4as_T4_v3", True)
+    assert recording.by_type("kubernetes:helm.sh/v3:Release"), "the GPU Operator"
+
+
+def test_readme_program_exports_the_kubeconfig():
+    recording, _ = run_readme_program()
+
+    assert list(recording.exports) == ["kubeconfig"]
+    assert "server: https://mock-dns.hcp.westeurope.azmk8s.invalid:443" in recording.exports["kubeconfig"]
+
+
+def test_a_bad_mapping_stops_the_program_with_every_problem_and_registers_nothing():
+    bad = {"azure-native:location": "westeurope", "gpushare:cluster": {"name": "ml-platform"},
+           "gpushare:pools": [{"name": "t4ts", "vmSize": "Standard_NC4as_T4_v3", "count": 1,
+                               "sharing": {"strategy": "time-slice", "replicas": 4}}],
+           "gpushare:pool": []}
+
+    with mock.patch.dict(os.environ, {OFFLINE_ENV: "1"}):
+        recording = run_pulumi(lambda: deploy(bad), check=False)
+
+    assert isinstance(recording.error, pulumi.RunError)
+    message = str(recording.error)
+    assert message.startswith("deploy(config): 2 configuration errors"), message
+    assert "gpushare:pool: unknown key (did you mean 'gpushare:pools'?)" in message
+    assert "gpushare:pools[0].sharing.strategy" in message
+    assert recording.resources == []
+
+
+def test_the_components_stay_importable_for_programs_that_compose_their_own():
+    for name in ("AksCluster", "ClusterAccess", "GpuNodePool", "GpuOperator", "GpuTenant", "SharedGpuPools"):
+        component = getattr(gpushare.components, name)
+        assert issubclass(component, pulumi.ComponentResource), name
+        assert hasattr(gpushare.components, f"{name}Args"), name
+
