@@ -25,11 +25,11 @@ from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.tenants import tenant_warnings
 from gpushare.sharing.autoscaling import overscale_warning
-from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings, pool_capacity
-from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.sharing.capacity import ambiguous_resource_warnings, capacity_warnings
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
-from gpushare.stackfile.model import PreflightMode, StackConfig, pool_node_taints
+from gpushare.stackfile.model import PreflightMode, StackConfig
 from gpushare.stackfile.project import STACK_FILE_ENV
 
 
@@ -95,7 +95,8 @@ def main() -> None:
     for warning in kubernetes_version_warnings(stack):
         pulumi.log.warn(warning)
     cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
-    capacities = [(pool, pool_capacity(pool, stack.operator.mig_strategy)) for pool in stack.pools]
+    pool_facts = stack_pool_facts(stack)
+    capacities = [(facts.pool, facts.capacity) for facts in pool_facts.values()]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity):
             pulumi.log.warn(warning)
@@ -119,9 +120,8 @@ def main() -> None:
     previous = None
     for pool in stack.pools:
         node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
-            pool=pool, driver=stack.operator.driver, cluster_name=cluster.cluster_name,
-            resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(stack, pool),
-            node_taints=pool_node_taints(stack, pool),
+            facts=pool_facts[pool.name], driver=stack.operator.driver, cluster_name=cluster.cluster_name,
+            resource_group_name=cluster.resource_group_name,
             live_count=report.live_count(pool.name) if report else None,
             after=previous, device_config=operator.config_map,
         ))

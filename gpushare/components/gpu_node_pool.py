@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import containerservice
 
 from gpushare.sharing.node_count import count_to_send
-from gpushare.stackfile.model import DriverOwner, GpuPool
+from gpushare.sharing.pool_facts import PoolFacts
+from gpushare.stackfile.model import DriverOwner
 
 CREATE_ONLY_REPLACED_BY_GPUSHARE = ("gpuProfile", "availabilityZones")
 """Create-only agent pool inputs (wire names) missing from azure-native's own replace list. Not `osSKU`: AKS
@@ -19,16 +19,16 @@ so an OS change is an update (the guard notes it), never a delete-and-recreate."
 
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
-    pool: GpuPool
-    """Required. The validated pool."""
+    facts: PoolFacts
+    """Required. The validated pool and what the stack makes of it: its node labels (the device-plugin config key
+    among them) and node taints (a pool dedicated to a tenant adds the tenant's);
+    `gpushare.sharing.pool_facts.stack_pool_facts(stack)[pool.name]`."""
     driver: DriverOwner
     """Required. Who installs the NVIDIA driver; `operator` creates the pool with `gpuProfile.driver=None`."""
     cluster_name: pulumi.Input[str]
     """Required. The AKS cluster the pool joins."""
     resource_group_name: pulumi.Input[str]
     """Required. The cluster's resource group."""
-    node_labels: Mapping[str, str]
-    """Required. The pool's node labels, `gpushare.sharing.node_labels.pool_node_labels(stack, pool)`."""
     after: pulumi.Resource | None = None
     """Optional. The agent pool this one waits for: AKS refuses concurrent agent-pool operations on one cluster."""
     live_count: int | None = None
@@ -38,9 +38,6 @@ class GpuNodePoolArgs:
     """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
     keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
     for the ConfigMap update."""
-    node_taints: tuple[str, ...] | None = None
-    """Optional. The pool's node taints (`gpushare.stackfile.model.pool_node_taints`: a pool dedicated to a tenant adds the
-    tenant's). Default: the pool's own, the GPU taint."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -56,7 +53,7 @@ class GpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:pool:GpuNodePool", name, None, opts)
-        pool = args.pool
+        pool = args.facts.pool
         scaling: dict = (
             {"enable_auto_scaling": True, "min_count": pool.autoscale.min, "max_count": pool.autoscale.max}
             if pool.autoscale else {}
@@ -87,9 +84,9 @@ class GpuNodePool(pulumi.ComponentResource):
                 if args.driver is DriverOwner.OPERATOR else None
             ),
             availability_zones=list(pool.zones) or None,
-            node_labels=dict(args.node_labels),
+            node_labels=dict(args.facts.node_labels),
             # AKS updates nodeTaints in place (aks-docs use-node-taints.md), so a pool becoming dedicated is no replace.
-            node_taints=list(pool.taints if args.node_taints is None else args.node_taints),
+            node_taints=list(args.facts.node_taints),
             count=count_to_send(pool, args.live_count),
             # AKS's default surges an extra node per pool on every node-image or Kubernetes upgrade: a GPU VM the
             # quota may not have. gpushare's default replaces one node at a time in place (gpushare/upgrades.py).

@@ -12,7 +12,7 @@ import yaml
 
 from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.kubernetes.tenants import shared_pools, tenant_plan
-from gpushare.sharing.capacity import pool_capacity
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.upgrades import upgrade_summary
 from gpushare.stackfile.model import GpuPool, StackConfig
@@ -24,7 +24,7 @@ POOL_COLUMNS = (
 
 
 def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
-    capacity = pool_capacity(pool, stack.operator.mig_strategy)
+    capacity = stack_pool_facts(stack)[pool.name].capacity
     return {
         "name": pool.name,
         "vmSize": pool.vm_size.name,
@@ -44,7 +44,7 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
         "zones": list(pool.zones),
         "protected": not pool.recreate,
         "upgrade": {"maxSurge": pool.upgrade.max_surge, "maxUnavailable": pool.upgrade.max_unavailable,
-                    "summary": upgrade_summary(pool, stack.operator.mig_strategy)},
+                    "summary": upgrade_summary(pool, capacity)},
     }
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
-from gpushare.stackfile.model import DriverOwner, StackConfig, pool_node_taints
+from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.stackfile.model import DriverOwner, StackConfig
 
 CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART_NAME = "gpu-operator"
@@ -89,7 +90,7 @@ def toleration(taint: str) -> dict[str, str]:
 
 def stack_pool_taints(stack: StackConfig) -> list[str]:
     """Every distinct node taint on the stack's GPU pools (tenant taints included), in a stable order."""
-    return sorted({taint for pool in stack.pools for taint in pool_node_taints(stack, pool)})
+    return sorted({taint for facts in stack_pool_facts(stack).values() for taint in facts.node_taints})
 
 
 def pool_tolerations(stack: StackConfig) -> list[dict[str, str]]:
