@@ -1,7 +1,12 @@
-"""Time `python -m gpushare plan --json` on generated stacks of 1, 10 and 50 GPU pools (with 0, 2 and 10 tenants).
+"""Time `python -m gpushare plan --json` on generated stacks of 1, 10 and 50 GPU pools (with 0, 2 and 10 tenants),
+beside the time to register the very same resources bare.
 
-Each plan runs as its own process, as a user runs it (imports, validation, the program under mocks, JSON out).
-Prints the median wall time of a few runs and the child's peak resident memory. Run with `make bench`.
+Each plan runs as its own process, as a user runs it (imports, validation, the program under mocks, JSON out). The
+bare figure is a fresh process registering the plan's recorded resources as generic resources under the same mock
+engine (benchmarks/bare_registration.py); plan/bare is what gpushare adds on top of the registrations themselves.
+Prints medians of a few runs of wall time and of the child's CPU time (user + system, from `os.wait4`), the ratios,
+and the plan's peak resident memory. On a shared machine wall time follows the neighbours' load: judge by CPU time.
+Run with `make bench`.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -45,16 +51,28 @@ def stack_with(pools: int) -> dict:
     }}
 
 
-def measure(stack_file: Path) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one plan process."""
+@dataclass(frozen=True)
+class Run:
+    wall: float
+    """Seconds from start to exit."""
+    cpu: float
+    """The child's user + system CPU seconds."""
+    peak_kib: int
+
+
+def measure(command: list[str]) -> Run:
+    """One process, timed as a whole."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "gpushare", "plan", str(stack_file), "--json"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"plan failed on {stack_file}: {proc.stderr.read().decode()}")
-    return elapsed, usage.ru_maxrss
+        raise SystemExit(f"{' '.join(command)} failed: {proc.stderr.read().decode()}")
+    return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+
+
+def bare_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "benchmarks.bare_registration", *args]
 
 
 def main() -> None:
@@ -62,15 +80,23 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 50])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'pools':>5}  {'median s':>8}  {'min s':>6}  {'peak MiB':>8}")
+    print(f"{'pools':>5}  {'plan s':>6}  {'cpu s':>5}  {'bare s':>6}  {'cpu s':>5}  "
+          f"{'ratio':>5}  {'cpu ratio':>9}  {'peak MiB':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             path = Path(tmp) / f"Pulumi.bench{size}.yaml"
             path.write_text(yaml.safe_dump(stack_with(size), sort_keys=False))
-            results = [measure(path) for _ in range(args.runs)]
-            times = [t for t, _ in results]
-            peak = max(rss for _, rss in results) / 1024
-            print(f"{size:>5}  {statistics.median(times):>8.2f}  {min(times):>6.2f}  {peak:>8.1f}")
+            recording = Path(tmp) / f"bench{size}.recording.json"
+            measure(bare_command("record", str(path), str(recording)))
+            plans, bares = [], []
+            for _ in range(args.runs):  # interleaved, so a neighbour's burst weighs on both alike
+                plans.append(measure([sys.executable, "-m", "gpushare", "plan", str(path), "--json"]))
+                bares.append(measure(bare_command("register", str(recording))))
+            plan_wall, plan_cpu = (statistics.median(getattr(r, f) for r in plans) for f in ("wall", "cpu"))
+            bare_wall, bare_cpu = (statistics.median(getattr(r, f) for r in bares) for f in ("wall", "cpu"))
+            peak = max(r.peak_kib for r in plans) / 1024
+            print(f"{size:>5}  {plan_wall:>6.2f}  {plan_cpu:>5.2f}  {bare_wall:>6.2f}  {bare_cpu:>5.2f}  "
+                  f"{plan_wall / bare_wall:>5.2f}  {plan_cpu / bare_cpu:>9.2f}  {peak:>8.1f}", flush=True)
 
 
 if __name__ == "__main__":

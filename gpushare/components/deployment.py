@@ -45,13 +45,13 @@ from gpushare.errors import GpushareError
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import tenant_warnings
 from gpushare.sharing.autoscaling import autoscaler_tags, merge_pool_tags
-from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings, pool_capacity
-from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
 from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.cluster_config import access_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
-from gpushare.stackfile.model import GpuPool, PreflightMode, StackConfig, pool_node_taints, pool_subnet
+from gpushare.stackfile.model import GpuPool, PreflightMode, StackConfig, pool_subnet
 from gpushare.stackfile.project import STACK_FILE_ENV, find_project
 
 LIBRARY_SOURCE = "deploy(config)"
@@ -138,7 +138,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     if warning := long_run_warning(validated, report):
         pulumi.log.warn(warning)
     cluster = _cluster(validated)
-    capacities = [(pool, pool_capacity(pool, validated.operator.mig_strategy)) for pool in validated.pools]
+    pool_facts = stack_pool_facts(validated)
+    capacities = [(facts.pool, facts.capacity) for facts in pool_facts.values()]
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity, validated):
             pulumi.log.warn(warning)
@@ -162,9 +163,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     previous = None
     for pool, capacity in capacities:
         pools[pool.name] = GpuNodePool(pool.name, GpuNodePoolArgs(
-            pool=pool, driver=validated.operator.driver, cluster_name=cluster.cluster_name,
-            resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(validated, pool),
-            node_taints=pool_node_taints(validated, pool), subnet_id=_pool_subnet(validated, cluster, pool),
+            facts=pool_facts[pool.name], driver=validated.operator.driver, cluster_name=cluster.cluster_name,
+            resource_group_name=cluster.resource_group_name, subnet_id=_pool_subnet(validated, cluster, pool),
             live_count=report.live_count(pool.name) if report else None,
             after=previous, device_config=operator.config_map,
             tags=merge_pool_tags(pool.name, autoscaler_tags(capacity), dict(pool.tags)),

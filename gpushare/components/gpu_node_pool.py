@@ -9,7 +9,8 @@ import pulumi
 from pulumi_azure_native import containerservice
 
 from gpushare.sharing.node_count import count_to_send
-from gpushare.stackfile.model import DriverOwner, GpuPool
+from gpushare.sharing.pool_facts import PoolFacts
+from gpushare.stackfile.model import DriverOwner
 
 CREATE_ONLY_REPLACED_BY_GPUSHARE = (
     "gpuProfile", "availabilityZones", "osDiskType", "osDiskSizeGB", "maxPods", "scaleSetPriority",
@@ -27,16 +28,16 @@ that names its subnet, so the pools of a stack without `subnetId` plan exactly a
 
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
-    pool: GpuPool
-    """Required. The validated pool."""
+    facts: PoolFacts
+    """Required. The validated pool and what the stack makes of it: its node labels (the device-plugin config key
+    among them) and node taints (a pool dedicated to a tenant adds the tenant's);
+    `gpushare.sharing.pool_facts.stack_pool_facts(stack)[pool.name]`."""
     driver: DriverOwner
     """Required. Who installs the NVIDIA driver; `operator` creates the pool with `gpuProfile.driver=None`."""
     cluster_name: pulumi.Input[str]
     """Required. The AKS cluster the pool joins."""
     resource_group_name: pulumi.Input[str]
     """Required. The cluster's resource group."""
-    node_labels: Mapping[str, str]
-    """Required. The pool's node labels, `gpushare.sharing.node_labels.pool_node_labels(stack, pool)`."""
     after: pulumi.Resource | None = None
     """Optional. The agent pool this one waits for: AKS refuses concurrent agent-pool operations on one cluster."""
     live_count: int | None = None
@@ -49,9 +50,6 @@ class GpuNodePoolArgs:
     subnet_id: pulumi.Input[str] | None = None
     """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: a VNet AKS
     manages."""
-    node_taints: tuple[str, ...] | None = None
-    """Optional. The pool's node taints (`gpushare.stackfile.model.pool_node_taints`: a pool dedicated to a tenant adds the
-    tenant's). Default: the pool's own, the GPU taint."""
     tags: Mapping[str, str] | None = None
     """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the user's `tags` merged with the
     cluster autoscaler's node-template tags (`gpushare.sharing.autoscaling.merge_pool_tags`). Default: none."""
@@ -70,7 +68,7 @@ class GpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:pool:GpuNodePool", name, None, opts)
-        pool = args.pool
+        pool = args.facts.pool
         scaling: dict = (
             {"enable_auto_scaling": True, "min_count": pool.autoscale.min, "max_count": pool.autoscale.max}
             if pool.autoscale else {}
@@ -115,9 +113,9 @@ class GpuNodePool(pulumi.ComponentResource):
             availability_zones=list(pool.zones) or None,
             # AgentPool.vnetSubnetID (REST 2025-09-01); AKS fixes it at creation (SUBNET_REPLACED_BY_GPUSHARE).
             vnet_subnet_id=args.subnet_id,
-            node_labels=dict(args.node_labels),
+            node_labels=dict(args.facts.node_labels),
             # AKS updates nodeTaints in place (aks-docs use-node-taints.md), so a pool becoming dedicated is no replace.
-            node_taints=list(pool.taints if args.node_taints is None else args.node_taints),
+            node_taints=list(args.facts.node_taints),
             # AKS updates an agent pool's tags in place; the cluster autoscaler reads them from the scale set.
             tags=dict(args.tags) if args.tags else None,
             count=count_to_send(pool, args.live_count),

@@ -35,19 +35,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.operator_values import NAMESPACE as OPERATOR_NAMESPACE
 from gpushare.sharing.operator_values import toleration
+from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
 from gpushare.stackfile.model import (
     CUDA_CHECK_IMAGE,
     GPU_TAINT,
     POOL_LABEL,
     TENANT_LABEL,
-    GpuPool,
     StackConfig,
     Tenant,
-    dedicated_tenant,
-    pool_tolerated_taints,
     tenant_taint,
 )
 
@@ -115,19 +112,14 @@ class PoolOffer:
     """Only this tenant lists the pool: its nodes carry the tenant's taint."""
 
 
-def _pools_by_name(stack: StackConfig) -> dict[str, GpuPool]:
-    return {pool.name: pool for pool in stack.pools}
-
-
 def pool_offers(stack: StackConfig, tenant: Tenant) -> list[PoolOffer]:
-    pools = _pools_by_name(stack)
     offers = []
     for name in tenant.pools:
-        pool = pools[name]
-        capacity = pool_capacity(pool, stack.operator.mig_strategy)
+        facts = stack_pool_facts(stack)[name]
+        capacity = facts.capacity
         offers.append(PoolOffer(pool=name, resource=capacity.resource, per_node=capacity.per_node,
-                                max_nodes=pool.max_nodes, max_total=capacity.total(pool.max_nodes),
-                                dedicated=dedicated_tenant(stack, name) == tenant.name))
+                                max_nodes=facts.pool.max_nodes, max_total=capacity.total(facts.pool.max_nodes),
+                                dedicated=facts.dedicated_tenant == tenant.name))
     return offers
 
 
@@ -145,10 +137,10 @@ def _memory(mebibytes: int) -> str:
     return f"{mebibytes // 1024}Gi" if mebibytes % 1024 == 0 else f"{mebibytes}Mi"
 
 
-def _share_per_device(pool: GpuPool, stack: StackConfig) -> tuple[int, int]:
+def _share_per_device(facts: PoolFacts) -> tuple[int, int]:
     """(CPU millicores, memory MiB) for one advertised device when every device on a node has a pod: a fair share
     of `NODE_SHARE_FOR_PODS` of the node, rounded down to 100m and 256Mi."""
-    per_node = pool_capacity(pool, stack.operator.mig_strategy).per_node
+    pool, per_node = facts.pool, facts.capacity.per_node
     cpu = int(pool.vm_size.vcpus * 1000 * NODE_SHARE_FOR_PODS / per_node) // 100 * 100
     if pool.vm_size.memory_gib is None:
         # A size the stack describes: its node memory is not known offline, so no share is derived from it and
@@ -160,7 +152,7 @@ def _share_per_device(pool: GpuPool, stack: StackConfig) -> tuple[int, int]:
 
 def pool_share(stack: StackConfig, pool_name: str) -> dict[str, str]:
     """CPU and memory one pod per advertised device can have on this pool: what the pod snippet asks for."""
-    cpu, memory = _share_per_device(_pools_by_name(stack)[pool_name], stack)
+    cpu, memory = _share_per_device(stack_pool_facts(stack)[pool_name])
     return {"cpu": _cpu(cpu), "memory": _memory(memory)}
 
 
@@ -168,8 +160,8 @@ def container_defaults(stack: StackConfig, tenant: Tenant) -> dict[str, str]:
     """The namespace's LimitRange default (= defaultRequest) for CPU and memory. It applies to every container in
     the namespace, GPU or not, so it is the smaller of `DEFAULT_CONTAINER_CAP` and the smallest fair share across
     the tenant's pools (a pod that states none fits on every node of each of them)."""
-    pools = _pools_by_name(stack)
-    shares = [_share_per_device(pools[name], stack) for name in tenant.pools]
+    facts = stack_pool_facts(stack)
+    shares = [_share_per_device(facts[name]) for name in tenant.pools]
     cpu = min([cpu for cpu, _ in shares] + [DEFAULT_CONTAINER_CAP[0]])
     memory = min([memory for _, memory in shares] + [DEFAULT_CONTAINER_CAP[1]])
     return {"cpu": _cpu(cpu), "memory": _memory(memory)}
@@ -206,11 +198,12 @@ class PoolPromise:
 def pool_promises(stack: StackConfig) -> list[PoolPromise]:
     """One per pool that two or more tenants list, in the stack's pool order."""
     promises = []
-    for pool in stack.pools:
+    for facts in stack_pool_facts(stack).values():
+        pool = facts.pool
         listing = [tenant for tenant in stack.tenants if pool.name in tenant.pools]
         if len(listing) < 2:
             continue
-        capacity = pool_capacity(pool, stack.operator.mig_strategy)
+        capacity = facts.capacity
         promises.append(PoolPromise(
             pool=pool.name, resource=capacity.resource, capacity=capacity.total(pool.max_nodes),
             max_nodes=pool.max_nodes,
@@ -663,9 +656,9 @@ def pod_spec(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
     if any(offer.dedicated for offer in pool_offers(stack, tenant)):
         tolerations.append(toleration(tenant_taint(tenant.name)))
     # The pools' own taints and the Spot taint AKS adds: without them the pod fits none of those nodes.
-    pools = _pools_by_name(stack)
+    facts = stack_pool_facts(stack)
     for name in tenant.pools:
-        for taint in pool_tolerated_taints(stack, pools[name]):
+        for taint in facts[name].tolerated_taints:
             if toleration(taint) not in tolerations and taint != tenant_taint(tenant.name):
                 tolerations.append(toleration(taint))
     return {

@@ -32,9 +32,10 @@ from decimal import Decimal, InvalidOperation
 from enum import Enum
 
 from gpushare.kubernetes.tenants import shared_pools
-from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, pool_capacity
+from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, RELEASE_NAME, operator_plan, toleration
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.catalog import gpu_product_label
 from gpushare.stackfile.model import (
     CUDA_CHECK_IMAGE,
@@ -43,7 +44,6 @@ from gpushare.stackfile.model import (
     GpuPool,
     SharingStrategy,
     StackConfig,
-    pool_tolerated_taints,
 )
 
 NVIDIA_PREFIX = "nvidia.com/"
@@ -249,10 +249,10 @@ def _product(pool: GpuPool, base_resource: str, slice_name: str | None) -> Produ
 def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
     """What each pool's Ready nodes must show, from the same functions `plan` uses."""
     strategy = stack.operator.mig_strategy
-    configs = {config.pool: config for config in operator_plan(stack).configs if config.pool is not None}
+    operator_plan(stack)  # refuses a device-plugin config that fails validation, as the program does
     expectations = []
-    for pool in stack.pools:
-        capacity = pool_capacity(pool, strategy)
+    for facts in stack_pool_facts(stack).values():
+        pool, capacity, config = facts.pool, facts.capacity, facts.device_config
         labels = {
             "nvidia.com/mig.strategy": strategy.value,
             f"{capacity.base_resource}.replicas": str(pool.sharing.replicas if pool.sharing else 1),
@@ -263,7 +263,6 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
         daemon_sets = OPERATOR_DAEMONSETS
         if pool.sharing and pool.sharing.strategy is SharingStrategy.MPS:
             daemon_sets += (MPS_DS,)
-        config = configs[pool.name]
         expectations.append(PoolExpectation(
             pool=pool.name,
             resource=capacity.resource,
@@ -276,7 +275,7 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
             labels=labels,
             product=_product(pool, capacity.base_resource, capacity.slice),
             daemon_sets=daemon_sets,
-            taints=pool_tolerated_taints(stack, pool),
+            taints=facts.tolerated_taints,
         ))
     return expectations
 

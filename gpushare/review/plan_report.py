@@ -15,10 +15,10 @@ from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.tenants import promise_plan, shared_pools, tenant_plan
 from gpushare.review.cost import cost_lines
-from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.sharing.upgrades import upgrade_summary
-from gpushare.stackfile.model import GpuPool, Network, StackConfig, pool_subnet, pool_tolerated_taints
+from gpushare.stackfile.model import GpuPool, Network, StackConfig, pool_subnet
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
@@ -27,7 +27,8 @@ POOL_COLUMNS = (
 
 
 def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
-    capacity = pool_capacity(pool, stack.operator.mig_strategy)
+    facts = stack_pool_facts(stack)[pool.name]
+    capacity = facts.capacity
     subnet = pool_subnet(stack, pool)
     return {
         **({"subnetId": subnet} if subnet else {}),
@@ -49,10 +50,10 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
         "zones": list(pool.zones),
         "protected": not pool.recreate,
         "upgrade": {"maxSurge": pool.upgrade.max_surge, "maxUnavailable": pool.upgrade.max_unavailable,
-                    "summary": upgrade_summary(pool, stack.operator.mig_strategy)},
+                    "summary": upgrade_summary(pool, capacity)},
         "describedBy": "stack" if pool.vm_size.described_by_stack else "catalog",
         "labels": dict(pool.labels),
-        "taints": list(pool_tolerated_taints(stack, pool)),
+        "taints": list(facts.tolerated_taints),
         "osDisk": {"sizeGb": pool.os_disk.size_gb, "type": pool.os_disk.type.value if pool.os_disk.type else None},
         "maxPods": pool.max_pods,
         "tags": dict(pool.tags),

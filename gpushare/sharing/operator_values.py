@@ -21,13 +21,13 @@ from typing import Any
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.model import (
     DEFAULT_CHART_REPOSITORY,
     DEFAULT_CHART_VERSION,
     DEVICE_PLUGIN_CONFIG_LABEL,
     DriverOwner,
     StackConfig,
-    pool_tolerated_taints,
 )
 
 CHART_NAME = "gpu-operator"
@@ -276,7 +276,7 @@ def toleration(taint: str) -> dict[str, str]:
 def stack_pool_taints(stack: StackConfig) -> list[str]:
     """Every distinct node taint on the stack's GPU pools (tenant taints, the user's own and the Spot taint AKS
     adds included), in a stable order."""
-    return sorted({taint for pool in stack.pools for taint in pool_tolerated_taints(stack, pool)})
+    return sorted({taint for facts in stack_pool_facts(stack).values() for taint in facts.tolerated_taints})
 
 
 def pool_tolerations(stack: StackConfig) -> list[dict[str, str]]:

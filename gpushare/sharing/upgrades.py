@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from gpushare.sharing.capacity import pool_capacity
-from gpushare.stackfile.model import GpuPool, MigStrategy
+from gpushare.sharing.capacity import PoolCapacity
+from gpushare.stackfile.model import GpuPool
 
 
 def nodes_at_once(setting: str, pool_nodes: int) -> int:
@@ -26,11 +26,10 @@ def _nodes(count: int) -> str:
     return f"{count} node{'s' if count != 1 else ''}"
 
 
-def upgrade_summary(pool: GpuPool, mig_strategy: MigStrategy) -> str:
+def upgrade_summary(pool: GpuPool, capacity: PoolCapacity) -> str:
     """One line for `plan`: how many nodes are offline at a time and how many extra VMs an upgrade needs, at the
-    pool's largest size."""
+    pool's largest size. `capacity` is the pool's (`gpushare.sharing.pool_facts`)."""
     size = pool.max_nodes
-    capacity = pool_capacity(pool, mig_strategy)
     settings = pool.upgrade
     offline = min(nodes_at_once(settings.max_unavailable, size), size)
     surge = nodes_at_once(settings.max_surge, size)

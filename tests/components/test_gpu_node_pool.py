@@ -6,6 +6,7 @@ import pytest
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.render.mock_engine import run_pulumi
 from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.catalog import MigProfile, find_vm_size
 from gpushare.stackfile.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy
 from tests.builders import stack
@@ -21,8 +22,8 @@ def build(*pools: GpuPool, driver=DriverOwner.AKS):
         previous = None
         for pool in pools:
             node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
-                pool=pool, driver=driver, cluster_name="c1", resource_group_name="c1-rg",
-                node_labels=pool_node_labels(config, pool), after=previous))
+                facts=stack_pool_facts(config)[pool.name], driver=driver, cluster_name="c1",
+                resource_group_name="c1-rg", after=previous))
             previous = node_pool.agent_pool
     return run_pulumi(program)
 
@@ -104,8 +105,9 @@ def test_component_outputs_the_pool_name_and_id():
     seen = {}
 
     def program():
-        node_pool = GpuNodePool("a100mig", GpuNodePoolArgs(pool=MIG, driver=DriverOwner.AKS, cluster_name="c1",
-                                                          resource_group_name="c1-rg", node_labels={}))
+        node_pool = GpuNodePool("a100mig", GpuNodePoolArgs(facts=stack_pool_facts(stack(MIG))["a100mig"],
+                                                          driver=DriverOwner.AKS, cluster_name="c1",
+                                                          resource_group_name="c1-rg"))
         pulumi.Output.all(node_pool.name, node_pool.resource_id).apply(lambda v: seen.update(name=v[0], id=v[1]))
 
     run_pulumi(program)
@@ -116,8 +118,8 @@ def test_component_outputs_the_pool_name_and_id():
 def test_autoscaled_pool_with_a_known_live_count_sends_it_clamped_and_does_not_ignore_count():
     """ignore_changes would make the engine send the stored creation-time count, outside the new bounds."""
     def program():
-        GpuNodePool("t4ts", GpuNodePoolArgs(pool=T4, driver=DriverOwner.AKS, cluster_name="c1",
-                                            resource_group_name="c1-rg", node_labels={}, live_count=7))
+        GpuNodePool("t4ts", GpuNodePoolArgs(facts=stack_pool_facts(stack(T4))["t4ts"], driver=DriverOwner.AKS,
+                                            cluster_name="c1", resource_group_name="c1-rg", live_count=7))
 
     agent_pool = run_pulumi(program).get(AGENT_POOL, "t4ts-agentpool")
     assert (agent_pool.inputs["minCount"], agent_pool.inputs["maxCount"], agent_pool.inputs["count"]) == (0, 3, 3)

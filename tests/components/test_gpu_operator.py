@@ -16,7 +16,7 @@ from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.render.mock_engine import Recording, run_pulumi
-from gpushare.sharing.node_labels import pool_node_labels
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.catalog import MigProfile
 from gpushare.stackfile.model import GPU_TAINT, Access, Autoscale, Deployer, DriverOwner, PrincipalKind, StackConfig
 from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
@@ -45,8 +45,8 @@ def deploy(config: StackConfig) -> Recording:
         previous = None
         for gpu_pool in config.pools:
             node_pool = GpuNodePool(gpu_pool.name, GpuNodePoolArgs(
-                pool=gpu_pool, driver=config.operator.driver, cluster_name=cluster.cluster_name,
-                resource_group_name=cluster.resource_group_name, node_labels=pool_node_labels(config, gpu_pool),
+                facts=stack_pool_facts(config)[gpu_pool.name], driver=config.operator.driver,
+                cluster_name=cluster.cluster_name, resource_group_name=cluster.resource_group_name,
                 after=previous, device_config=operator.config_map))
             previous = node_pool.agent_pool
         for output in ("chart_version", "config_hash", "config_map_name", "namespace", "release_name"):

@@ -16,11 +16,15 @@ import yaml
 from gpushare.errors import ConfigError
 from gpushare.sharing.device_plugin import (
     DEFAULT_CONFIG_KEY,
+    SAFE_DUMPER,
+    SAFE_LOADER,
     DeviceTarget,
+    config_document,
     config_key,
     config_map_data,
     device_target,
     plugin_configs,
+    render_config,
     resource_name_problem,
     validate_config,
 )
@@ -157,6 +161,19 @@ def test_every_valid_pool_shape_generates_a_valid_config():
         assert validate_config(doc, device_target(gpu_pool, strategy)) == []
         count += 1
     assert count > 100
+
+
+def test_c_and_python_dumpers_write_the_same_config_text():
+    """The text is hashed into the config key and node label: a machine whose PyYAML lacks libyaml must render
+    the same keys."""
+    assert SAFE_DUMPER is yaml.CSafeDumper, "PyYAML without libyaml: this test would compare the Python dumper to itself"
+    shapes = [(None, strategy) for strategy in MigStrategy] + list(_every_pool_shape())
+    for gpu_pool, strategy in shapes:
+        doc = dict(config_document(gpu_pool, strategy))
+        python = yaml.dump(doc, Dumper=yaml.SafeDumper, sort_keys=False, default_flow_style=False)
+        assert render_config(doc) == python
+        assert yaml.load(python, Loader=SAFE_LOADER) == yaml.safe_load(python)
+    assert len(shapes) > 100
 
 
 @pytest.mark.parametrize(

@@ -180,7 +180,8 @@ def test_tolerations_follow_the_pools_taints_not_a_literal(monkeypatch):
 
     monkeypatch.setattr(GpuPool, "taints", property(lambda self: ("nvidia.com/gpu=present:NoSchedule",
                                                                   f"gpushare.io/pool={self.name}:NoSchedule")))
-    values = _values(MIXED_FLEET)
+    # A fresh stack object: pool facts (taints among them) are derived once per stack, before the patch here.
+    values = _values(dataclasses.replace(MIXED_FLEET))
     expected = [toleration("gpushare.io/pool=a100mig:NoSchedule"), toleration("gpushare.io/pool=t4:NoSchedule"),
                 toleration("gpushare.io/pool=t4mps:NoSchedule"), toleration("nvidia.com/gpu=present:NoSchedule")]
     assert values["daemonsets"]["tolerations"] == expected

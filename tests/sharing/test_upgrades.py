@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gpushare.errors import ConfigError
+from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.upgrades import nodes_at_once, upgrade_summary
 from gpushare.stackfile.config import parse_config
 from gpushare.stackfile.model import Autoscale, MigStrategy, Upgrade
@@ -85,5 +86,5 @@ T4TS = pool("t4ts", T4, sharing=time_slicing(4), count=3)
     ids=["default", "single-node", "surge", "percentage"],
 )
 def test_plan_says_what_an_upgrade_costs(gpu_pool, expected):
-    summary = upgrade_summary(gpu_pool, MigStrategy.SINGLE)
+    summary = upgrade_summary(gpu_pool, pool_capacity(gpu_pool, MigStrategy.SINGLE))
     assert summary.startswith(expected), summary

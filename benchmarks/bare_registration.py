@@ -1,0 +1,85 @@
+"""The benchmark's yardstick: what registering a plan's resources costs with none of gpushare's program around them.
+
+`record STACK_FILE OUT` runs the plan's program once under the mock engine, as `plan` does, and writes every
+registration it recorded (type, name, inputs, parent, options; the components too). `register OUT` then, in a fresh
+process, imports nothing of gpushare's program or the providers' SDKs and registers the very same resources under the
+same mock engine (`run_pulumi`): each component as a plain `pulumi.ComponentResource`, each custom resource as a generic
+`pulumi.CustomResource(type, name, inputs, opts)` (providers as `pulumi.ProviderResource`), with the same parents (so
+the same URNs), providers, depends_on, protect, ignore/replace options, secret inputs and the aliases gpushare gives
+(not the type-only aliases a typed SDK class adds for each earlier API version: a generic resource has none). What `plan` spends beyond
+this is gpushare's own work: validation, the domain logic, the typed SDK classes and the Output plumbing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+PROVIDER_PREFIX = "pulumi:providers:"
+
+
+def record(stack_path: Path, out: Path) -> None:
+    from gpushare.cli.stack_argument import read_stack_argument
+    from gpushare.render.mock_engine import run_program
+    from gpushare.stackfile.config import encode_engine_config, parse_stack_file
+
+    stack_file = read_stack_argument(str(stack_path))
+    stack = parse_stack_file(stack_file)
+    recording = run_program(stack.stack, encode_engine_config(stack_file.config), stack_file=stack_file.path)
+    out.write_text(json.dumps({"stack": stack.stack,
+                               "resources": [dataclasses.asdict(r) for r in recording.resources]}))
+
+
+def register(recorded: Path) -> int:
+    import pulumi
+
+    from gpushare.render.mock_engine import run_pulumi
+
+    document = json.loads(recorded.read_text())
+    resources: list[dict[str, Any]] = document["resources"]
+
+    def program() -> None:
+        by_name: dict[str, pulumi.Resource] = {}
+        for r in resources:
+            parent = by_name.get(r["parent"]) if r["parent"] else None
+            if not r["custom"]:
+                by_name[r["name"]] = pulumi.ComponentResource(r["type"], r["name"], None,
+                                                              pulumi.ResourceOptions(parent=parent))
+                continue
+            props: dict[str, Any] = {key: pulumi.Output.secret(value) if key in r["secret_inputs"] else value
+                                     for key, value in r["inputs"].items()}
+            opts = pulumi.ResourceOptions(
+                parent=parent,
+                provider=by_name[r["provider"]] if r["provider"] else None,
+                protect=r["protect"],
+                depends_on=[by_name[d] for d in r["depends_on"] if d in by_name] or None,
+                ignore_changes=r["ignore_changes"] or None,
+                replace_on_changes=r["replace_on_changes"] or None,
+                delete_before_replace=r["delete_before_replace"],
+                retain_on_delete=r["retain_on_delete"],
+                aliases=[a["urn"] if "urn" in a else pulumi.Alias(name=a["name"], parent=a["parentUrn"])
+                         for a in r["aliases"] if a.get("urn") or a.get("name")] or None,
+            )
+            if r["type"].startswith(PROVIDER_PREFIX):
+                resource: pulumi.Resource = pulumi.ProviderResource(
+                    r["type"][len(PROVIDER_PREFIX):], r["name"], props, opts)
+            else:
+                resource = pulumi.CustomResource(r["type"], r["name"], props, opts)
+            by_name[r["name"]] = resource
+
+    recording = run_pulumi(program, stack=document["stack"], preview=True)
+    if len(recording.resources) != len(resources):
+        raise SystemExit(f"registered {len(recording.resources)} of {len(resources)} recorded resources")
+    return len(recording.resources)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["record"] and len(sys.argv) == 4:
+        record(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif sys.argv[1:2] == ["register"] and len(sys.argv) == 3:
+        register(Path(sys.argv[2]))
+    else:
+        raise SystemExit("usage: bare_registration.py record STACK_FILE OUT | register OUT")

@@ -1,0 +1,63 @@
+"""Everything gpushare derives about one GPU pool of a stack, derived once and read by every consumer: the program
+and `GpuNodePool`, `plan`'s report, tenants (their policies, quotas and pod snippets), `verify`, the operator's
+tolerations.
+
+A pool's facts depend on the whole stack (the cluster's MIG strategy is in every device-plugin config; the tenants
+decide which pools are dedicated and so tainted), which is why they are a function of the stack, not of the pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from gpushare.sharing.capacity import PoolCapacity, pool_capacity
+from gpushare.sharing.device_plugin import PluginConfig, pool_plugin_configs
+from gpushare.sharing.node_labels import node_labels
+from gpushare.stackfile.derived import once_per_stack
+from gpushare.stackfile.model import GpuPool, StackConfig, dedicated_tenant, pool_node_taints, pool_tolerated_taints
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    pool: GpuPool
+    capacity: PoolCapacity
+    """The resource its nodes advertise and how many per node (`gpushare.sharing.capacity`)."""
+    device_config: PluginConfig
+    """Its device-plugin config (the ConfigMap entry), as rendered; `plugin_configs` validates it."""
+    node_labels: Mapping[str, str]
+    """What AKS puts on its nodes (`gpushare.sharing.node_labels`), the config key among them."""
+    node_taints: tuple[str, ...]
+    """The AKS node taints gpushare sends: the GPU taint, the user's own, and the tenant's on a pool dedicated to
+    one tenant."""
+    tolerated_taints: tuple[str, ...]
+    """Every taint its nodes carry (`node_taints` plus the Spot taint AKS adds itself): what the operator's
+    DaemonSets, NFD and the tenants' pods tolerate."""
+    dedicated_tenant: str | None
+    """The only tenant listing the pool, or None (no tenant, or several)."""
+
+    @property
+    def config_key(self) -> str:
+        """The ConfigMap key its nodes' `nvidia.com/device-plugin.config` label names."""
+        return self.device_config.key
+
+
+@once_per_stack
+def stack_pool_facts(stack: StackConfig) -> Mapping[str, PoolFacts]:
+    """Each pool's facts by pool name, in stack order (read-only: every consumer shares the one mapping)."""
+    strategy = stack.operator.mig_strategy
+    configs = pool_plugin_configs(stack)
+    facts = {}
+    for pool in stack.pools:
+        config = configs[pool.name]
+        facts[pool.name] = PoolFacts(
+            pool=pool,
+            capacity=pool_capacity(pool, strategy),
+            device_config=config,
+            node_labels=MappingProxyType(node_labels(pool, strategy, config.key)),
+            node_taints=pool_node_taints(stack, pool),
+            tolerated_taints=pool_tolerated_taints(stack, pool),
+            dedicated_tenant=dedicated_tenant(stack, pool.name),
+        )
+    return MappingProxyType(facts)
