@@ -22,11 +22,10 @@ PROVIDER_PREFIX = "pulumi:providers:"
 
 
 def record(stack_path: Path, out: Path) -> None:
-    from gpushare.cli.stack_argument import read_stack_argument
     from gpushare.render.mock_engine import run_program
-    from gpushare.stackfile.config import encode_engine_config, parse_stack_file
+    from gpushare.stackfile.config import encode_engine_config, parse_stack_file, read_stack_file
 
-    stack_file = read_stack_argument(str(stack_path))
+    stack_file = read_stack_file(stack_path)
     stack = parse_stack_file(stack_file)
     recording = run_program(stack.stack, encode_engine_config(stack_file.config), stack_file=stack_file.path)
     out.write_text(json.dumps({"stack": stack.stack,
@@ -71,8 +70,14 @@ def register(recorded: Path) -> int:
             by_name[r["name"]] = resource
 
     recording = run_pulumi(program, stack=document["stack"], preview=True)
-    if len(recording.resources) != len(resources):
-        raise SystemExit(f"registered {len(recording.resources)} of {len(resources)} recorded resources")
+
+    def identity(r: dict[str, Any]) -> tuple:
+        return (r["type"], r["name"], r["parent"], r["provider"], r["protect"], tuple(r["depends_on"]))
+
+    replayed = sorted(identity(dataclasses.asdict(r)) for r in recording.resources)
+    if replayed != sorted(identity(r) for r in resources):
+        raise SystemExit(f"the replay registered other resources than the plan recorded ({len(replayed)} of "
+                         f"{len(resources)})")
     return len(recording.resources)
 
 

@@ -359,7 +359,7 @@ def test_wait_gives_up_with_the_last_state(kube, dev, tmp_path, capsys):
     stack, keys, data = dev
     joining = [t4ts_node(keys["t4ts"]), node(T4MPS_NODE, {"gpushare.io/pool": "t4mps"}, {}, ready=False)]
     serve(kube, joining, data, operator_pods(T4TS_NODE), operator_daemon_sets(2, mps=1))
-    assert main(verify(kube, stack, tmp_path, "--wait", "0.05", "--poll-interval", "0.01")) == 0
+    assert main(verify(kube, stack, tmp_path, "--wait", "1", "--poll-interval", "0.05")) == 0
     out = capsys.readouterr().out
     assert f"pending: pool t4mps: node {T4MPS_NODE} is NotReady" in out and "verdict: PENDING" in out
     assert kube.count("GET", NODES) >= 2
