@@ -129,6 +129,9 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "stack": stack.stack,
         "stackFile": stack.source,
         "location": stack.location,
+        # The provider settings gpushare's Azure reads follow; a Pulumi secret is shown as the engine prints one.
+        "azure": {"subscriptionId": "[secret]" if stack.azure.subscription_secret else stack.azure.subscription_id,
+                  "environment": stack.azure.environment.value},
         "cluster": {
             "name": stack.cluster.name,
             "resourceGroup": stack.cluster.resource_group,

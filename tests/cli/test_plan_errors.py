@@ -266,7 +266,10 @@ def test_secret_subscription_id_plans_through_the_program(tmp_path, capsys):
     the mock engine) accepts it; only gpushare's own keys must be plain."""
     assert main(["plan", str(write_stack(tmp_path, SECRET_SUBSCRIPTION)), "--json"]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out)["pools"][0]["name"] == "t4"
+    document = json.loads(out)
+    assert document["pools"][0]["name"] == "t4"
+    assert document["azure"] == {"subscriptionId": "[secret]", "environment": "public"}
+    assert "AAABAHNlY3JldC1zdWJzY3JpcHRpb24=" not in out, "the ciphertext is not shown"
     assert "configuration error" not in err
 
 
