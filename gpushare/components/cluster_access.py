@@ -18,7 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization, containerservice
 
-from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, exec_kubeconfig, provider_kubeconfig
+from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, provider_kubeconfig
 from gpushare.stackfile.model import KubernetesCredential
 
 KUBELOGIN_LOGIN = {
@@ -62,10 +62,10 @@ class ClusterAccess(pulumi.ComponentResource):
             token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token
             # An existing cluster without Entra ID returns a client certificate here, used as it is.
             kubeconfig = pulumi.Output.all(encoded, token).apply(
-                lambda values: provider_kubeconfig(values[0], values[1]))
+                lambda values: provider_kubeconfig(values[0], token=values[1]))
         else:
             login = KUBELOGIN_LOGIN[args.credential]
-            kubeconfig = encoded.apply(lambda value: exec_kubeconfig(value, login))
+            kubeconfig = encoded.apply(lambda value: provider_kubeconfig(value, login=login))
         self.provider = k8s.Provider(
             f"{name}-provider",
             # Secret: a token is a credential (and an invoke result is not necessarily secret).

@@ -112,8 +112,6 @@ class GpuShareDeployment:
             "oidcIssuerUrl": self.oidc_issuer_url,
             "kubeconfig": self.kubeconfig,
             "deviceConfigHash": self.device_config_hash,
-            # Read back next run (a StackReference to this stack) to keep a key a deployed pool still names.
-            CONFIG_DATA_OUTPUT: self.operator.config_map_data,
             "pools": {
                 pool.name: {"resource": self.capacities[pool.name].resource,
                             "perNode": self.capacities[pool.name].per_node,
@@ -170,6 +168,9 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
             tags=merge_pool_tags(pool.name, autoscaler_tags(capacity), dict(pool.tags)),
         ))
         previous = pools[pool.name].agent_pool
+    # Exported by deploy() itself, whatever else the caller exports: the next run reads it back (a StackReference to
+    # this stack) to keep a device-plugin key that a deployed pool's label still names (`GpuOperatorArgs`).
+    pulumi.export(CONFIG_DATA_OUTPUT, operator.config_map_data)
     tenants = {
         tenant.name: GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(
             stack=validated, tenant=tenant, provider=access.provider, depends_on=kubernetes_access))
@@ -209,8 +210,13 @@ def program() -> None:
     the stack outputs."""
     stack = pulumi.get_stack()
     # The engine hands the program every config key; reading them all is what lets a misspelt key be reported.
-    values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    deployment = deploy(decode_engine_config(values), source=_stack_file_shown(stack), stack=stack)
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    # A secret reaches the program decrypted, its key listed as secret: put back the `{secure: ...}` shape a stack
+    # file shows, so validation treats it the same offline and under the engine (a gpushare key must not be one).
+    secret = {*runtime_config.get_config_secret_keys_env(), *(k for k in raw if runtime_config.is_config_secret(k))}
+    values = {**decode_engine_config({k: v for k, v in raw.items() if k not in secret}),
+              **{k: {"secure": str(raw[k])} for k in secret if k in raw}}
+    deployment = deploy(values, source=_stack_file_shown(stack), stack=stack)
     for name, value in deployment.stack_outputs().items():
         pulumi.export(name, value)
 

@@ -37,7 +37,6 @@ class SubnetAccess(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: SubnetAccessArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:SubnetAccess", name, None, opts)
-        client = authorization.get_client_config_output(opts=pulumi.InvokeOptions(parent=self))
         self.assignments = [
             authorization.RoleAssignment(
                 f"{name}-{_short_name(subnet)}",
@@ -47,8 +46,10 @@ class SubnetAccess(pulumi.ComponentResource):
                 scope=subnet,
                 principal_id=args.principal_id,
                 principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
-                role_definition_id=client.apply(
-                    lambda c: baseline.role_definition_id(c.subscription_id, baseline.NETWORK_CONTRIBUTOR_ROLE)),
+                # The role's definition in the subnet's own subscription (a hub VNet may live in another one), and
+                # from stack values only: the same assignment whoever runs the program.
+                role_definition_id=baseline.role_definition_id(baseline.subscription_of(subnet),
+                                                               baseline.NETWORK_CONTRIBUTOR_ROLE),
                 description="gpushare: the AKS cluster's identity joins nodes to this subnet",
                 opts=pulumi.ResourceOptions(parent=self),
             )

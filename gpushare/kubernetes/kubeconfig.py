@@ -45,14 +45,19 @@ def token_kubeconfig(encoded: str, token: str) -> str:
     result carries no credential except the short-lived bearer token.
     """
     document = _load(decode_kubeconfig(encoded))
+    for entry in _users(document):
+        entry["user"] = {"token": token}
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def _users(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The kubeconfig's user entries, each a mapping with a name (what AKS returns for the cluster user)."""
     users = document.get("users")
     if not isinstance(users, list) or not users:
         raise KubeconfigError("AKS returned a kubeconfig without users; expected the cluster user's entry")
-    for entry in users:
-        if not isinstance(entry, dict) or "name" not in entry:
-            raise KubeconfigError("AKS returned a kubeconfig with a malformed user entry")
-        entry["user"] = {"token": token}
-    return yaml.safe_dump(document, sort_keys=False)
+    if not all(isinstance(entry, dict) and "name" in entry for entry in users):
+        raise KubeconfigError("AKS returned a kubeconfig with a malformed user entry")
+    return users
 
 
 def uses_entra(encoded: str) -> bool:
@@ -64,11 +69,14 @@ def uses_entra(encoded: str) -> bool:
         and "kubelogin" in str(entry["user"].get("exec", {}).get("command", "")) for entry in users)
 
 
-def provider_kubeconfig(encoded: str, token: str) -> str:
+def provider_kubeconfig(encoded: str, token: str | None = None, login: str | None = None) -> str:
     """The kubeconfig the program's Kubernetes provider uses: an Entra cluster's with the Entra `token` in place of
-    kubelogin (`token_kubeconfig`); a local-accounts cluster's (an existing cluster below gpushare's baseline) as
-    AKS returned it, its client certificate being the only credential that cluster accepts."""
-    return token_kubeconfig(encoded, token) if uses_entra(encoded) else decode_kubeconfig(encoded)
+    AKS's interactive kubelogin (`token_kubeconfig`), or with kubelogin in `login` mode (`exec_kubeconfig`); a
+    local-accounts cluster's (an existing cluster below gpushare's baseline) as AKS returned it, whatever the mode:
+    its client certificate is the only credential that cluster accepts."""
+    if not uses_entra(encoded):
+        return decode_kubeconfig(encoded)
+    return exec_kubeconfig(encoded, login) if login else token_kubeconfig(encoded, token or "")
 
 
 def _load(text: str) -> dict[str, Any]:
@@ -92,12 +100,7 @@ def exec_kubeconfig(encoded: str, login: str) -> str:
     (the cloud), its `--login devicecode` and client/tenant IDs are not: those modes need neither.
     """
     document = _load(decode_kubeconfig(encoded))
-    users = document.get("users")
-    if not isinstance(users, list) or not users:
-        raise KubeconfigError("AKS returned a kubeconfig without users; expected the cluster user's entry")
-    for entry in users:
-        if not isinstance(entry, dict) or "name" not in entry:
-            raise KubeconfigError("AKS returned a kubeconfig with a malformed user entry")
+    for entry in _users(document):
         args = ["get-token", "--login", login, "--server-id", AKS_SERVER_APP_ID]
         environment = _flag((entry.get("user") or {}).get("exec") or {}, "--environment")
         if environment:

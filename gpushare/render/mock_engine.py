@@ -387,17 +387,19 @@ def run_pulumi(
     *,
     stack: str = "dev",
     config: dict[str, str] | None = None,
+    secret_keys: tuple[str, ...] = (),
     preview: bool = False,
     check: bool = True,
 ) -> Recording:
     """Run `fn` (which constructs resources) under mocks and return everything it registered.
 
-    `config` maps full keys (`gpushare:pools`) to the strings the CLI would pass (objects JSON-encoded).
+    `config` maps full keys (`gpushare:pools`) to the strings the CLI would pass (objects JSON-encoded), decrypted;
+    `secret_keys` are those the engine would list as secret.
     Mocks are installed before `fn` runs: a resource constructed earlier would never register.
     An exception from `fn` propagates, or with `check=False` is returned in `Recording.error`.
     """
     settings.reset_options(project="gpushare", stack=stack, preview=preview)
-    pulumi.runtime.set_all_config(dict(config or {}))
+    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
     provider_mocks = GpushareMocks()
     monitor = RecordingMonitor(provider_mocks)
     logger = logging.getLogger("gpushare.mock")
@@ -437,6 +439,7 @@ def run_program(
     stack_file: Path | None = None,
     deployed: Path | None = None,
     live_guard: bool = False,
+    secret_keys: tuple[str, ...] = (),
     preview: bool = True,
     check: bool = True,
 ) -> Recording:
@@ -458,7 +461,7 @@ def run_program(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        return run_pulumi(program, stack=stack, config=config, preview=preview, check=check)
+        return run_pulumi(program, stack=stack, config=config, secret_keys=secret_keys, preview=preview, check=check)
 
 
 __all__ = ["RecordedResource", "Recording", "run_pulumi", "run_program", "MOCK_SUBSCRIPTION", "MOCK_DEPLOYER_OBJECT_ID",

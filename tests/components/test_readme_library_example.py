@@ -68,7 +68,8 @@ def test_readme_program_registers_what_gpushares_own_program_registers():
 def test_readme_program_exports_the_kubeconfig():
     recording, _ = run_readme_program()
 
-    assert list(recording.exports) == ["kubeconfig"]
+    # deploy() exports the device-plugin configs it reads back next run (the kept keys of relabelled pools).
+    assert list(recording.exports) == ["devicePluginConfigData", "kubeconfig"]
     assert "server: https://mock-dns.hcp.westeurope.azmk8s.invalid:443" in recording.exports["kubeconfig"]
 
 

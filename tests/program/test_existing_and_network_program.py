@@ -115,6 +115,19 @@ def test_local_accounts_cluster_keeps_its_client_certificate_and_is_said_to_be_b
         recording.warnings
 
 
+def test_local_accounts_cluster_keeps_its_client_certificate_with_kubelogin_asked_for(monkeypatch):
+    """kubelogin speaks Entra ID only: on a cluster without it the certificate is still the one credential."""
+    monkeypatch.setattr(GpushareMocks, "user_kubeconfig", LOCAL_ACCOUNT_KUBECONFIG)
+    monkeypatch.setattr(GpushareMocks, "existing_cluster", {"aadProfile": None, "disableLocalAccounts": False})
+
+    recording = run_program("existing", encode_engine_config(existing_stack(
+        access={"kubernetesCredential": "kubelogin-azurecli"})))
+
+    (provider,) = recording.by_type(PROVIDER)
+    assert yaml.safe_load(provider.inputs["kubeconfig"])["users"][0]["user"] == {
+        "client-certificate-data": "Y2VydA==", "client-key-data": "a2V5"}
+
+
 def byo_subnet_stack():
     raw = read_stack_file(resolve_stack_file("prod")).config
     raw["gpushare:cluster"]["network"] = {"subnetId": NODES, "outboundType": "userDefinedRouting",

@@ -155,3 +155,28 @@ def test_each_pool_label_selects_its_own_config(tmp_path):
         GOLDEN.write_text(yaml.dump(by_pool, Dumper=_BlockDumper, sort_keys=False))
     assert by_pool == yaml.safe_load(GOLDEN.read_text())
     assert len(set(data)) == len(by_pool) + 1, "one key per pool plus the whole-GPU default"
+
+
+def test_a_secret_gpushare_setting_is_refused_under_the_engine_too():
+    """The engine hands the program secrets decrypted and lists their keys: validation refuses a secret gpushare
+    key there as it does offline, instead of taking the plain value into inputs, state and plans."""
+    import pulumi
+
+    from gpushare.stackfile.config import read_stack_file
+    from gpushare.stackfile.project import resolve_stack_file
+
+    config = encode_engine_config(read_stack_file(resolve_stack_file("dev")).config)
+    recording = run_program("dev", config, secret_keys=("gpushare:pools",), check=False)
+    assert isinstance(recording.error, pulumi.RunError)
+    assert "gpushare:pools: must not be a secret" in str(recording.error)
+    assert recording.by_type("azure-native:containerservice:AgentPool") == []
+
+
+def test_a_secret_subscription_reaches_the_program_as_a_secret():
+    from gpushare.stackfile.config import read_stack_file
+    from gpushare.stackfile.project import resolve_stack_file
+
+    raw = read_stack_file(resolve_stack_file("dev")).config
+    raw["azure-native:subscriptionId"] = "00000000-0000-0000-0000-000000000000"
+    recording = run_program("dev", encode_engine_config(raw), secret_keys=("azure-native:subscriptionId",))
+    assert recording.by_type("azure-native:containerservice:AgentPool"), "the program runs"

@@ -159,3 +159,12 @@ def test_zizmor_really_audits_offline(tmp_path):
                             capture_output=True, text=True)
     assert {f["ident"] for f in json.loads(result.stdout)} >= {"template-injection", "unpinned-uses"}
     assert result.returncode != 0
+
+
+def test_pr_comments_carry_list_prices():
+    """Issue 20: the compare and the cloud report price the change (the public Retail Prices API needs no
+    credentials, so forks get it too); a base commit older than --prices still plans."""
+    preview = (WORKFLOWS / "preview.yml").read_text()
+    assert 'gpushare plan "$STACK" --json --prices > "$OUT/head.json"' in preview
+    assert 'plan "$STACK" --json --prices \\' in preview and '|| "$GITHUB_WORKSPACE/.venv/bin/python" -m gpushare plan "$STACK" --json; }' in preview
+    assert 'gpushare report "$OUT/preview.json" --stack "$STACK" --prices' in preview
