@@ -221,6 +221,36 @@ def arm_existing_cluster(subscription_id: str, resource_group: str, cluster: str
     return document
 
 
+def maintenance_configurations_path(subscription_id: str, resource_group: str, cluster: str) -> str:
+    """The URL path of ARM's "list maintenance configurations" operation."""
+    return managed_cluster_id(subscription_id, resource_group, cluster) + "/maintenanceConfigurations"
+
+
+def arm_maintenance_configuration(subscription_id: str, resource_group: str, cluster: str, name: str, *,
+                                  day: str = "Sunday", start: str = "02:00", hours: int = 4) -> dict:
+    """One maintenance configuration as ARM lists it: a weekly window (2025-09-01 shape)."""
+    return {"id": f"{maintenance_configurations_path(subscription_id, resource_group, cluster)}/{name}", "name": name,
+            "type": "Microsoft.ContainerService/managedClusters/maintenanceConfigurations",
+            "properties": {"maintenanceWindow": {"schedule": {"weekly": {"intervalWeeks": 1, "dayOfWeek": day}},
+                                                 "durationHours": hours, "startTime": start, "utcOffset": "+00:00"}}}
+
+
+def arm_maintenance_windows(subscription_id: str, resource_group: str, cluster: str, *names: str) -> dict:
+    """The list body with a window per name; by default both upgrade channels' (what gpushare gives its clusters)."""
+    names = names or ("aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule")
+    return {"value": [arm_maintenance_configuration(subscription_id, resource_group, cluster, name) for name in names]}
+
+
+def serve_existing_cluster(arm: ArmStub, subscription_id: str, resource_group: str, cluster: str,
+                           document: dict | None = None, windows: StubResponse | None = None) -> None:
+    """Route an existing cluster's two reads: its GET (`arm_existing_cluster` by default) and its maintenance
+    configurations (both upgrade windows by default)."""
+    arm.route(managed_cluster_id(subscription_id, resource_group, cluster),
+              StubResponse(200, document or arm_existing_cluster(subscription_id, resource_group, cluster)))
+    arm.route(maintenance_configurations_path(subscription_id, resource_group, cluster),
+              windows or StubResponse(200, arm_maintenance_windows(subscription_id, resource_group, cluster)))
+
+
 def arm_subnet(subnet_id: str, prefix: str, used: int) -> dict:
     """A subnet as the Network GET returns it, with `used` IP configurations (nodes' NICs and the like)."""
     return {"id": subnet_id, "name": subnet_id.rsplit("/", 1)[-1], "type": "Microsoft.Network/virtualNetworks/subnets",

@@ -11,6 +11,7 @@ import uuid
 from dataclasses import dataclass
 
 from gpushare.azure.deployed_cluster import DeployedCluster
+from gpushare.stackfile.model import MaintenanceWindow
 
 NETWORK_PLUGIN = "azure"
 NETWORK_PLUGIN_MODE = "overlay"
@@ -29,7 +30,12 @@ SKU_NAME = "Base"
 
 AUTO_UPGRADE_SCHEDULE = "aksManagedAutoUpgradeSchedule"
 NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
-"""AKS reads only maintenance configurations with these names for the two upgrade channels."""
+"""AKS reads only maintenance configurations with these names for the two upgrade channels; `default` is for AKS's
+own weekly releases only (AKS docs planned-maintenance.md, "Schedule configuration types"). A channel without its
+schedule upgrades whenever AKS gets to it."""
+UPGRADING_NODE_OS_CHANNELS = ("nodeimage", "securitypatch")
+"""Node OS channels AKS applies itself (in `aksManagedNodeOSUpgradeSchedule`); `None` does nothing and `Unmanaged`
+leaves it to the OS's own unattended upgrades, which no AKS schedule governs."""
 
 RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 """Built-in role "Azure Kubernetes Service RBAC Cluster Admin": every Kubernetes action on the cluster."""
@@ -76,23 +82,27 @@ class BaselineFinding:
     deployed: str
     wanted: str
     fix: str
-    """The `az aks update` that brings it to the baseline (run by the cluster's owners)."""
+    """The `az aks update` (or `az aks maintenanceconfiguration add`) that brings it to the baseline (run by the
+    cluster's owners)."""
+    why: str = ""
+    """What the difference does, when the setting's name does not say it."""
 
 
 def baseline_findings(resource_group: str, name: str, deployed: DeployedCluster) -> list[BaselineFinding]:
-    """Every baseline setting the existing cluster does not have, with its fix. Maintenance windows are separate
-    resources (maintenanceConfigurations) and not read here. Missing values take AKS's API defaults (Free tier,
-    no upgrade channel, NodeImage node OS channel, local accounts on, no Entra ID)."""
+    """Every baseline setting the existing cluster does not have, with its fix. Missing values take AKS's API
+    defaults (Free tier, no upgrade channel, NodeImage node OS channel, local accounts on, no Entra ID). Maintenance
+    windows are compared only when they were read (`deployed.maintenance_schedules`)."""
     update = f"az aks update -g {resource_group} -n {name}"
     reimages = " (AKS reimages every node to apply it, GPU nodes included: do it in a maintenance window)"
+    upgrade_channel = deployed.upgrade_channel or "none"
+    node_os_channel = deployed.node_os_upgrade_channel or "NodeImage"
     checks: list[tuple[str, str, str, bool, str]] = [
         ("sku.tier", deployed.tier or "Free", "Standard", (deployed.tier or "Free").lower() == "standard",
          f"{update} --tier standard"),
-        ("autoUpgradeProfile.upgradeChannel", deployed.upgrade_channel or "none", "patch",
-         (deployed.upgrade_channel or "none").lower() != "none", f"{update} --auto-upgrade-channel patch"),
-        ("autoUpgradeProfile.nodeOSUpgradeChannel", deployed.node_os_upgrade_channel or "NodeImage", "NodeImage",
-         (deployed.node_os_upgrade_channel or "NodeImage").lower() in ("nodeimage", "securitypatch"),
-         f"{update} --node-os-upgrade-channel NodeImage"),
+        ("autoUpgradeProfile.upgradeChannel", upgrade_channel, "patch", upgrade_channel.lower() != "none",
+         f"{update} --auto-upgrade-channel patch"),
+        ("autoUpgradeProfile.nodeOSUpgradeChannel", node_os_channel, "NodeImage",
+         node_os_channel.lower() in UPGRADING_NODE_OS_CHANNELS, f"{update} --node-os-upgrade-channel NodeImage"),
         ("aadProfile.managed", str(bool(deployed.entra_managed)).lower(), "true", bool(deployed.entra_managed),
          f"{update} --enable-aad --enable-azure-rbac (then Kubernetes access goes through Entra ID)"),
         ("aadProfile.enableAzureRBAC", str(bool(deployed.azure_rbac)).lower(), "true",
@@ -114,4 +124,33 @@ def baseline_findings(resource_group: str, name: str, deployed: DeployedCluster)
          bool(deployed.image_cleaner),
          f"{update} --enable-image-cleaner --image-cleaner-interval-hours {IMAGE_CLEANER_INTERVAL_HOURS}"),
     ]
-    return [BaselineFinding(setting, was, wanted, fix) for setting, was, wanted, ok, fix in checks if not ok]
+    found = [BaselineFinding(setting, was, wanted, fix) for setting, was, wanted, ok, fix in checks if not ok]
+    if deployed.maintenance_schedules is not None:
+        found += _missing_schedules(resource_group, name, deployed.maintenance_schedules, [
+            (AUTO_UPGRADE_SCHEDULE, "autoUpgradeProfile.upgradeChannel", upgrade_channel,
+             upgrade_channel.lower() != "none", "Kubernetes version upgrades"),
+            (NODE_OS_UPGRADE_SCHEDULE, "autoUpgradeProfile.nodeOSUpgradeChannel", node_os_channel,
+             node_os_channel.lower() in UPGRADING_NODE_OS_CHANNELS, "node image upgrades"),
+        ])
+    return found
+
+
+def _missing_schedules(resource_group: str, name: str, schedules: frozenset[str],
+                       channels: list[tuple[str, str, str, bool, str]]) -> list[BaselineFinding]:
+    """A maintenance window for each upgrade channel that has none. The baseline's channels both upgrade, so a
+    channel that is off (its own finding) needs its window too, before the fix turns it on."""
+    window = MaintenanceWindow()
+    wanted = f"weekly, {window.day.value} {window.start} UTC for {window.hours} hours"
+    found = []
+    for schedule, channel, value, upgrades, what in channels:
+        if schedule.lower() in schedules:
+            continue
+        why = (f"{channel} is {value}, so AKS applies {what} at any time, GPU nodes included (drained and "
+               "replaced while their jobs run)" if upgrades else
+               f"once {channel} is set to the baseline's channel, AKS would apply {what} at any time without it")
+        found.append(BaselineFinding(
+            f"maintenanceConfigurations/{schedule}", "missing", wanted,
+            f"az aks maintenanceconfiguration add --resource-group {resource_group} --cluster-name {name} --name "
+            f"{schedule} --schedule-type Weekly --day-of-week {window.day.value} --interval-weeks 1 --start-time "
+            f"{window.start} --duration {window.hours} --utc-offset +00:00", why))
+    return found

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 
 from gpushare.azure import cluster_baseline as baseline
 from gpushare.azure.arm import AzureReads
-from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster
+from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, GuardReport, Violation, carry_on_without, check_for_program
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.stackfile.model import StackConfig
@@ -174,8 +174,9 @@ def missing_cluster_message(stack: StackConfig, subscription_id: str) -> str:
 
 def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
                   **read_kwargs: object) -> GuardReport:
-    """Read the deployed cluster (one GET) and add its violations to the pool guard's `report`; the cluster read
-    travels on in the report (`GuardReport.cluster`) for preflight's baseline findings.
+    """Read the deployed cluster (one GET; an existing one's maintenance configurations too, one list) and add its
+    violations to the pool guard's `report`; the cluster read travels on in the report (`GuardReport.cluster`) for
+    preflight's baseline findings.
 
     Unreadable Azure is handled as for the pools: `strict` raises, `warn` carries on with a warning. An existing
     cluster (`existing: true`) that is not there raises `ExistingClusterMissingError`; one that is has no
@@ -192,7 +193,15 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
     if cluster.existing:
         if deployed is None:
             raise ExistingClusterMissingError(missing_cluster_message(stack, subscription_id))
-        return dataclasses.replace(report, cluster=deployed)
+        try:
+            schedules = read_maintenance_schedules(subscription_id, cluster.resource_group, cluster.name,
+                                                   **read_kwargs)
+        except AzureReadError as err:
+            warning = carry_on_without(stack, err, "deploys without comparing them with the baseline",
+                                       "Continuing because gpushare:guard is warn: gpushare writes no maintenance "
+                                       "window on an existing cluster, so nothing else depends on this read")
+            return dataclasses.replace(report, warnings=(*report.warnings, warning), cluster=deployed)
+        return dataclasses.replace(report, cluster=dataclasses.replace(deployed, maintenance_schedules=schedules))
     note = _node_os_note(stack, deployed)
     return dataclasses.replace(report, violations=(*cluster_violations(stack, deployed), *report.violations),
                                notes=(*report.notes, *([note] if note else [])), cluster=deployed)

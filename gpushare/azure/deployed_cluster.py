@@ -1,6 +1,7 @@
 """The managed cluster as deployed: the settings AKS fixed at its creation, read live with one ARM GET
 (`managed_clusters.get`) through azure-identity and the azure-mgmt-containerservice client, for the cluster guard
-(`gpushare.azure.cluster_guard`).
+(`gpushare.azure.cluster_guard`); for an existing cluster (`existing: true`) also the names of its maintenance
+configurations (one list call, `maintenance_configurations.list_by_managed_cluster`), for its baseline findings.
 
 Every field the guard reads is type-checked: a value of the wrong type must fail loudly here rather than compare
 unequal (a false violation) or equal (a missed one) later.
@@ -19,6 +20,11 @@ from gpushare.errors import AzureReadError
 READ_ROLE_HINT = (
     "reading the cluster needs 'Microsoft.ContainerService/managedClusters/read', which the built-in Reader role "
     "and 'Azure Kubernetes Service Cluster User Role' have. Grant Reader on the cluster or its resource group: "
+    "az role assignment create --assignee <identity> --role Reader --scope <cluster resource id>"
+)
+MAINTENANCE_ROLE_HINT = (
+    "listing maintenance configurations needs 'Microsoft.ContainerService/managedClusters/maintenanceConfigurations/"
+    "read', which the built-in Reader role has. Grant Reader on the cluster or its resource group: "
     "az role assignment create --assignee <identity> --role Reader --scope <cluster resource id>"
 )
 
@@ -66,6 +72,10 @@ class DeployedCluster:
     system_subnet_id: str | None = None
     """`agentPoolProfiles[mode=System].vnetSubnetID`: where an existing cluster's GPU pools without `subnetId` go
     (the program names it too); None in a VNet AKS manages."""
+    maintenance_schedules: frozenset[str] | None = None
+    """Names of the cluster's maintenance configurations (`aksManagedAutoUpgradeSchedule`, ...), lower-cased (ARM
+    names compare case-insensitively): a separate read (`read_maintenance_schedules`), made for an existing cluster
+    only. None: not read."""
 
 
 class _Malformed(Exception):
@@ -97,6 +107,34 @@ def read_live_cluster(
         return _parse_cluster(cluster, document)
     except _Malformed as err:
         raise AzureReadError(f"{what}: Azure answered with an unexpected cluster: {err}") from None
+
+
+def read_maintenance_schedules(
+    subscription_id: str,
+    resource_group: str,
+    cluster: str,
+    *,
+    credential: TokenCredential | None = None,
+    base_url: str | None = None,
+    **client_kwargs: object,
+) -> frozenset[str] | None:
+    """The names of the cluster's maintenance configurations (one list call; the pager may follow `nextLink`), or
+    None when the cluster is not there. Failures as for `read_live_cluster`, with this read's role hint."""
+    what = (f"could not read the maintenance configurations of AKS cluster {cluster} (resource group "
+            f"{resource_group}, subscription {subscription_id})")
+    documents = read_cluster_resource(
+        what, subscription_id,
+        lambda client: [window.as_dict() for window in
+                        client.maintenance_configurations.list_by_managed_cluster(resource_group, cluster)],
+        MAINTENANCE_ROLE_HINT, credential=credential, base_url=base_url, client_kwargs=client_kwargs,
+    )
+    if documents is None:
+        return None
+    try:
+        names = [_get(document, "name", str, cluster) for document in documents]
+    except _Malformed as err:
+        raise AzureReadError(f"{what}: Azure answered with an unexpected list: {err}") from None
+    return frozenset(name.lower() for name in names if name)
 
 
 def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:

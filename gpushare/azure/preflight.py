@@ -19,8 +19,10 @@ deployed pools the guard already read (one call), so a stack makes at most four 
 - `kubernetes-version`: the stack's `kubernetesVersion` is offered in the region and not preview-only.
 - on an existing cluster (`existing: true`), from the cluster guard's one cluster read: `cluster` fails alone when
   the cluster is not there (nothing else is worth checking); otherwise `baseline` rows warn for each setting below
-  gpushare's hardened baseline, with the `az aks update` that fixes it (`cluster_baseline.baseline_findings`). The
-  cluster's own system pool and version are its owners': not counted, not checked.
+  gpushare's hardened baseline, with the `az aks update` that fixes it (`cluster_baseline.baseline_findings`), and
+  for each upgrade channel without its maintenance window (one more read, the maintenance configurations), with the
+  `az aks maintenanceconfiguration add` that gives it gpushare's. The cluster's own system pool and version are its
+  owners': not counted, not checked.
 - `subnet` (a subnet of your own, `network.subnetId` or a pool's `subnetId`; one read per subnet,
   `gpushare.azure.subnets`): it exists, and has a free address for every node the stack's pools in it can add.
 
@@ -189,12 +191,17 @@ def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> lis
                       "the cluster's settings were not read (Azure unreadable under gpushare:guard: warn), so they "
                       "were not compared with the baseline", "run `preflight` again once Azure can be read")]
     found = baseline_findings(stack.cluster.resource_group, stack.cluster.name, cluster)
-    if not found:
-        return [Check("baseline", subject, Verdict.PASS, "every setting gpushare's baseline reads is at the baseline "
-                                                         "(maintenance windows are not read)")]
-    return [Check("baseline", f"{subject} {f.setting}", Verdict.WARN,
-                  f"{f.setting} is {f.deployed}, gpushare's baseline is {f.wanted} (read, not written: the cluster "
-                  "is its owners')", f.fix) for f in found]
+    checks = [Check("baseline", f"{subject} {f.setting}", Verdict.WARN,
+                    f"{f.setting} is {f.deployed}, gpushare's baseline is {f.wanted}"
+                    + (f": {f.why}" if f.why else "") + " (read, not written: the cluster is its owners')", f.fix)
+              for f in found]
+    if cluster.maintenance_schedules is None:
+        checks.append(Check("baseline", f"{subject} maintenanceConfigurations", Verdict.WARN,
+                            "the cluster's maintenance windows were not read (Azure unreadable under gpushare:guard: "
+                            "warn), so they were not compared with the baseline",
+                            "run `preflight` again once Azure can be read"))
+    return checks or [Check("baseline", subject, Verdict.PASS,
+                            "every setting gpushare's baseline reads is at the baseline, maintenance windows included")]
 
 
 def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],

@@ -1,6 +1,6 @@
 """`preflight STACK [--json]`: check against Azure, before `pulumi up`, that the stack's VM sizes, zones, vCPU quota
-and Kubernetes version can be had in its region. Four ARM reads whatever the pool count; one more for an existing
-cluster (its settings against the baseline) and one per subnet of your own.
+and Kubernetes version can be had in its region. Four ARM reads whatever the pool count; two more for an existing
+cluster (its settings and its maintenance windows, against the baseline) and one per subnet of your own.
 
 Exit codes: 0 every check passed, 1 a check failed, 2 invalid stack file or no subscription to read, 4 Azure could
 not be read (unreachable, credentials refused, role missing).
@@ -9,12 +9,13 @@ not be read (unreachable, credentials refused, role missing).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.deployed import read_live
-from gpushare.azure.deployed_cluster import read_live_cluster
+from gpushare.azure.deployed_cluster import read_live_cluster, read_maintenance_schedules
 from gpushare.azure.preflight import evaluate, raise_for_failures, render_text, stack_subnets
 from gpushare.azure.region_offers import read_region
 from gpushare.azure.subnets import read_subnets
@@ -45,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         # An existing cluster's settings, for its baseline findings (the cluster guard's one read).
         found = (read_live_cluster(target.subscription_id, cluster.resource_group, cluster.name,
                                    **reads.read_kwargs()) if cluster.existing else None)
+        if found is not None:  # and its maintenance windows, as the cluster guard reads them
+            found = dataclasses.replace(found, maintenance_schedules=read_maintenance_schedules(
+                target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs()))
         subnets = read_subnets(target.subscription_id, stack_subnets(stack, found), **reads.read_kwargs())
     report = evaluate(stack, offers, deployed, target.subscription_id, found, subnets,
                       cluster_found=found is not None if cluster.existing else None)

@@ -60,3 +60,22 @@ def test_an_existing_cluster_below_every_baseline_setting_gets_one_finding_and_f
         tier="Standard", upgrade_channel="patch", disable_local_accounts=True, entra_managed=True, azure_rbac=True,
         oidc_issuer=True, workload_identity=True, image_cleaner=True)
     assert baseline_findings("rg-platform", "platform-aks", at_baseline) == []
+
+
+def test_maintenance_windows_are_compared_only_once_read_and_by_name_in_any_case():
+    from gpushare.azure.cluster_baseline import baseline_findings
+    from gpushare.azure.deployed_cluster import DeployedCluster
+
+    cluster = DeployedCluster(name="platform-aks", upgrade_channel="stable", node_os_upgrade_channel="NodeImage")
+    settings = {f.setting for f in baseline_findings("rg-platform", "platform-aks", cluster)}
+    assert not any(s.startswith("maintenanceConfigurations/") for s in settings)  # not read: nothing to say
+
+    # ARM names compare case-insensitively; the reader lower-cases them.
+    read = DeployedCluster(name="platform-aks", upgrade_channel="stable", node_os_upgrade_channel="NodeImage",
+                           maintenance_schedules=frozenset({"aksmanagedautoupgradeschedule", "default"}))
+    (window,) = [f for f in baseline_findings("rg-platform", "platform-aks", read)
+                 if f.setting.startswith("maintenanceConfigurations/")]
+    # `default` schedules AKS's own weekly releases, not the node OS channel's upgrades.
+    assert window.setting == "maintenanceConfigurations/aksManagedNodeOSUpgradeSchedule"
+    assert window.why.startswith("autoUpgradeProfile.nodeOSUpgradeChannel is NodeImage, so AKS applies node image "
+                                 "upgrades at any time")

@@ -13,7 +13,7 @@ from gpushare.azure.deployed import read_live
 from gpushare.azure.guard import evaluate
 from gpushare.cli import main
 from gpushare.stackfile.config import load_stack_file
-from tests.azure.preflight_region import REGION, T4, serve_region
+from tests.azure.preflight_region import REGION, T4, serve_region, usages, vm_sizes
 from tests.azure_stub import (
     ArmStub,
     StaticTokenCredential,
@@ -22,8 +22,13 @@ from tests.azure_stub import (
     arm_error,
     arm_existing_cluster,
     arm_subnet,
+    arm_usage,
+    arm_vm_sku,
+    arm_maintenance_windows,
+    maintenance_configurations_path,
     managed_cluster_id,
     reach_from_environment,
+    serve_existing_cluster,
 )
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
@@ -59,8 +64,8 @@ def existing(tmp_path, **kwargs) -> str:
 
 def test_baseline_findings_each_with_its_fix_and_the_clusters_own_pools_left_alone(arm, tmp_path, capsys):
     serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
-    arm.route(managed_cluster_id(SUB, RG, CLUSTER),
-              StubResponse(200, arm_existing_cluster(SUB, RG, CLUSTER, local_accounts=True, tier="Free")))
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, arm_existing_cluster(SUB, RG, CLUSTER, local_accounts=True,
+                                                                      tier="Free"))
 
     assert main(["preflight", existing(tmp_path), "--json"]) == 0  # findings warn: the cluster is its owners'
 
@@ -81,12 +86,107 @@ def test_baseline_findings_each_with_its_fix_and_the_clusters_own_pools_left_alo
 
 def test_a_cluster_at_the_baseline_passes_the_baseline_row(arm, tmp_path, capsys):
     serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
-    arm.route(managed_cluster_id(SUB, RG, CLUSTER), StubResponse(200, arm_existing_cluster(SUB, RG, CLUSTER)))
+    serve_existing_cluster(arm, SUB, RG, CLUSTER)
 
     assert main(["preflight", existing(tmp_path), "--json"]) == 0
 
     (row,) = [c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "baseline"]
     assert row["verdict"] == "pass"
+    assert "maintenance windows included" in row["detail"]
+    # The pools, the region (three), the cluster and its maintenance windows: one request each.
+    assert arm.count(maintenance_configurations_path(SUB, RG, CLUSTER)) == 1
+    assert len(arm.requests) == 6
+
+
+def baseline_rows(capsys) -> dict[str, dict]:
+    return {c["subject"].removeprefix(f"cluster {CLUSTER} "): c
+            for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "baseline"}
+
+
+def test_an_upgrade_channel_without_its_maintenance_window_is_a_finding_with_the_command_that_adds_it(
+        arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    # upgradeChannel patch and nodeOSUpgradeChannel NodeImage both upgrade; only the node OS channel has a window.
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, windows=StubResponse(200, arm_maintenance_windows(
+        SUB, RG, CLUSTER, "aksManagedNodeOSUpgradeSchedule")))
+
+    assert main(["preflight", existing(tmp_path), "--json"]) == 0  # a warning: the cluster is its owners'
+
+    rows = baseline_rows(capsys)
+    assert list(rows) == ["maintenanceConfigurations/aksManagedAutoUpgradeSchedule"]
+    row = rows["maintenanceConfigurations/aksManagedAutoUpgradeSchedule"]
+    assert row["verdict"] == "warn"
+    assert row["detail"].startswith(
+        "maintenanceConfigurations/aksManagedAutoUpgradeSchedule is missing, gpushare's baseline is weekly, Sunday "
+        "02:00 UTC for 4 hours: autoUpgradeProfile.upgradeChannel is patch, so AKS applies Kubernetes version "
+        "upgrades at any time")
+    assert row["fix"] == (f"az aks maintenanceconfiguration add --resource-group {RG} --cluster-name {CLUSTER} "
+                          "--name aksManagedAutoUpgradeSchedule --schedule-type Weekly --day-of-week Sunday "
+                          "--interval-weeks 1 --start-time 02:00 --duration 4 --utc-offset +00:00")
+    assert arm.count(maintenance_configurations_path(SUB, RG, CLUSTER)) == 1
+    assert len(arm.requests) == 6
+
+
+def test_a_channel_that_upgrades_nothing_needs_no_window_and_one_the_baseline_turns_on_does(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    cluster = arm_existing_cluster(SUB, RG, CLUSTER)
+    cluster["properties"]["autoUpgradeProfile"] = {"upgradeChannel": "none", "nodeOSUpgradeChannel": "SecurityPatch"}
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, cluster, StubResponse(200, {"value": []}))
+
+    assert main(["preflight", existing(tmp_path), "--json"]) == 0
+
+    rows = baseline_rows(capsys)
+    assert sorted(rows) == ["autoUpgradeProfile.upgradeChannel",
+                            "maintenanceConfigurations/aksManagedAutoUpgradeSchedule",
+                            "maintenanceConfigurations/aksManagedNodeOSUpgradeSchedule"]
+    # SecurityPatch is at the baseline but upgrades nodes, so it needs its window; the channel that is off needs its
+    # window before the fix above turns it on.
+    assert "nodeOSUpgradeChannel is SecurityPatch, so AKS applies node image upgrades at any time" in \
+        rows["maintenanceConfigurations/aksManagedNodeOSUpgradeSchedule"]["detail"]
+    assert "once autoUpgradeProfile.upgradeChannel is set to the baseline's channel" in \
+        rows["maintenanceConfigurations/aksManagedAutoUpgradeSchedule"]["detail"]
+    assert "--name aksManagedNodeOSUpgradeSchedule --schedule-type Weekly" in \
+        rows["maintenanceConfigurations/aksManagedNodeOSUpgradeSchedule"]["fix"]
+
+
+def test_maintenance_windows_that_cannot_be_read_exit_as_other_failed_reads_with_the_role(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, windows=StubResponse(403, arm_error(
+        "AuthorizationFailed", "does not have authorization to perform action 'Microsoft.ContainerService/"
+                               "managedClusters/maintenanceConfigurations/read'")))
+
+    assert main(["preflight", existing(tmp_path)]) == 4
+
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"error: could not read the maintenance configurations of AKS cluster {CLUSTER} "
+                          f"(resource group {RG}, subscription {SUB}): permission denied (HTTP 403 "
+                          "AuthorizationFailed")
+    assert "managedClusters/maintenanceConfigurations/read', which the built-in Reader role has" in err
+    assert "Traceback" not in err
+    assert arm.count(maintenance_configurations_path(SUB, RG, CLUSTER)) == 1  # a 403 is not retried
+
+
+def test_preflight_existing_prints_each_missing_window_with_its_fix(arm, monkeypatch, capsys):
+    """The example stack `stacks/Pulumi.existing.yaml`, by name, as its comment says to run it."""
+    a100 = "Standard_NC24ads_A100_v4"
+    skus = vm_sizes(arm_vm_sku(a100, "StandardNCADSA100v4Family", 24, REGION, gpus=1))
+    quota = [*usages(), arm_usage("StandardNCADSA100v4Family", "Standard NCADS_A100_v4 Family vCPUs", 0, 96)]
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS, skus=skus, quota=quota)
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=NODES),
+                           StubResponse(200, {"value": []}))
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/24", 8)))
+    arm.route(GPU, StubResponse(200, arm_subnet(GPU, "10.1.1.0/24", 0)))
+    monkeypatch.chdir(Path(__file__).parents[2])
+
+    assert main(["preflight", "existing"]) == 0
+
+    out = capsys.readouterr().out
+    for schedule in ("aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"):
+        assert (f"  baseline cluster {CLUSTER} maintenanceConfigurations/{schedule}: az aks maintenanceconfiguration "
+                f"add --resource-group {RG} --cluster-name {CLUSTER} --name {schedule} --schedule-type Weekly "
+                "--day-of-week Sunday --interval-weeks 1 --start-time 02:00 --duration 4 --utc-offset +00:00") in out
+    assert out.rstrip().endswith("All checks passed")
 
 
 def test_missing_existing_cluster_is_one_failed_check_naming_cluster_and_group(arm, tmp_path, capsys):
@@ -101,6 +201,7 @@ def test_missing_existing_cluster_is_one_failed_check_naming_cluster_and_group(a
     assert out.rstrip().endswith("1 check(s) failed") and "vm-size" not in out  # nothing else is worth checking
     assert err.startswith("error: preflight: 1 check failed") and f"cluster {CLUSTER} (resource group {RG})" in err
     assert "Traceback" not in err
+    assert arm.count(maintenance_configurations_path(SUB, RG, CLUSTER)) == 0  # no cluster, no windows to read
 
 
 def test_a_stack_pool_named_like_an_unmanaged_pool_is_refused_with_the_import_command(arm, tmp_path):
@@ -175,8 +276,7 @@ def test_a_service_range_overlapping_the_subnet_fails_once_the_subnet_is_read(ar
 
 def test_existing_clusters_pools_without_subnet_id_count_against_its_system_pools_subnet(arm, tmp_path, capsys):
     serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
-    arm.route(managed_cluster_id(SUB, RG, CLUSTER),
-              StubResponse(200, arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=NODES)))
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=NODES))
     # /28: 16 - 5 reserved - 8 in use (the cluster's own 3 + 5 nodes) = 3 free, for a pool that can grow to 8.
     arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/28", 8)))
 

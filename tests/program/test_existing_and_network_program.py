@@ -25,8 +25,11 @@ from tests.azure_stub import (
     arm_agent_pool,
     arm_error,
     arm_existing_cluster,
+    arm_maintenance_windows,
+    maintenance_configurations_path,
     managed_cluster_id,
     reach_from_environment,
+    serve_existing_cluster,
 )
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
@@ -186,8 +189,10 @@ def own_pools(*extra: dict) -> StubResponse:
         *extra]})
 
 
-def live_program(**changes):
+def live_program(guard: str | None = None, **changes):
     raw = existing_stack(**changes)
+    if guard:
+        raw["gpushare:guard"] = guard
     raw["gpushare:pools"] = raw["gpushare:pools"][:1]  # t4ts, in the cluster's subnet: no subnet read
     raw.pop("gpushare:tenants")
     return run_program("existing", encode_engine_config(raw), live_guard=True, check=False)
@@ -195,8 +200,10 @@ def live_program(**changes):
 
 def test_preview_reads_the_existing_cluster_and_adds_the_pools(arm):
     serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
-    arm.route(managed_cluster_id(MOCK_SUBSCRIPTION, RG, CLUSTER),
-              StubResponse(200, arm_existing_cluster(MOCK_SUBSCRIPTION, RG, CLUSTER, tier="Free")))
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER,
+                           arm_existing_cluster(MOCK_SUBSCRIPTION, RG, CLUSTER, tier="Free"),
+                           StubResponse(200, arm_maintenance_windows(MOCK_SUBSCRIPTION, RG, CLUSTER,
+                                                                     "aksManagedNodeOSUpgradeSchedule")))
 
     recording = live_program()
 
@@ -204,6 +211,43 @@ def test_preview_reads_the_existing_cluster_and_adds_the_pools(arm):
     assert [p.inputs["agentPoolName"] for p in recording.by_type(AGENT_POOL)] == ["t4ts"]
     assert any(w.startswith("preflight: baseline cluster platform-aks sku.tier") and "--tier standard" in w
                for w in recording.warnings), recording.warnings
+    assert any(w.startswith("preflight: baseline cluster platform-aks maintenanceConfigurations/"
+                            "aksManagedAutoUpgradeSchedule") and "az aks maintenanceconfiguration add" in w
+               for w in recording.warnings), recording.warnings
+    # The pools, the region (three), the cluster and its maintenance windows: one request each.
+    assert len(arm.requests) == 6
+    assert arm.count(maintenance_configurations_path(MOCK_SUBSCRIPTION, RG, CLUSTER)) == 1
+
+
+FORBIDDEN = StubResponse(403, arm_error("AuthorizationFailed", "no maintenanceConfigurations/read"))
+
+
+def test_unreadable_maintenance_windows_under_guard_warn_are_a_warning_and_the_pools_still_register(arm):
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, windows=FORBIDDEN)
+
+    recording = live_program(guard="warn")
+
+    assert recording.error is None, recording.error
+    assert [p.inputs["agentPoolName"] for p in recording.by_type(AGENT_POOL)] == ["t4ts"]
+    assert any(w.startswith(f"could not read the maintenance configurations of AKS cluster {CLUSTER}")
+               and "permission denied (HTTP 403 AuthorizationFailed" in w and "gpushare:guard is warn" in w
+               for w in recording.warnings), recording.warnings
+    assert any(w.startswith("preflight: baseline cluster platform-aks maintenanceConfigurations: the cluster's "
+                            "maintenance windows were not read") for w in recording.warnings), recording.warnings
+
+
+def test_unreadable_maintenance_windows_under_guard_strict_stop_the_run_naming_the_role(arm):
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, windows=FORBIDDEN)
+
+    recording = live_program()
+
+    assert isinstance(recording.error, pulumi.RunError)
+    assert "managedClusters/maintenanceConfigurations/read', which the built-in Reader role has" in \
+        str(recording.error)
+    assert "gpushare:guard is strict" in str(recording.error)
+    assert [r for r in recording.resources if r.custom] == []
 
 
 def test_preview_stops_on_a_missing_existing_cluster_before_anything_registers(arm):
@@ -221,8 +265,7 @@ def test_preview_stops_on_a_missing_existing_cluster_before_anything_registers(a
 def test_preview_refuses_a_pool_name_an_unmanaged_pool_holds(arm):
     taken = arm_agent_pool(MOCK_SUBSCRIPTION, RG, CLUSTER, "t4ts", vmSize="Standard_NC4as_T4_v3", count=2)
     serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools(taken))
-    arm.route(managed_cluster_id(MOCK_SUBSCRIPTION, RG, CLUSTER),
-              StubResponse(200, arm_existing_cluster(MOCK_SUBSCRIPTION, RG, CLUSTER)))
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER)
 
     recording = live_program()
 
