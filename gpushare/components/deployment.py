@@ -44,7 +44,7 @@ from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import tenant_warnings
-from gpushare.sharing.autoscaling import autoscaler_tags, merge_pool_tags
+from gpushare.sharing.autoscaling import pool_tags
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
 from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
 from gpushare.sharing.pool_facts import stack_pool_facts
@@ -165,7 +165,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
             resource_group_name=cluster.resource_group_name, subnet_id=_pool_subnet(validated, cluster, pool),
             live_count=report.live_count(pool.name) if report else None,
             after=previous, device_config=operator.config_map,
-            tags=merge_pool_tags(pool.name, autoscaler_tags(capacity), dict(pool.tags)),
+            tags=pool_tags(pool, capacity),
         ))
         previous = pools[pool.name].agent_pool
     # Exported by deploy() itself, whatever else the caller exports: the next run reads it back (a StackReference to

@@ -52,7 +52,7 @@ class GpuNodePoolArgs:
     manages."""
     tags: Mapping[str, str] | None = None
     """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the user's `tags` merged with the
-    cluster autoscaler's node-template tags (`gpushare.sharing.autoscaling.merge_pool_tags`). Default: none."""
+    cluster autoscaler's node-template tags (`gpushare.sharing.autoscaling.pool_tags`). Default: none."""
 
 
 class GpuNodePool(pulumi.ComponentResource):

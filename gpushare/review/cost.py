@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.azure.prices import LIST_PRICE_NOTE, PriceSheet
-from gpushare.sharing.capacity import pool_capacity
-from gpushare.stackfile.model import GpuPool, SharingStrategy, StackConfig, Tier, dedicated_tenant
+from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.stackfile.model import GpuPool, SharingStrategy, StackConfig, Tier
 
 HOURS_PER_MONTH = 730
 """Azure's pricing month (the pricing calculator's 730 hours)."""
@@ -78,7 +78,7 @@ class PoolCost:
 
 
 def pool_cost(stack: StackConfig, pool: GpuPool, sheet: PriceSheet) -> PoolCost:
-    capacity = pool_capacity(pool, stack.operator.mig_strategy)
+    capacity = stack_pool_facts(stack)[pool.name].capacity
     spot = pool.spot is not None
     meter = sheet.vm_meter(pool.vm_size.name, spot=spot)
     return PoolCost(pool=pool.name, vm_size=pool.vm_size.name, spot=spot,
@@ -93,8 +93,9 @@ def _sum(values: list[float | None]) -> float:
 
 def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: Mapping[str, int],
                  costs: Mapping[str, PoolCost]) -> dict[str, Any]:
-    dedicated = [costs[name] for name in pools if dedicated_tenant(stack, name) == tenant_name]
-    shared = [costs[name] for name in pools if dedicated_tenant(stack, name) != tenant_name]
+    facts = stack_pool_facts(stack)
+    dedicated = [costs[name] for name in pools if facts[name].dedicated_tenant == tenant_name]
+    shared = [costs[name] for name in pools if facts[name].dedicated_tenant != tenant_name]
     shares, unpriced = [], []
     for resource in dict.fromkeys(c.resource for c in shared):
         offering = [c for c in shared if c.resource == resource]

@@ -20,17 +20,8 @@ sharing mode. This path is upstream code read, not yet observed on an AKS cluste
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from gpushare.errors import GpushareError
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, PoolCapacity
-
-NODE_TEMPLATE_RESOURCES_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
-"""`nodeResourcesTagName` in cloudprovider/azure/azure_util.go."""
-
-
-class TagConflictError(GpushareError):
-    """A user's pool tag has the name of a tag gpushare sets for the cluster autoscaler."""
+from gpushare.stackfile.model import AUTOSCALER_RESOURCE_TAG_PREFIX, GpuPool
 
 
 def resource_tag_name(resource: str) -> str:
@@ -43,7 +34,7 @@ def resource_tag_name(resource: str) -> str:
     if "_" in resource:
         raise ValueError(f"{resource}: the autoscaler decodes every `_` of a resource tag to `/`, so a resource "
                          f"name with `_` cannot be written as a tag")
-    return NODE_TEMPLATE_RESOURCES_TAG_PREFIX + resource.replace("/", "_")
+    return AUTOSCALER_RESOURCE_TAG_PREFIX + resource.replace("/", "_")
 
 
 def autoscaler_tags(capacity: PoolCapacity) -> dict[str, str]:
@@ -56,14 +47,8 @@ def autoscaler_tags(capacity: PoolCapacity) -> dict[str, str]:
     return {resource_tag_name(resource): str(count) for resource, count in sorted(advertised.items())}
 
 
-def merge_pool_tags(pool: str, gpushare_tags: Mapping[str, str], user_tags: Mapping[str, str]) -> dict[str, str]:
-    """A pool's tags: the user's and gpushare's. A user tag with one of gpushare's names is an error, not an
-    override: it would make the autoscaler's template of the pool's nodes wrong. Azure compares tag names
-    case-insensitively."""
-    ours = {name.lower(): name for name in gpushare_tags}
-    clashes = sorted(name for name in user_tags if name.lower() in ours)
-    if clashes:
-        raise TagConflictError(
-            f"pool {pool}: tag {', '.join(clashes)} is set by gpushare (what each node advertises, for the cluster "
-            f"autoscaler's template of an empty pool); remove it from the pool's tags")
-    return {**user_tags, **gpushare_tags}
+def pool_tags(pool: GpuPool, capacity: PoolCapacity) -> dict[str, str]:
+    """A pool's Azure tags: the user's own and gpushare's autoscaler tags. Validation refuses a user tag starting
+    with gpushare's prefix (`gpushare.stackfile.pool_settings`), so none of the user's replaces one of these and
+    the autoscaler's template of the pool's nodes stays right."""
+    return {**dict(pool.tags), **autoscaler_tags(capacity)}

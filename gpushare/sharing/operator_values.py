@@ -3,9 +3,10 @@
 Everything the release needs comes from `operator_plan(stack)`: the device-plugin ConfigMap data and its hash, the
 chart values, and a summary for `gpushare plan`. No value carries the hash: a changed pool config is a new
 content-addressed key and node label (`device_plugin.config_key`), which the config-manager sidecars pick up on that
-pool's nodes only; a hash in the DaemonSets' env would restart the device plugin on every GPU node instead. Every value
-path set here must be in the verified path list of the stack's chart version (`chart_value_paths/<version>.txt`):
-Helm accepts any value silently, so a misspelled path would simply not apply.
+pool's nodes only; a hash in the DaemonSets' env would restart the device plugin on every GPU node instead. For a chart
+version gpushare has verified, every value path set here must be in its path list (`chart_value_paths/<version>.txt`):
+Helm accepts any value silently, so a misspelled path would simply not apply; another version is a warning naming
+what was verified, and its paths are checked against the verified version's values (`operator_warnings`).
 """
 
 from __future__ import annotations
@@ -225,8 +226,8 @@ def operator_warnings(stack: StackConfig) -> list[str]:
             f"gpushare:operator.chartVersion {operator.chart_version} is not one gpushare has verified "
             f"(verified: {', '.join(VERIFIED_CHART_VERSIONS)}): the value paths gpushare sets and "
             f"gpushare:operator.values were checked against {DEFAULT_CHART_VERSION}'s values, and Helm ignores a path "
-            f"a chart does not have, silently; compare with `helm show values gpu-operator --repo "
-            f"{operator.repository} --version {operator.chart_version}` before deploying"
+            f"a chart does not have, silently; compare with `helm show values {_show_values_target(operator.repository)} "
+            f"--version {operator.chart_version}` before deploying"
         )
     warnings += check_user_values(operator.values, operator.chart_version).warnings
     return warnings
@@ -239,6 +240,12 @@ def chart_reference(repository: str) -> tuple[str, str | None]:
     if repository.startswith(OCI_PREFIX):
         return f"{repository.rstrip('/')}/{CHART_NAME}", None
     return CHART_NAME, repository
+
+
+def _show_values_target(repository: str) -> str:
+    """What `helm show values` takes for the chart: an OCI reference, or the chart name and `--repo`."""
+    chart, url = chart_reference(repository)
+    return f"{chart} --repo {url}" if url else chart
 
 
 def is_operator_chart(chart: object) -> bool:

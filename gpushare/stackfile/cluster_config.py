@@ -80,7 +80,8 @@ ACCESS = Section((
           items=Field("adminGroup", STRING, "An Entra group's object ID (a GUID).", pattern=GUID_RE,
                       examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
     Field("deployers", ARRAY, "The identities that deploy the stack, each given \"Azure Kubernetes Service RBAC "
-                              "Cluster Admin\" at the resource group so the program can reach the Kubernetes API; "
+                              "Cluster Admin\" at the resource group (on the cluster with existing: true) so the program can "
+                              "reach the Kubernetes API; "
                               "named here, never read from whoever runs the program.",
           default=Access().deployers,
           items=Field("deployer", OBJECT, "One principal: its Entra object ID and its type.", section=DEPLOYER)),
@@ -265,7 +266,8 @@ def _parse_access(c: Checker, value: Any, path: str) -> Access | None:
               "is no longer supported: it granted whoever runs the program, so each identity (you locally, CI) "
               "replaced the last one's access; name the deploy identities instead, e.g. `deployers: [{objectId: "
               "<id>, type: User}]` with your ID from `az ad signed-in-user show --query id -o tsv`, and for CI "
-              "`{objectId: <id>, type: ServicePrincipal}` from `az ad sp show --id <client ID> --query id -o tsv`")
+              "`{objectId: <id>, type: ServicePrincipal}` from `az ad sp show --id <client ID> --query id -o tsv`; list "
+              "the identity that ran the last deploy first: it takes over the assignment grantDeployer made")
     credential = optional(raw, "kubernetesCredential",
                           lambda v: c.choice(v, f"{path}.kubernetesCredential", KubernetesCredential),
                           KubernetesCredential.TOKEN)

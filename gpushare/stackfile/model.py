@@ -166,8 +166,9 @@ class Access:
     admin_groups: tuple[str, ...] = ()
     """Entra group object IDs, assigned on the cluster."""
     deployers: tuple[Deployer, ...] = ()
-    """The identities that run the program, assigned at the resource group so the program can reach the Kubernetes
-    API. Named in the stack, never read from whoever runs it: every run plans the same assignments."""
+    """The identities that run the program, assigned at the resource group (on the cluster with `existing: true`)
+    so the program can reach the Kubernetes API. Named in the stack, never read from whoever runs it: every run
+    plans the same assignments."""
     kubernetes_credential: KubernetesCredential = KubernetesCredential.TOKEN
 
 

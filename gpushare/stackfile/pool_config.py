@@ -72,8 +72,8 @@ SHARING = Section((
           default=DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE),
 ))
 AUTOSCALE = Section((
-    Field("min", INTEGER, "The fewest nodes the autoscaler keeps; 0 only for pools whose pods ask for "
-                          "nvidia.com/gpu (the autoscaler cannot scale up from 0 for other resources); at most max.",
+    Field("min", INTEGER, "The fewest nodes the autoscaler keeps, 0 included (gpushare's scale-set tags tell "
+                          "it what a new node advertises); at most max.",
           required=True, minimum=0, maximum=MAX_POOL_NODES),
     Field("max", INTEGER, "The most nodes the autoscaler adds.", required=True, minimum=1, maximum=MAX_POOL_NODES,
           why=" (an autoscaled pool that may never have a node is a pool with `count: 0`)"),

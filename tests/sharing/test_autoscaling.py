@@ -9,9 +9,8 @@ import pytest
 
 from gpushare.render.mock_engine import run_program
 from gpushare.sharing.autoscaling import (
-    TagConflictError,
     autoscaler_tags,
-    merge_pool_tags,
+    pool_tags,
     resource_tag_name,
 )
 from gpushare.sharing.capacity import pool_capacity
@@ -93,10 +92,9 @@ def test_the_tags_follow_the_capacity_the_plan_reports():
     }
 
 
-def test_a_users_tag_merges_and_one_with_gpushares_name_is_an_error():
-    ours = {f"{PREFIX}nvidia.com_gpu": "4"}
-    assert merge_pool_tags("t4", ours, {"costCenter": "42"}) == {"costCenter": "42", **ours}
-    with pytest.raises(TagConflictError) as raised:
-        merge_pool_tags("t4", ours, {f"{PREFIX}NVIDIA.com_gpu": "1", "team": "a"})
-    message = str(raised.value)
-    assert "pool t4" in message and f"{PREFIX}NVIDIA.com_gpu" in message and "set by gpushare" in message
+def test_a_pools_tags_are_the_users_and_gpushares_autoscaler_tags():
+    raw = raw_with({"vmSize": T4, "sharing": {"strategy": "time-slicing", "replicas": 4},
+                    "tags": {"costCenter": "42"}})
+    pool = parse_config(raw, source=SOURCE, stack="test").pools[0]
+    capacity = pool_capacity(pool, MigStrategy.SINGLE)
+    assert pool_tags(pool, capacity) == {"costCenter": "42", **autoscaler_tags(capacity)}
