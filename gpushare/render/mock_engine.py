@@ -25,9 +25,6 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime import resource as resource_runtime
 from pulumi.runtime.proto import alias_pb2
 
-from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV
-from gpushare.components.deployment import program
-from gpushare.stackfile.project import STACK_FILE_ENV
 
 MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 YOUNG_COLLECTION_THRESHOLD = 50_000
@@ -450,6 +447,12 @@ def run_program(
     otherwise; `live_guard=True` lets it read Azure as under the real engine (tests replace the reader).
     `stack_file` is the file messages name.
     """
+    # Imported here, not with the engine: `run_pulumi` alone (the benchmark's bare registrations, component tests)
+    # needs neither the program nor the providers' typed SDKs.
+    from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV
+    from gpushare.components.deployment import program
+    from gpushare.stackfile.project import STACK_FILE_ENV
+
     environ = {
         STACK_FILE_ENV: str(stack_file) if stack_file else None,
         DEPLOYED_FILE_ENV: str(deployed) if deployed else None,
