@@ -32,6 +32,22 @@ class AksClusterArgs:
     """Required. Azure region of the resource group and the cluster."""
 
 
+def deployer_role_assignment(resource_name: str, scope: pulumi.Output[str], deployer: Deployer, of: str,
+                             opts: pulumi.ResourceOptions) -> authorization.RoleAssignment:
+    """"Azure Kubernetes Service RBAC Cluster Admin" for one of `cluster.access.deployers` on `scope` (a resource
+    group, or an existing cluster), named from the scope and the principal only: the same on every run, by anyone."""
+    return authorization.RoleAssignment(
+        resource_name,
+        role_assignment_name=scope.apply(lambda s: baseline.role_assignment_name(s, deployer.object_id)),
+        scope=scope,
+        principal_id=deployer.object_id,
+        principal_type=deployer.kind.value,
+        role_definition_id=scope.apply(lambda s: baseline.role_definition_id(baseline.subscription_of(s))),
+        description=f"gpushare: a deploy identity (gpushare:cluster.access.deployers) of {of}",
+        opts=opts,
+    )
+
+
 class AksCluster(pulumi.ComponentResource):
     """Resource group + hardened AKS cluster, both protected against deletion, with the cluster's maintenance
     windows and role assignments."""
@@ -161,21 +177,12 @@ class AksCluster(pulumi.ComponentResource):
 
     def _deployer_access(self, name: str, cluster: Cluster, deployer: Deployer,
                          first: bool) -> authorization.RoleAssignment:
-        scope = self.resource_group_id
         # `grantDeployer` registered the runner's assignment as `<name>-deployer-admin` with this very ARM name
         # (same scope, same principal): the first deployer takes that state over, so a stack that lists the
         # identity which has been deploying it first sees no change at all.
         aliases = [pulumi.Alias(name=f"{name}-{LEGACY_DEPLOYER_NAME}")] if first else []
-        return authorization.RoleAssignment(
-            f"{name}-deployer-{deployer.object_id}",
-            role_assignment_name=scope.apply(lambda s: baseline.role_assignment_name(s, deployer.object_id)),
-            scope=scope,
-            principal_id=deployer.object_id,
-            principal_type=deployer.kind.value,
-            role_definition_id=scope.apply(lambda s: baseline.role_definition_id(baseline.subscription_of(s))),
-            description=f"gpushare: a deploy identity (gpushare:cluster.access.deployers) of cluster {cluster.name}",
-            opts=pulumi.ResourceOptions(parent=self, aliases=aliases),
-        )
+        return deployer_role_assignment(f"{name}-deployer-{deployer.object_id}", self.resource_group_id, deployer,
+                                        f"cluster {cluster.name}", pulumi.ResourceOptions(parent=self, aliases=aliases))
 
     def _admin_group_access(self, name: str, cluster: Cluster, group: str) -> authorization.RoleAssignment:
         scope = self.managed_cluster.id

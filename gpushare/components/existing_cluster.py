@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import authorization, containerservice
 
-from gpushare.azure import cluster_baseline as baseline
+from gpushare.components.aks_cluster import deployer_role_assignment
 from gpushare.stackfile.model import Cluster, Deployer
 
 
@@ -73,18 +73,8 @@ class ExistingCluster(pulumi.ComponentResource):
         })
 
     def _deployer_access(self, name: str, cluster: Cluster, deployer: Deployer) -> authorization.RoleAssignment:
-        scope = self.resource_id
-        return authorization.RoleAssignment(
-            f"{name}-deployer-{deployer.object_id}",
-            role_assignment_name=scope.apply(lambda s: baseline.role_assignment_name(s, deployer.object_id)),
-            scope=scope,
-            principal_id=deployer.object_id,
-            principal_type=deployer.kind.value,
-            role_definition_id=scope.apply(lambda s: baseline.role_definition_id(baseline.subscription_of(s))),
-            description=f"gpushare: a deploy identity (gpushare:cluster.access.deployers) of existing cluster "
-                        f"{cluster.name}",
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        return deployer_role_assignment(f"{name}-deployer-{deployer.object_id}", self.resource_id, deployer,
+                                        f"existing cluster {cluster.name}", pulumi.ResourceOptions(parent=self))
 
 
 def _control_plane_principal(identity) -> str | None:

@@ -25,7 +25,6 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime import resource as resource_runtime
 from pulumi.runtime.proto import alias_pb2
 
-
 MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 YOUNG_COLLECTION_THRESHOLD = 50_000
 MOCK_TENANT = "11111111-1111-1111-1111-111111111111"
