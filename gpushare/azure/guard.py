@@ -145,6 +145,12 @@ class GuardReport:
             parts.append(f"protection lifted on {_pools(kept)} (`recreate: true`)")
         return "; ".join(parts)
 
+    def settled(self, stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
+        """The create-only settings (wire names) the stack sends only optionally and here sets to exactly what the
+        deployed pool already has (see `settled_settings`); empty when the pool is not deployed or Azure unread."""
+        live = next((p for p in self.deployed or () if p.name == pool.name), None)
+        return settled_settings(stack, pool, live) if live else ()
+
     def live_count(self, pool: str) -> int | None:
         """The deployed node count of `pool`; None when unknown (not deployed, cluster absent, Azure unread)."""
         return next((p.count for p in self.deployed or () if p.name == pool), None)
@@ -385,6 +391,22 @@ def _deployed_settings(live: DeployedPool) -> dict[str, tuple[object, str]]:
         "scaleSetEvictionPolicy": _text(live.scale_set_eviction_policy or "Delete"),
         "vnetSubnetID": _subnet(live.vnet_subnet_id),
     }
+
+
+OPTIONAL_CREATE_ONLY = ("osDiskType", "osDiskSizeGB", "maxPods", "vnetSubnetID")
+"""Create-only settings gpushare sends only when the stack sets them (AKS's own default otherwise)."""
+
+
+def settled_settings(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> tuple[str, ...]:
+    """The optional create-only settings the stack sets to what the deployed pool already has. The engine compares
+    a resource's new inputs with those in its state, not with Azure: a pool created without `maxPods` (AKS's
+    default, 250) that the stack now sets to 250 has a new input on a `replaceOnChanges` key, so Pulumi plans a
+    replace (delete first) of a pool whose setting does not change. These go in the pool's `ignoreChanges`: the
+    stored value stands, and Azure already has the one the stack wants (a different one is the guard's refusal)."""
+    wanted, deployed = _wanted_settings(stack, pool), _deployed_settings(live)
+    return tuple(field for field in OPTIONAL_CREATE_ONLY
+                 if field in wanted and deployed.get(field, (None,))[0] is not None
+                 and deployed[field][0] == wanted[field][0])
 
 
 def _create_only_changes(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> list[tuple[str, str, str]]:

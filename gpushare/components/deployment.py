@@ -164,6 +164,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
             facts=pool_facts[pool.name], driver=validated.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, subnet_id=_pool_subnet(validated, cluster, pool),
             live_count=report.live_count(pool.name) if report else None,
+            settled=report.settled(validated, pool) if report else (),
             after=previous, device_config=operator.config_map,
             tags=pool_tags(pool, capacity),
         ))

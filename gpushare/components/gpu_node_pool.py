@@ -47,6 +47,9 @@ class GpuNodePoolArgs:
     """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
     keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
     for the ConfigMap update."""
+    settled: tuple[str, ...] = ()
+    """Optional. Create-only inputs (wire names) the stack sets to exactly what the deployed pool has
+    (`GuardReport.settled`): ignored, so setting one for the first time does not replace the pool."""
     subnet_id: pulumi.Input[str] | None = None
     """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: a VNet AKS
     manages."""
@@ -133,7 +136,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 # user's explicit consent to that for one run (the guard reports it).
                 protect=not pool.recreate,
                 depends_on=[waited for waited in (args.after, args.device_config) if waited] or None,
-                ignore_changes=["count"] if count_unknown else None,
+                ignore_changes=[*(["count"] if count_unknown else []), *args.settled] or None,
                 # AKS fixes these at creation too, but azure-native only force-replaces vmSize and
                 # gpuInstanceProfile: without this a change reaches AKS as an update it rejects at apply time.
                 # With it, protection stops the replace in preview, and `recreate: true` really recreates.

@@ -73,3 +73,23 @@ def test_a_fixed_pool_sends_its_count_whatever_runs(tmp_path):
     assert agent_pool.inputs["count"] == 2
     assert "enableAutoScaling" not in agent_pool.inputs
     assert agent_pool.ignore_changes == []
+
+
+def test_setting_a_create_only_value_the_pool_already_has_does_not_replace_it(tmp_path):
+    """A pool created without `maxPods`/`osDiskSizeGB` (AKS's defaults, 250 and 128) gets them set to those very
+    values: the engine would see a new input on a replaceOnChanges key and plan a replace; ignored instead."""
+    live = nodepool_list(maxPods=250, osDiskSizeGB=128, osDiskType="Managed")
+    agent_pool = sent(tmp_path, {"maxPods": 250, "osDisk": {"sizeGb": 128}}, live)
+    assert agent_pool.inputs["maxPods"] == 250 and agent_pool.inputs["osDiskSizeGB"] == 128
+    assert set(agent_pool.ignore_changes) == {"maxPods", "osDiskSizeGB"}
+    assert {"maxPods", "osDiskSizeGB"} <= set(agent_pool.replace_on_changes), "a real change still replaces"
+
+
+def test_a_create_only_value_that_differs_from_the_pool_is_the_guards_refusal(tmp_path):
+    raw = read_stack_file(resolve_stack_file(STACK)).config
+    raw["gpushare:pools"][0]["maxPods"] = 110
+    deployed_file = tmp_path / "nodepools.json"
+    deployed_file.write_text(json.dumps(nodepool_list(maxPods=250)))
+    recording = run_program(STACK, encode_engine_config(raw), deployed=deployed_file, check=False)
+    assert recording.error is not None and "maxPods" in str(recording.error)
+    assert recording.by_type(AGENT_POOL) == []
