@@ -125,7 +125,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     """Validate `config` (keys as in a stack file's `config:`: `azure-native:location`, `gpushare:cluster`,
     `gpushare:pools`...; values decoded, not JSON strings) and register everything it describes.
 
-    `source` is what error messages name; `stack` defaults to the running Pulumi stack's name.
+    `source` is what error messages name; `stack` defaults to the running Pulumi stack's name. It exports one stack
+    output itself, `devicePluginConfigData` (read back by the next run: call `deploy()` once per stack).
     Raises `pulumi.RunError` with every problem when `config` is invalid or the guard or preflight stops the run.
     """
     validated = _validate(config, source, stack or pulumi.get_stack())
