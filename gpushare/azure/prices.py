@@ -87,9 +87,6 @@ class Meter:
     effective: str
     """`effectiveStartDate`, the date the price holds from (`YYYY-MM-DD`)."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"hourly": self.hourly, "meterName": self.meter_name, "productName": self.product_name,
-                "skuName": self.sku_name, "effectiveStartDate": self.effective}
 
 
 @dataclass(frozen=True)
@@ -109,9 +106,6 @@ class PriceSheet:
 
     def cluster_fee_meter(self) -> Meter | None:
         return pick_cluster_fee_meter(self.items.get(CLUSTER_FEE_QUERY, ()))
-
-    def knows(self, vm_size: str) -> bool:
-        return vm_size in self.items
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": SAVED_ANSWER_KIND, "version": SAVED_ANSWER_VERSION, "region": self.region,

@@ -26,6 +26,11 @@ HOURS_PER_MONTH = 730
 """Azure's pricing month (the pricing calculator's 730 hours)."""
 
 
+def monthly(hourly: float, units: float) -> float:
+    """What `units` nodes (or devices) cost a month at `hourly` each."""
+    return hourly * units * HOURS_PER_MONTH
+
+
 def priced_vm_sizes(stack: StackConfig) -> list[str]:
     """The VM sizes whose prices the stack's cost needs: every GPU pool's and the system pool's."""
     return list(dict.fromkeys([*(pool.vm_size.name for pool in stack.pools), stack.cluster.system_pool.vm_size]))
@@ -65,7 +70,7 @@ class PoolCost:
         return None if self.node_hourly is None else self.node_hourly / self.per_node
 
     def monthly(self, nodes: int) -> float | None:
-        return None if self.node_hourly is None else self.node_hourly * nodes * HOURS_PER_MONTH
+        return None if self.node_hourly is None else monthly(self.node_hourly, nodes)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -111,7 +116,7 @@ def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: 
             dearest = max(priced, key=lambda c: c.device_hourly or 0.0)
             shares.append({"pools": [c.pool for c in offering], "resource": resource, "quota": units,
                            "pricedAt": dearest.pool, "deviceHourly": _round(dearest.device_hourly, 4),
-                           "monthly": _round(units * (dearest.device_hourly or 0.0) * HOURS_PER_MONTH)})
+                           "monthly": _round(monthly(dearest.device_hourly or 0.0, units))})
     dedicated_min = _sum([c.monthly(c.min_nodes) for c in dedicated])
     dedicated_max = _sum([c.monthly(c.max_nodes) for c in dedicated])
     shared_total = _sum([s["monthly"] for s in shares])
@@ -133,10 +138,10 @@ def stack_cost(stack: StackConfig, sheet: PriceSheet) -> dict[str, Any]:
     costs = {pool.name: pool_cost(stack, pool, sheet) for pool in stack.pools}
     system = stack.cluster.system_pool
     system_meter = sheet.vm_meter(system.vm_size)
-    system_monthly = system_meter.hourly * system.count * HOURS_PER_MONTH if system_meter else None
+    system_monthly = monthly(system_meter.hourly, system.count) if system_meter else None
     fee_meter = sheet.cluster_fee_meter() if stack.cluster.tier is Tier.STANDARD else None
     fee_hourly = (fee_meter.hourly if fee_meter else None) if stack.cluster.tier is Tier.STANDARD else 0.0
-    fee_monthly = None if fee_hourly is None else fee_hourly * HOURS_PER_MONTH
+    fee_monthly = None if fee_hourly is None else monthly(fee_hourly, 1)
     unknown = [f"{c.vm_size} (pool {c.pool})" for c in costs.values() if c.node_hourly is None]
     if system_meter is None:
         unknown.append(f"{system.vm_size} (system pool)")

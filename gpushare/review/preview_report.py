@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from gpushare.azure.prices import PriceSheet
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.tenants import SHARED_POLICY_NAME
-from gpushare.review.cost import HOURS_PER_MONTH
+from gpushare.review.cost import monthly
 from gpushare.review.gpu_changes import (
     AGENT_POOL_TYPE,
     CONFIG_MAP_TYPE,
@@ -414,7 +414,7 @@ def _side_cost(side: PoolSide | None, sheet: PriceSheet) -> SideCost | None:
     meter = sheet.vm_meter(str(side.inputs.get("vmSize", "")), spot=side.inputs.get("scaleSetPriority") == "Spot")
     if meter is None or nodes.min_nodes is None or nodes.max_nodes is None:
         return SideCost(None, None, None)
-    return SideCost(meter.hourly * nodes.min_nodes * HOURS_PER_MONTH, meter.hourly * nodes.max_nodes * HOURS_PER_MONTH,
+    return SideCost(monthly(meter.hourly, nodes.min_nodes), monthly(meter.hourly, nodes.max_nodes),
                     meter.hourly / nodes.per_node if nodes.per_node else None)
 
 
@@ -429,13 +429,13 @@ def _cluster_monthly(preview: Preview, side: str, sheet: PriceSheet) -> float | 
         meter = sheet.vm_meter(str(profile.get("vmSize", ""))) if isinstance(profile, Mapping) else None
         if meter is None:
             return None
-        total += meter.hourly * float(profile.get("count") or 0) * HOURS_PER_MONTH
+        total += monthly(meter.hourly, float(profile.get("count") or 0))
     sku = inputs.get("sku") if isinstance(inputs.get("sku"), Mapping) else {}
     if sku.get("tier") == "Standard":
         fee = sheet.cluster_fee_meter()
         if fee is None:
             return None
-        total += fee.hourly * HOURS_PER_MONTH
+        total += monthly(fee.hourly, 1)
     return total
 
 
