@@ -228,7 +228,11 @@ def _stack_file_shown(stack: str) -> str:
     (Pulumi runs the program in the project directory)."""
     if given := os.environ.get(STACK_FILE_ENV):
         return given
-    project = find_project()
+    try:
+        project = find_project()
+    except GpushareError as exc:
+        # A project file gpushare cannot read stops the run here with its message, not a traceback.
+        raise pulumi.RunError(str(exc)) from None
     return str(project.stack_file(stack) if project else Path(f"Pulumi.{stack}.yaml"))
 
 

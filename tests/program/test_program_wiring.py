@@ -180,3 +180,16 @@ def test_a_secret_subscription_reaches_the_program_as_a_secret():
     raw["azure-native:subscriptionId"] = "00000000-0000-0000-0000-000000000000"
     recording = run_program("dev", encode_engine_config(raw), secret_keys=("azure-native:subscriptionId",))
     assert recording.by_type("azure-native:containerservice:AgentPool"), "the program runs"
+
+
+def test_an_unreadable_pulumi_yaml_stops_the_program_with_its_message(tmp_path, monkeypatch):
+    import pulumi
+
+    from gpushare.stackfile.config import read_stack_file
+    from gpushare.stackfile.project import resolve_stack_file
+
+    config = encode_engine_config(read_stack_file(resolve_stack_file("dev")).config)
+    (tmp_path / "Pulumi.yaml").write_text("name: x\nstackConfigDir: [not, a, path]\n")
+    monkeypatch.chdir(tmp_path)
+    recording = run_program("dev", config, check=False)
+    assert isinstance(recording.error, pulumi.RunError) and "Pulumi.yaml" in str(recording.error)
