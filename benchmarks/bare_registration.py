@@ -8,11 +8,17 @@ same mock engine (`run_pulumi`): each component as a plain `pulumi.ComponentReso
 the same URNs), providers, depends_on, protect, ignore/replace options, secret inputs and the aliases gpushare gives
 (not the type-only aliases a typed SDK class adds for each earlier API version: a generic resource has none). What `plan` spends beyond
 this is gpushare's own work: validation, the domain logic, the typed SDK classes and the Output plumbing.
+
+`register OUT --typed` first imports the typed SDK class of every recorded type (pulumi_azure_native's,
+pulumi_kubernetes's), then registers the same generic resources: the floor for any program that declares these
+resources through the providers' Python SDKs, as gpushare must (the SDKs build every input class's type hints when
+their modules load). What `plan` spends beyond this run is gpushare's own code.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -32,13 +38,31 @@ def record(stack_path: Path, out: Path) -> None:
                                "resources": [dataclasses.asdict(r) for r in recording.resources]}))
 
 
-def register(recorded: Path) -> int:
+def sdk_class(type_token: str) -> type:
+    """The typed SDK class of a recorded type: `azure-native:containerservice:AgentPool` is
+    `pulumi_azure_native.containerservice.AgentPool`, `kubernetes:rbac.authorization.k8s.io/v1:RoleBinding` is
+    `pulumi_kubernetes.rbac.v1.RoleBinding`, `pulumi:providers:kubernetes` is `pulumi_kubernetes.Provider`."""
+    if type_token.startswith(PROVIDER_PREFIX):
+        package = type_token[len(PROVIDER_PREFIX):].replace("-", "_")
+        return importlib.import_module(f"pulumi_{package}").Provider
+    package, module, name = type_token.split(":")
+    if package == "kubernetes":
+        group, version = module.split("/")
+        module = f"{group.split('.')[0]}.{version}"
+    return getattr(importlib.import_module(f"pulumi_{package.replace('-', '_')}.{module}"), name)
+
+
+def register(recorded: Path, typed: bool = False) -> int:
     import pulumi
 
     from gpushare.render.mock_engine import run_pulumi
 
     document = json.loads(recorded.read_text())
     resources: list[dict[str, Any]] = document["resources"]
+    if typed:
+        for r in resources:
+            if r["custom"]:
+                sdk_class(r["type"])
 
     def program() -> None:
         by_name: dict[str, pulumi.Resource] = {}
@@ -84,7 +108,7 @@ def register(recorded: Path) -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["record"] and len(sys.argv) == 4:
         record(Path(sys.argv[2]), Path(sys.argv[3]))
-    elif sys.argv[1:2] == ["register"] and len(sys.argv) == 3:
-        register(Path(sys.argv[2]))
+    elif sys.argv[1:2] == ["register"] and len(sys.argv) in (3, 4) and sys.argv[3:] in ([], ["--typed"]):
+        register(Path(sys.argv[2]), typed=sys.argv[3:] == ["--typed"])
     else:
-        raise SystemExit("usage: bare_registration.py record STACK_FILE OUT | register OUT")
+        raise SystemExit("usage: bare_registration.py record STACK_FILE OUT | register OUT [--typed]")

@@ -6,7 +6,9 @@ bare figure is a fresh process registering the plan's recorded resources as gene
 engine (benchmarks/bare_registration.py); plan/bare is what gpushare adds on top of the registrations themselves.
 Prints medians of a few runs of wall time and of the child's CPU time (user + system, from `os.wait4`), the ratios,
 and the plan's peak resident memory. On a shared machine wall time follows the neighbours' load: judge by CPU time.
-Run with `make bench`.
+The typed figure registers the same generic resources after importing the providers' typed SDK classes of the
+recorded types (`register --typed`): no Python program that declares these resources with pulumi_azure_native and
+pulumi_kubernetes can be faster, so plan/typed is what gpushare's own code adds. Run with `make bench`.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ def measure(command: list[str]) -> Run:
     return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 
 
+def medians(runs: list[Run]) -> tuple[float, float]:
+    return statistics.median(r.wall for r in runs), statistics.median(r.cpu for r in runs)
+
+
 def bare_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "benchmarks.bare_registration", *args]
 
@@ -80,23 +86,26 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 50])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'pools':>5}  {'plan s':>6}  {'cpu s':>5}  {'bare s':>6}  {'cpu s':>5}  "
-          f"{'ratio':>5}  {'cpu ratio':>9}  {'peak MiB':>8}")
+    print(f"{'pools':>5}  {'plan s':>6}  {'cpu s':>5}  {'bare s':>6}  {'cpu s':>5}  {'typed s':>7}  {'cpu s':>5}  "
+          f"{'plan/bare':>9}  {'cpu':>4}  {'plan/typed':>10}  {'cpu':>4}  {'peak MiB':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             path = Path(tmp) / f"Pulumi.bench{size}.yaml"
             path.write_text(yaml.safe_dump(stack_with(size), sort_keys=False))
             recording = Path(tmp) / f"bench{size}.recording.json"
             measure(bare_command("record", str(path), str(recording)))
-            plans, bares = [], []
-            for _ in range(args.runs):  # interleaved, so a neighbour's burst weighs on both alike
+            plans, bares, typeds = [], [], []
+            for _ in range(args.runs):  # interleaved, so a neighbour's burst weighs on all alike
                 plans.append(measure([sys.executable, "-m", "gpushare", "plan", str(path), "--json"]))
                 bares.append(measure(bare_command("register", str(recording))))
-            plan_wall, plan_cpu = (statistics.median(getattr(r, f) for r in plans) for f in ("wall", "cpu"))
-            bare_wall, bare_cpu = (statistics.median(getattr(r, f) for r in bares) for f in ("wall", "cpu"))
+                typeds.append(measure(bare_command("register", str(recording), "--typed")))
+            plan_wall, plan_cpu = medians(plans)
+            bare_wall, bare_cpu = medians(bares)
+            typed_wall, typed_cpu = medians(typeds)
             peak = max(r.peak_kib for r in plans) / 1024
             print(f"{size:>5}  {plan_wall:>6.2f}  {plan_cpu:>5.2f}  {bare_wall:>6.2f}  {bare_cpu:>5.2f}  "
-                  f"{plan_wall / bare_wall:>5.2f}  {plan_cpu / bare_cpu:>9.2f}  {peak:>8.1f}", flush=True)
+                  f"{typed_wall:>7.2f}  {typed_cpu:>5.2f}  {plan_wall / bare_wall:>9.2f}  {plan_cpu / bare_cpu:>4.2f}  "
+                  f"{plan_wall / typed_wall:>10.2f}  {plan_cpu / typed_cpu:>4.2f}  {peak:>8.1f}", flush=True)
 
 
 if __name__ == "__main__":

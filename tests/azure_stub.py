@@ -49,7 +49,7 @@ def reach_from_environment(monkeypatch, stub: ArmStub) -> None:
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", stub.ca_path)
     for proxy in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(proxy, raising=False)
-    monkeypatch.setattr("gpushare.azure.arm.DefaultAzureCredential", StubDefaultCredential)
+    monkeypatch.setattr("azure.identity.DefaultAzureCredential", StubDefaultCredential)
 
 
 class ArmStub(HttpsStub):

@@ -18,8 +18,9 @@ class NoDefaultCredential:
 
 @pytest.fixture(autouse=True)
 def no_default_azure_credential(monkeypatch):
-    monkeypatch.setattr("gpushare.azure.arm.DefaultAzureCredential", NoDefaultCredential)
-    monkeypatch.setattr("gpushare.azure.deployed.DefaultAzureCredential", NoDefaultCredential)
+    # gpushare imports azure-identity's class on use (arm.default_credential), so the library's attribute is what
+    # every read gets.
+    monkeypatch.setattr("azure.identity.DefaultAzureCredential", NoDefaultCredential)
 
 
 # Every stack a test gets accepted by the validator must pass the stack file's JSON Schema too.

@@ -29,7 +29,6 @@ from azure.core.exceptions import (
     ServiceRequestError,
     ServiceResponseError,
 )
-from azure.identity import AzureAuthorityHosts, DefaultAzureCredential
 
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.stackfile.model import AzureEnvironment, StackConfig
@@ -64,14 +63,13 @@ CREDENTIAL_HINT = (
 )
 DEFAULT_ARM_URL = "https://management.azure.com"
 
-# Per cloud: the SDK's cloud setting (ARM URL and token scope, azure.mgmt.core.tools.get_arm_endpoints) and the
-# Entra ID authority DefaultAzureCredential signs in at.
+# Per cloud: the SDK's cloud setting (ARM URL and token scope, azure.mgmt.core.tools.get_arm_endpoints) and which
+# of azure-identity's `AzureAuthorityHosts` DefaultAzureCredential signs in at.
 _CLOUDS: Mapping[AzureEnvironment, tuple[AzureClouds, str, str]] = {
-    AzureEnvironment.PUBLIC: (AzureClouds.AZURE_PUBLIC_CLOUD, DEFAULT_ARM_URL, AzureAuthorityHosts.AZURE_PUBLIC_CLOUD),
+    AzureEnvironment.PUBLIC: (AzureClouds.AZURE_PUBLIC_CLOUD, DEFAULT_ARM_URL, "AZURE_PUBLIC_CLOUD"),
     AzureEnvironment.USGOVERNMENT: (AzureClouds.AZURE_US_GOVERNMENT, "https://management.usgovcloudapi.net",
-                                    AzureAuthorityHosts.AZURE_GOVERNMENT),
-    AzureEnvironment.CHINA: (AzureClouds.AZURE_CHINA_CLOUD, "https://management.chinacloudapi.cn",
-                             AzureAuthorityHosts.AZURE_CHINA),
+                                    "AZURE_GOVERNMENT"),
+    AzureEnvironment.CHINA: (AzureClouds.AZURE_CHINA_CLOUD, "https://management.chinacloudapi.cn", "AZURE_CHINA"),
 }
 
 
@@ -137,6 +135,17 @@ class AzureReads:
         return {"credential": self.credential, **self.target.client_kwargs()}
 
 
+def default_credential(environment: AzureEnvironment | None = None) -> TokenCredential:
+    """azure-identity's `DefaultAzureCredential`, signing in at `environment`'s authority (None: its own default,
+    which AZURE_AUTHORITY_HOST overrides). Imported on use: azure-identity with msal and cryptography takes about
+    0.2 s to load, which an offline `plan` (the same program, no reads) never needs."""
+    from azure.identity import AzureAuthorityHosts, DefaultAzureCredential
+
+    if environment is None:
+        return DefaultAzureCredential()
+    return DefaultAzureCredential(authority=getattr(AzureAuthorityHosts, _CLOUDS[environment][2]))
+
+
 class SharedCredential:
     """One `DefaultAzureCredential` for a whole run, created on first use and its tokens reused until shortly
     before they expire: each azure-mgmt client has its own token cache, and `az login`'s credential starts a CLI
@@ -145,8 +154,8 @@ class SharedCredential:
     _REFRESH_MARGIN = 300
 
     def __init__(self, environment: AzureEnvironment, environ: Mapping[str, str]) -> None:
-        self._authority = None if environ.get(AUTHORITY_ENV) else _CLOUDS[environment][2]
-        self._credential: DefaultAzureCredential | None = None
+        self._environment = None if environ.get(AUTHORITY_ENV) else environment
+        self._credential: TokenCredential | None = None
         self._tokens: dict[tuple[str, ...], AccessToken] = {}
         self._lock = threading.Lock()
 
@@ -156,8 +165,7 @@ class SharedCredential:
             if cached and cached.expires_on - self._REFRESH_MARGIN > time.time() and not kwargs.get("claims"):
                 return cached
             if self._credential is None:
-                self._credential = (DefaultAzureCredential(authority=self._authority) if self._authority
-                                    else DefaultAzureCredential())
+                self._credential = default_credential(self._environment)
             token = self._credential.get_token(*scopes, **kwargs)
             self._tokens[scopes] = token
             return token

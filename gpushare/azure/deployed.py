@@ -16,15 +16,24 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from azure.core.credentials import TokenCredential
 from azure.core.exceptions import AzureError, ResourceNotFoundError
-from azure.identity import DefaultAzureCredential
-from azure.mgmt.containerservice import ContainerServiceClient
 
-from gpushare.azure.arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
+from gpushare.azure.arm import (
+    CLIENT_DEFAULTS,
+    DEFAULT_ARM_URL,
+    arm_code,
+    default_credential,
+    describe,
+    read_error,
+    unexpected_body,
+)
 from gpushare.errors import AzureReadError, GpushareError
+
+if TYPE_CHECKING:
+    from azure.mgmt.containerservice import ContainerServiceClient
 
 T = TypeVar("T")
 
@@ -139,8 +148,11 @@ def read_cluster_resource(
     """`fetch(client)` through one `ContainerServiceClient`, or None when the cluster (or its resource group) does
     not exist yet: a first deployment, nothing to guard. Every failure is an `AzureReadError` saying `what` failed
     and the fix (`role_hint` for a 403). `credential` defaults to `DefaultAzureCredential` (closed afterwards)."""
+    # Imported on use, like azure-identity (arm.default_credential): an offline `plan` reads nothing.
+    from azure.mgmt.containerservice import ContainerServiceClient
+
     owned = credential is None
-    token_source = DefaultAzureCredential() if owned else credential
+    token_source = default_credential() if owned else credential
     settings = {**CLIENT_DEFAULTS, **client_kwargs}
     try:
         with ContainerServiceClient(token_source, subscription_id, base_url=base_url, **settings) as client:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from azure.core.credentials import TokenCredential
 from azure.core.exceptions import AzureError, ResourceNotFoundError
-from azure.mgmt.containerservice import ContainerServiceClient
 
 from gpushare.azure.arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
 
@@ -129,6 +128,7 @@ def read_region(subscription_id: str, location: str, *, credential: TokenCredent
     # Imported on use: azure-mgmt-compute's models take about 0.5 s and 15 MB to load, which an offline `plan`
     # (the same program, preflight skipped) never needs.
     from azure.mgmt.compute import ComputeManagementClient
+    from azure.mgmt.containerservice import ContainerServiceClient
 
     settings = {**CLIENT_DEFAULTS, **client_kwargs}
     arm_url = base_url or DEFAULT_ARM_URL

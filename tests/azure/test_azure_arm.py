@@ -9,7 +9,6 @@ import pytest
 from azure.core import AzureClouds
 from azure.core.credentials import AccessToken
 
-import gpushare.azure.arm
 from gpushare.azure.arm import ArmTarget, AzureSettingsError, SharedCredential, arm_target
 from gpushare.stackfile.model import AzureEnvironment, AzureSettings
 from tests.azure.guard_builders import gpu_stack
@@ -89,7 +88,7 @@ class CountingCredential:
 @pytest.fixture
 def counting(monkeypatch):
     CountingCredential.instances = []
-    monkeypatch.setattr(gpushare.azure.arm, "DefaultAzureCredential", CountingCredential)
+    monkeypatch.setattr("azure.identity.DefaultAzureCredential", CountingCredential)
     return CountingCredential.instances
 
 

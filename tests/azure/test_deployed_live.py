@@ -326,7 +326,7 @@ def test_defaults_to_default_azure_credential_and_closes_it(arm, monkeypatch):
         def close(self):
             self.closed = True
 
-    monkeypatch.setattr("gpushare.azure.deployed.DefaultAzureCredential", FakeDefaultAzureCredential)
+    monkeypatch.setattr("azure.identity.DefaultAzureCredential", FakeDefaultAzureCredential)
     arm.route(POOLS, CLUSTER_AS_WANTED)
     without_credential = {k: v for k, v in settings(arm).items() if k != "credential"}
 

@@ -165,14 +165,14 @@ def test_throttled_read_is_retried(arm, tmp_path, capsys):
 # in-process), so the command runs in a child process with no AZURE_* variables and no `az` on PATH.
 _NO_CREDENTIALS_RUN = """
 import sys
+import azure.identity
 from azure.identity import AzureCliCredential, ChainedTokenCredential, EnvironmentCredential
-import gpushare.azure.arm, gpushare.azure.deployed
 from gpushare.cli import main
 
 def unconfigured(**kwargs):
     return ChainedTokenCredential(EnvironmentCredential(), AzureCliCredential())
 
-gpushare.azure.arm.DefaultAzureCredential = gpushare.azure.deployed.DefaultAzureCredential = unconfigured
+azure.identity.DefaultAzureCredential = unconfigured
 sys.exit(main(["preflight", sys.argv[1]]))
 """
 
