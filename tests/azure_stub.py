@@ -106,6 +106,7 @@ def arm_managed_cluster(subscription_id: str, resource_group: str, cluster: str,
         "id": managed_cluster_id(subscription_id, resource_group, cluster), "name": cluster,
         "type": "Microsoft.ContainerService/ManagedClusters", "location": "westeurope",
         "sku": {"name": "Base", "tier": "Standard"},
+        "identity": {"type": "SystemAssigned", "principalId": CLUSTER_IDENTITY, "tenantId": "t"},
         "properties": {
             "provisioningState": "Succeeded", "kubernetesVersion": "1.33", "dnsPrefix": cluster,
             "autoUpgradeProfile": {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"},
@@ -114,6 +115,26 @@ def arm_managed_cluster(subscription_id: str, resource_group: str, cluster: str,
             "networkProfile": {key: value for key, value in profile.items() if value is not None},
         },
     }
+
+
+CLUSTER_IDENTITY = "5b1e7c3a-0d2f-4e8a-9c61-7f3b2a9d4e10"
+"""The object ID of the stub clusters' system-assigned identity."""
+
+
+def role_assignments_path(scope: str) -> str:
+    """The URL path of ARM's "list role assignments for scope" (the principal is a `$filter` query)."""
+    return f"{scope}/providers/Microsoft.Authorization/roleAssignments"
+
+
+def arm_role_assignment(scope: str, principal_id: str, role: str, name: str) -> dict:
+    """One role assignment as ARM lists it (2022-04-01 shape); `role` is the role definition's GUID."""
+    subscription = scope.split("/")[2]
+    return {"id": f"{role_assignments_path(scope)}/{name}", "name": name,
+            "type": "Microsoft.Authorization/roleAssignments",
+            "properties": {"roleDefinitionId": f"/subscriptions/{subscription}/providers/Microsoft.Authorization/"
+                                               f"roleDefinitions/{role}",
+                           "principalId": principal_id, "principalType": "ServicePrincipal", "scope": scope,
+                           "condition": None, "createdOn": "2026-03-02T09:14:00Z"}}
 
 
 def arm_error(code: str, message: str) -> dict:

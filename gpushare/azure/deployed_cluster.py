@@ -72,6 +72,10 @@ class DeployedCluster:
     system_subnet_id: str | None = None
     """`agentPoolProfiles[mode=System].vnetSubnetID`: where an existing cluster's GPU pools without `subnetId` go
     (the program names it too); None in a VNet AKS manages."""
+    identity_principal_id: str | None = None
+    """The cluster identity's object ID: `identity.principalId` (system-assigned), else the one user-assigned
+    control-plane identity's (`identity.userAssignedIdentities.*.principalId`); what Network Contributor on a subnet
+    of your own is granted to."""
     maintenance_schedules: frozenset[str] | None = None
     """Names of the cluster's maintenance configurations (`aksManagedAutoUpgradeSchedule`, ...), lower-cased (ARM
     names compare case-insensitively): a separate read (`read_maintenance_schedules`), made for an existing cluster
@@ -170,7 +174,15 @@ def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
         kubernetes_version=(_get(properties, "currentKubernetesVersion", str, name)
                             or _get(properties, "kubernetesVersion", str, name)),
         system_subnet_id=_system_subnet(properties, name),
+        identity_principal_id=_identity_principal(_get(document, "identity", dict, name) or {}, name),
     )
+
+
+def _identity_principal(identity: dict[str, Any], name: str) -> str | None:
+    if principal := _get(identity, "principalId", str, name):
+        return principal
+    assigned = [a for a in (_get(identity, "userAssignedIdentities", dict, name) or {}).values() if isinstance(a, dict)]
+    return _get(assigned[0], "principalId", str, name) if assigned else None
 
 
 def _system_subnet(properties: dict[str, Any], name: str) -> str | None:

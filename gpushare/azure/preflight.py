@@ -25,6 +25,10 @@ deployed pools the guard already read (one call), so a stack makes at most four 
   owners': not counted, not checked.
 - `subnet` (a subnet of your own, `network.subnetId` or a pool's `subnetId`; one read per subnet,
   `gpushare.azure.subnets`): it exists, and has a free address for every node the stack's pools in it can add.
+- `role-assignment` (one read per assignment the program creates, `gpushare.azure.role_assignments`): the principal
+  does not already hold the role at that very scope under another name, which makes `pulumi up` fail with
+  `RoleAssignmentExists` (a deployer granted Cluster Admin by hand, the cluster's identity Network Contributor on
+  its subnet when the VNet was built).
 
 VM sizes' vCPUs and families come from the SKU list; gpushare's catalog is the fallback for GPU sizes.
 """
@@ -44,11 +48,20 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
 from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
+from gpushare.azure.role_assignments import FoundAssignment, collisions, planned_assignments, read_assignments
 from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet, read_subnets
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.sharing.upgrades import nodes_at_once
 from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
-from gpushare.stackfile.model import SYSTEM_POOL_NAME, GpuPool, OsDiskType, PreflightMode, StackConfig, pool_subnet
+from gpushare.stackfile.model import (
+    SYSTEM_POOL_NAME,
+    GpuPool,
+    OsDiskType,
+    PreflightMode,
+    StackConfig,
+    own_subnets,
+    pool_subnet,
+)
 
 AKS_DEFAULT_MAX_SURGE = "10%"
 """The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
@@ -146,10 +159,12 @@ class _Node:
 
 def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[DeployedPool] | None,
              subscription_id: str, cluster: DeployedCluster | None = None,
-             subnets: Mapping[str, Subnet | None] | None = None, cluster_found: bool | None = None) -> PreflightReport:
+             subnets: Mapping[str, Subnet | None] | None = None, cluster_found: bool | None = None,
+             assignments: Mapping[tuple[str, str], tuple[FoundAssignment, ...]] | None = None) -> PreflightReport:
     """Every check's row. `deployed` is None when the cluster does not exist yet; `cluster` is the managed cluster
-    as read (for an existing cluster's baseline), `cluster_found` False when Azure said it is not there (None: not
-    asked); `subnets` each subnet of the stack as read (None: not there)."""
+    as read (for an existing cluster's baseline, and its identity), `cluster_found` False when Azure said it is not
+    there (None: not asked); `subnets` each subnet of the stack as read (None: not there); `assignments` the role
+    assignments `role_assignments.read_assignments` found (None: not read, no rows)."""
     existing = stack.cluster.existing
     if existing and cluster_found is False:
         return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, False, (
@@ -180,8 +195,37 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     ranges = {} if existing else {
         "serviceCidr": stack.cluster.network.service_cidr or SERVICE_CIDR, "podCidr (Azure CNI Overlay)": POD_CIDR}
     checks += subnet_checks(pools, subnets or {}, live, ranges)
+    if assignments is not None:
+        checks += role_assignment_checks(stack, subscription_id, cluster, assignments)
     return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, live is not None,
                            tuple(checks))
+
+
+def role_assignment_checks(stack: StackConfig, subscription_id: str, cluster: DeployedCluster | None,
+                           assignments: Mapping[tuple[str, str], tuple[FoundAssignment, ...]]) -> list[Check]:
+    """Per assignment the program creates: fails when Azure has the same principal, role and scope under another
+    name (ARM refuses a second: `RoleAssignmentExists`)."""
+    checks = []
+    for planned in planned_assignments(stack, subscription_id, cluster):
+        subject = f"{planned.subject} on {'/'.join(planned.scope.split('/')[-2:])}"
+        found, ours = collisions(planned, assignments)
+        if found is None:
+            checks.append(Check("role-assignment", subject, Verdict.PASS,
+                                f"{planned.role_name} on {planned.scope}: none yet, `pulumi up` creates it"))
+        elif ours:
+            checks.append(Check("role-assignment", subject, Verdict.PASS,
+                                f"{planned.role_name} on {planned.scope} exists under gpushare's name {found.name} "
+                                "(from an earlier `up`; a second stack listing the same principal on this scope "
+                                "could not create it again: list it in one stack)"))
+        else:
+            checks.append(Check(
+                "role-assignment", subject, Verdict.FAIL,
+                f"{planned.principal_id} already holds {planned.role_name} on {planned.scope} through role assignment "
+                f"{found.name}, made outside gpushare: creating gpushare's ({planned.name}) fails with "
+                "RoleAssignmentExists (Azure keeps one per principal, role and scope)",
+                f"{planned.instead}, or delete that one so gpushare owns the grant: az role assignment delete --ids "
+                f"{found.id}"))
+    return checks
 
 
 def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> list[Check]:
@@ -526,7 +570,7 @@ def _running_version(live: Mapping[str, DeployedPool] | None, wanted: str) -> st
 def stack_subnets(stack: StackConfig, cluster: DeployedCluster | None = None) -> list[str]:
     """Every subnet the stack's pools use, the system pool's first; on an existing cluster (`cluster` as read) the
     subnet of its system pool when a GPU pool names none."""
-    ids = [stack.cluster.network.subnet_id, *(pool_subnet(stack, pool) for pool in stack.pools)]
+    ids = own_subnets(stack)
     if stack.cluster.existing and cluster and any(pool_subnet(stack, pool) is None for pool in stack.pools):
         ids.append(cluster.system_subnet_id)
     return list(dict.fromkeys(subnet for subnet in ids if subnet))
@@ -534,19 +578,22 @@ def stack_subnets(stack: StackConfig, cluster: DeployedCluster | None = None) ->
 
 def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[DeployedPool] | None,
                cluster: DeployedCluster | None = None) -> PreflightReport:
-    """Read the region (three calls) and each subnet (one call each), and evaluate. Azure being unreadable follows
+    """Read the region (three calls), each subnet and each planned role assignment's scope (one call each), and
+    evaluate. Azure being unreadable follows
     `gpushare:guard`: `strict` raises the `AzureReadError`; `warn` returns a report with no checks and the
     warning."""
     subscription_id = reads.target.subscription_id
     try:
         offers = read_region(subscription_id, stack.location, **reads.read_kwargs())
         subnets = read_subnets(subscription_id, stack_subnets(stack, cluster), **reads.read_kwargs())
+        assignments = read_assignments(subscription_id, planned_assignments(stack, subscription_id, cluster),
+                                       **reads.read_kwargs())
     except AzureReadError as err:
         warning = carry_on_without(stack, err, "deploys without these checks",
                                    "Continuing without preflight because gpushare:guard is warn: a size, zone, quota "
                                    "or version problem will fail at `pulumi up` instead")
         return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, None, warnings=(warning,))
-    return evaluate(stack, offers, deployed, subscription_id, cluster, subnets)
+    return evaluate(stack, offers, deployed, subscription_id, cluster, subnets, assignments=assignments)
 
 
 def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Callable[[], AzureReads],

@@ -1,6 +1,8 @@
 """`preflight STACK [--json]`: check against Azure, before `pulumi up`, that the stack's VM sizes, zones, vCPU quota
-and Kubernetes version can be had in its region. Four ARM reads whatever the pool count; two more for an existing
-cluster (its settings and its maintenance windows, against the baseline) and one per subnet of your own.
+and Kubernetes version can be had in its region, and that the role assignments it creates do not collide with ones
+made by hand. Four ARM reads whatever the pool count; two more for an existing cluster (its settings and its
+maintenance windows, against the baseline), one for a created cluster with subnets of your own or admin groups
+(whether it exists yet, and its identity), one per subnet of your own and one per role assignment the program creates.
 
 Exit codes: 0 every check passed, 1 a check failed, 2 invalid stack file or no subscription to read, 4 Azure could
 not be read (unreachable, credentials refused, role missing).
@@ -18,9 +20,11 @@ from gpushare.azure.deployed import read_live
 from gpushare.azure.deployed_cluster import read_live_cluster, read_maintenance_schedules
 from gpushare.azure.preflight import evaluate, raise_for_failures, render_text, stack_subnets
 from gpushare.azure.region_offers import read_region
+from gpushare.azure.role_assignments import planned_assignments, read_assignments
 from gpushare.azure.subnets import read_subnets
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.stackfile.config import parse_stack_file
+from gpushare.stackfile.model import own_subnets
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -43,15 +47,20 @@ def run(args: argparse.Namespace) -> int:
         # The guard's own reader: the same one call `pulumi preview` makes.
         deployed = read_live(target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs())
         offers = read_region(target.subscription_id, stack.location, **reads.read_kwargs())
-        # An existing cluster's settings, for its baseline findings (the cluster guard's one read).
+        # An existing cluster's settings, for its baseline findings (the cluster guard's one read), and whether a
+        # created one exists yet, with its identity, for the grants on it and on subnets of your own.
         found = (read_live_cluster(target.subscription_id, cluster.resource_group, cluster.name,
-                                   **reads.read_kwargs()) if cluster.existing else None)
-        if found is not None:  # and its maintenance windows, as the cluster guard reads them
+                                   **reads.read_kwargs())
+                 if cluster.existing or own_subnets(stack) or cluster.access.admin_groups else None)
+        if found is not None and cluster.existing:  # and its maintenance windows, as the cluster guard reads them
             found = dataclasses.replace(found, maintenance_schedules=read_maintenance_schedules(
                 target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs()))
         subnets = read_subnets(target.subscription_id, stack_subnets(stack, found), **reads.read_kwargs())
+        assignments = read_assignments(target.subscription_id,
+                                       planned_assignments(stack, target.subscription_id, found),
+                                       **reads.read_kwargs())
     report = evaluate(stack, offers, deployed, target.subscription_id, found, subnets,
-                      cluster_found=found is not None if cluster.existing else None)
+                      cluster_found=found is not None if cluster.existing else None, assignments=assignments)
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     raise_for_failures(report, details=False)
     return 0

@@ -51,7 +51,7 @@ from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.cluster_config import access_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
-from gpushare.stackfile.model import GpuPool, PreflightMode, StackConfig, pool_subnet
+from gpushare.stackfile.model import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
 from gpushare.stackfile.project import STACK_FILE_ENV, find_project
 
 LIBRARY_SOURCE = "deploy(config)"
@@ -193,11 +193,9 @@ def _cluster(stack: StackConfig) -> AksCluster | ExistingCluster:
         cluster = ExistingCluster("cluster", ExistingClusterArgs(cluster=stack.cluster))
     else:
         cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
-    subnets = dict.fromkeys(s for s in [stack.cluster.network.subnet_id, *(pool_subnet(stack, p) for p in stack.pools)]
-                            if s)
-    if subnets:
+    if subnets := own_subnets(stack):
         SubnetAccess("cluster-subnets", SubnetAccessArgs(
-            subnet_ids=list(subnets), principal_id=cluster.identity_principal_id, cluster_id=cluster.resource_id))
+            subnet_ids=subnets, principal_id=cluster.identity_principal_id, cluster_id=cluster.resource_id))
     return cluster
 
 

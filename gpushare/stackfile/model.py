@@ -431,6 +431,13 @@ def pool_subnet(stack: StackConfig, pool: GpuPool) -> str | None:
     return pool.subnet_id or stack.cluster.network.subnet_id
 
 
+def own_subnets(stack: StackConfig) -> list[str]:
+    """Each distinct subnet of your own the stack names (`network.subnetId`, pools' `subnetId`), in order: those the
+    cluster's identity is granted Network Contributor on."""
+    return list(dict.fromkeys(s for s in [stack.cluster.network.subnet_id, *(pool_subnet(stack, p) for p in stack.pools)]
+                              if s))
+
+
 @dataclass(frozen=True)
 class StackConfig:
     """A whole validated stack file."""

@@ -13,6 +13,7 @@ from tests.azure_stub import (
     arm_usage,
     arm_vm_sku,
     kubernetes_versions_path,
+    managed_cluster_id,
     resource_skus_path,
     usages_path,
 )
@@ -86,4 +87,6 @@ def serve_region(arm: ArmStub, subscription_id: str, resource_group: str, cluste
     arm.route(paths["usages"], StubResponse(200, {"value": quota if quota is not None else usages()}))
     arm.route(paths["versions"], StubResponse(200, versions if versions is not None else kubernetes_versions()))
     arm.route(paths["pools"], pools)
+    if pools is NO_CLUSTER:  # nor is its GET (what preflight reads for a cluster's identity)
+        arm.route(managed_cluster_id(subscription_id, resource_group, cluster), NO_CLUSTER)
     return paths

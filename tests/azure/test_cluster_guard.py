@@ -17,6 +17,7 @@ from gpushare.stackfile.model import GuardMode
 from tests.azure.guard_builders import gpu_stack
 from tests.azure.test_deployed_live import CLUSTER_AS_WANTED
 from tests.azure_stub import (
+    CLUSTER_IDENTITY,
     ArmStub,
     StaticTokenCredential,
     StubResponse,
@@ -57,7 +58,7 @@ def test_reads_the_cluster_in_one_get(arm):
         network_dataplane="cilium", network_policy="cilium", pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16",
         dns_service_ip="10.0.0.10", node_os_upgrade_channel="NodeImage", outbound_type="loadBalancer",
         tier="Standard", upgrade_channel="patch", disable_local_accounts=True, entra_managed=True, azure_rbac=True,
-        kubernetes_version="1.33")
+        kubernetes_version="1.33", identity_principal_id=CLUSTER_IDENTITY)
     (request,) = arm.requests
     assert (request.method, request.path) == ("GET", CLUSTER_PATH)
 

@@ -28,6 +28,7 @@ from tests.azure_stub import (
     maintenance_configurations_path,
     managed_cluster_id,
     reach_from_environment,
+    role_assignments_path,
     serve_existing_cluster,
 )
 
@@ -177,6 +178,7 @@ def test_preflight_existing_prints_each_missing_window_with_its_fix(arm, monkeyp
                            StubResponse(200, {"value": []}))
     arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/24", 8)))
     arm.route(GPU, StubResponse(200, arm_subnet(GPU, "10.1.1.0/24", 0)))
+    arm.route(role_assignments_path(GPU), StubResponse(200, {"value": []}))  # the VNet's grant is inherited
     monkeypatch.chdir(Path(__file__).parents[2])
 
     assert main(["preflight", "existing"]) == 0

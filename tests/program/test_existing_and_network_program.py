@@ -26,9 +26,11 @@ from tests.azure_stub import (
     arm_error,
     arm_existing_cluster,
     arm_maintenance_windows,
+    arm_role_assignment,
     maintenance_configurations_path,
     managed_cluster_id,
     reach_from_environment,
+    role_assignments_path,
     serve_existing_cluster,
 )
 
@@ -272,6 +274,22 @@ def test_preview_refuses_a_pool_name_an_unmanaged_pool_holds(arm):
     assert isinstance(recording.error, pulumi.RunError)
     assert "pulumi import --stack existing --file import-t4ts.json" in str(recording.error)
     assert recording.by_type(AGENT_POOL) == []
+
+
+def test_preview_stops_on_a_deployer_already_granted_cluster_admin_by_hand(arm):
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER)
+    cluster_id = managed_cluster_id(MOCK_SUBSCRIPTION, RG, CLUSTER)
+    arm.route(role_assignments_path(cluster_id), StubResponse(200, {"value": [
+        arm_role_assignment(cluster_id, DEPLOYER, "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b", "by-hand")]}))
+
+    recording = live_program(access={"deployers": [{"objectId": DEPLOYER, "type": "ServicePrincipal"}]})
+
+    assert isinstance(recording.error, pulumi.RunError)
+    message = str(recording.error)
+    assert f"role-assignment deployer {DEPLOYER} on managedClusters/{CLUSTER}: {DEPLOYER} already holds" in message
+    assert f"az role assignment delete --ids {role_assignments_path(cluster_id)}/by-hand" in message
+    assert recording.by_type(AGENT_POOL) == [] and recording.by_type(ROLE_ASSIGNMENT) == []
 
 
 def test_a_user_assigned_control_plane_identity_gets_the_subnet_role(monkeypatch):
