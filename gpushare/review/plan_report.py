@@ -118,7 +118,8 @@ EXISTING_CLUSTER_LINE = ("  existing cluster: gpushare adds its GPU pools, the G
                          "changes or deletes the cluster or its resource group; its tier, upgrades, network and access "
                          "are read, not written (`preflight` reports each one below gpushare's baseline)")
 PRIVATE_CLUSTER_LINE = ("  private API server: previews, deploys and `verify` need a runner inside the cluster's "
-                        "network (GitHub-hosted runners cannot reach it; set the deploy workflow's runner label)")
+                        "network (GitHub-hosted runners cannot reach it; map the stack to a self-hosted runner's "
+                        "label in the repository variable GPUSHARE_RUNNERS, which both workflows read)")
 
 
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],

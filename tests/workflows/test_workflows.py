@@ -114,6 +114,16 @@ def test_preview_runs_on_pull_request_and_only_same_repo_prs_reach_the_cloud():
     assert jobs["preview"]["needs"] == ["stacks", "compare"], "the report must replace the comparison, not race it"
 
 
+def test_a_private_clusters_preview_and_deploy_run_on_the_runner_its_stack_is_mapped_to():
+    """A private API server answers only inside its network: both jobs that reach the cluster take the stack's
+    runner label from the same repository variable; the offline jobs stay on GitHub's runners."""
+    mapped = "fromJSON(vars.GPUSHARE_RUNNERS || '{}')[matrix.stack] || 'ubuntu-24.04' }}"
+    preview, deploy = (load(WORKFLOWS / name)["jobs"] for name in ("preview.yml", "deploy.yml"))
+    assert preview["preview"]["runs-on"] == "${{ " + mapped
+    assert deploy["deploy"]["runs-on"] == "${{ inputs.runner || " + mapped
+    assert {preview["stacks"]["runs-on"], preview["compare"]["runs-on"]} == {"ubuntu-24.04"}
+
+
 def test_deploy_goes_through_an_environment_per_stack_one_run_at_a_time():
     doc = load(WORKFLOWS / "deploy.yml")
     assert set(doc["on"]) == {"push", "workflow_dispatch"}
