@@ -12,7 +12,7 @@ from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.run_length import with_long_run_warning
-from gpushare.review.cost import priced_vm_sizes, stack_cost
+from gpushare.review.cost import priced_vm_sizes, spot_cap_warnings, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
 
@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         sheet = price_sheet(args, stack.location, priced_vm_sizes(stack))
         cost = stack_cost(stack, sheet) if sheet else None
+        warnings += spot_cap_warnings(cost) if cost else []
     except PricesError as exc:
         # The plan stands without prices: say why there is no cost, and carry on.
         warnings.append(f"prices: {exc}" + (f"; {exc.hint}" if exc.hint else ""))

@@ -20,10 +20,13 @@ from typing import Any
 
 from gpushare.azure.prices import LIST_PRICE_NOTE, PriceSheet
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.model import GpuPool, SharingStrategy, StackConfig, Tier
+from gpushare.stackfile.model import SPOT_MARKET_PRICE, GpuPool, SharingStrategy, StackConfig, Tier
 
 HOURS_PER_MONTH = 730
 """Azure's pricing month (the pricing calculator's 730 hours)."""
+SPOT_MAX_PRICE_CURRENCY = "USD"
+"""A Spot cap (`spotMaxPrice`, the scale set's `billingProfile.maxPrice`) is in US dollars whatever the billing
+currency (Azure docs, "Use Azure Spot Virtual Machines", Pricing): it compares with a USD price sheet only."""
 
 
 def monthly(hourly: float, units: float) -> float:
@@ -64,6 +67,20 @@ class PoolCost:
     max_nodes: int
     isolation: str
     meter: str | None
+    spot_max_price: float | None = None
+    """The pool's `spotMaxPrice` in USD per node-hour; None without a cap (-1: up to the on-demand price)."""
+    currency: str = SPOT_MAX_PRICE_CURRENCY
+
+    @property
+    def runs_at_current_price(self) -> bool | None:
+        """False when the sheet's Spot price is not below the pool's cap. The compute API's `billingProfile.maxPrice`:
+        "the operation will only succeed if the maxPrice is greater than the current Azure Spot price" (creating
+        or scaling the scale set fails with SpotPriceGreaterThanProvidedMaxPrice), and a node is evicted "if the
+        current Azure Spot price goes beyond the maxPrice". None when it cannot be told: no cap, no price, or a
+        sheet in another currency than the cap's."""
+        if self.spot_max_price is None or self.node_hourly is None or self.currency != SPOT_MAX_PRICE_CURRENCY:
+            return None
+        return self.node_hourly < self.spot_max_price
 
     @property
     def device_hourly(self) -> float | None:
@@ -79,6 +96,7 @@ class PoolCost:
             "deviceHourly": _round(self.device_hourly, 4), "isolation": self.isolation,
             "minNodes": self.min_nodes, "maxNodes": self.max_nodes,
             "monthlyMin": _round(self.monthly(self.min_nodes)), "monthlyMax": _round(self.monthly(self.max_nodes)),
+            "spotMaxPrice": self.spot_max_price, "runsAtCurrentPrice": self.runs_at_current_price,
         }
 
 
@@ -86,10 +104,23 @@ def pool_cost(stack: StackConfig, pool: GpuPool, sheet: PriceSheet) -> PoolCost:
     capacity = stack_pool_facts(stack)[pool.name].capacity
     spot = pool.spot is not None
     meter = sheet.vm_meter(pool.vm_size.name, spot=spot)
+    cap = pool.spot.max_price if pool.spot and pool.spot.max_price != SPOT_MARKET_PRICE else None
     return PoolCost(pool=pool.name, vm_size=pool.vm_size.name, spot=spot,
                     node_hourly=meter.hourly if meter else None, resource=capacity.resource,
                     per_node=capacity.per_node, min_nodes=pool.min_nodes, max_nodes=pool.max_nodes,
-                    isolation=isolation(pool), meter=meter.meter_name if meter else None)
+                    isolation=isolation(pool), meter=meter.meter_name if meter else None, spot_max_price=cap,
+                    currency=sheet.currency)
+
+
+def spot_cap_warnings(cost: Mapping[str, Any]) -> list[str]:
+    """One warning per Spot pool whose cap is not above the Spot price the sheet quotes: its GPUs are not there
+    while the price stays there, whatever the plan's capacity says."""
+    return [f"cost: pool {p['name']}'s spotMaxPrice ${p['spotMaxPrice']}/node-hour is not above the Spot price of "
+            f"{p['vmSize']} in the price sheet (${p['nodeHourly']}/node-hour, prices of {cost['priceDate']}): Azure "
+            "refuses to create or scale its nodes (SpotPriceGreaterThanProvidedMaxPrice) and evicts those it has "
+            f"while the price stays there, so its {p['resource']} are not there; raise its spot.maxPrice in "
+            "gpushare:pools, or set it to -1 (pay up to the on-demand price, never evicted for price)"
+            for p in cost["pools"] if p.get("runsAtCurrentPrice") is False]
 
 
 def _sum(values: list[float | None]) -> float:
@@ -196,6 +227,15 @@ def money_span(low: float | None, high: float | None, currency: str) -> str:
     return low_text if low_text == high_text else f"{low_text}-{high_text}"
 
 
+def _spot_note(pool: Mapping[str, Any], currency: str) -> str:
+    if not pool["spot"]:
+        return ""
+    if pool.get("spotMaxPrice") is None:
+        return " (Spot)"
+    below = ": not above the Spot price, no nodes" if pool.get("runsAtCurrentPrice") is False else ""
+    return f" (Spot, at most ${pool['spotMaxPrice']}/node-hour{below})"
+
+
 def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     """The plan's text section for a `cost` object."""
     currency = cost["currency"]
@@ -203,7 +243,7 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     for pool in cost["pools"]:
         per_device = (f"{money(pool['deviceHourly'], currency, 4)} per {pool['resource']}-hour"
                       if pool["deviceHourly"] is not None else f"{pool['resource']}: price unknown")
-        lines.append(f"  {pool['name']}: {pool['vmSize']}{' (Spot)' if pool['spot'] else ''} "
+        lines.append(f"  {pool['name']}: {pool['vmSize']}{_spot_note(pool, currency)} "
                      f"{money(pool['nodeHourly'], currency, 2)}/node-hour, "
                      f"{money_span(pool['monthlyMin'], pool['monthlyMax'], currency)}/month at "
                      f"{pool['minNodes']}{'' if pool['minNodes'] == pool['maxNodes'] else '-' + str(pool['maxNodes'])}"

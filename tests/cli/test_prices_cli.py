@@ -158,3 +158,20 @@ def test_the_readme_cost_block_is_what_plan_prints(capsys, tmp_path):
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text().splitlines()
     at = readme.index(printed[0])
     assert readme[at:at + 6] == printed[:6]
+
+
+def test_plan_prices_warns_of_a_spot_cap_below_the_spot_price(stub, capsys, tmp_path):
+    path = tmp_path / "Pulumi.spot.yaml"
+    path.write_text(STACK.format(scale="      count: 1").replace(
+        "name: h100\n      vmSize: Standard_NC40ads_H100_v5",
+        "name: t4\n      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: 0.05}"))
+    stub.serve_stack(REGION, {"Standard_NC4as_T4_v3": 0.6, "Standard_D4ds_v5": 0.2})
+
+    code, out, _ = run(capsys, "plan", str(path), "--json", "--prices")
+
+    assert code == 0
+    document = json.loads(out)
+    (pool,) = document["cost"]["pools"]
+    assert (pool["nodeHourly"], pool["spotMaxPrice"], pool["runsAtCurrentPrice"]) == (0.12, 0.05, False)
+    assert any(w.startswith("cost: pool t4's spotMaxPrice $0.05/node-hour is not above the Spot price")
+               for w in document["warnings"]), document["warnings"]

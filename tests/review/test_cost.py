@@ -109,3 +109,40 @@ def test_a_spot_pool_is_priced_at_the_spot_meter():
     t4 = by_pool(cost, "t4ts")
     assert t4["spot"] and t4["nodeHourly"] == 0.12 and t4["meter"].endswith("Spot")
     assert t4["deviceHourly"] == 0.03
+
+
+def test_a_spot_cap_below_the_spot_price_is_flagged_and_warned():
+    from gpushare.review.cost import spot_cap_warnings
+    from gpushare.stackfile.model import Spot
+
+    # The stub's Spot meter is a fifth of the on-demand price: $0.12 for the T4 size.
+    capped = dataclasses.replace(T4TS, spot=Spot(max_price=0.05))
+    cost = stack_cost(stack(capped), sheet())
+    t4 = by_pool(cost, "t4ts")
+    assert (t4["spotMaxPrice"], t4["runsAtCurrentPrice"]) == (0.05, False)
+    (warning,) = spot_cap_warnings(cost)
+    assert warning.startswith("cost: pool t4ts's spotMaxPrice $0.05/node-hour is not above the Spot price of "
+                              "Standard_NC4as_T4_v3 in the price sheet ($0.12/node-hour, prices of 2026-12-01)")
+    assert "its nvidia.com/gpu.shared are not there" in warning and "set it to -1" in warning
+    assert "(Spot, at most $0.05/node-hour: not above the Spot price, no nodes)" in "\n".join(cost_lines(cost))
+
+
+def test_a_spot_cap_above_the_price_or_none_is_no_warning_and_another_currency_cannot_be_compared():
+    from gpushare.review.cost import spot_cap_warnings
+    from gpushare.stackfile.model import Spot
+
+    above = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot(max_price=0.2))), sheet())
+    market = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot())), sheet())
+    euro_sheet = dataclasses.replace(sheet(), currency="EUR")
+    euros = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot(max_price=0.05))), euro_sheet)
+    assert [by_pool(c, "t4ts")["runsAtCurrentPrice"] for c in (above, market, euros)] == [True, None, None]
+    assert by_pool(market, "t4ts")["spotMaxPrice"] is None
+    assert spot_cap_warnings(above) == spot_cap_warnings(market) == spot_cap_warnings(euros) == []
+
+
+def test_a_spot_cap_equal_to_the_spot_price_does_not_run():
+    """Azure creates Spot nodes only "if the maxPrice is greater than the current Azure Spot price"."""
+    from gpushare.stackfile.model import Spot
+
+    cost = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot(max_price=0.12))), sheet())
+    assert by_pool(cost, "t4ts")["runsAtCurrentPrice"] is False
