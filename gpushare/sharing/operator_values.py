@@ -58,7 +58,8 @@ OWNED_VALUE_PATHS: dict[str, tuple[str, str]] = {
     "toolkit.enabled": ("it follows who installs the driver and container toolkit", _DRIVER_KEY),
     "operator.runtimeClass": ("it must name the runtime class of the toolkit in use (AKS's or the operator's)",
                               _DRIVER_KEY),
-    "cdi.enabled": ("AKS's containerd has no CDI, so gpushare turns it on only with the operator's own toolkit",
+    "cdi.enabled": ("with AKS's toolkit gpushare keeps the device list in the variable AKS's default runtime "
+                    "(nvidia-container-runtime) reads, and turns CDI on only with the operator's own toolkit",
                     _DRIVER_KEY),
     "mig.strategy": ("it decides the resource every MIG pool advertises, which the plan, tenants and quotas use",
                      "gpushare:operator.migStrategy"),
@@ -312,10 +313,13 @@ def gpushare_values(stack: StackConfig) -> dict:
         "driver": {"enabled": not aks_driver},
         "toolkit": {"enabled": not aks_driver},
         "operator": {"runtimeClass": AKS_RUNTIME_CLASS if aks_driver else OPERATOR_RUNTIME_CLASS},
-        # Chart v26.7.0 turns CDI on (values.yaml L15-16): the device plugin then hands pods CDI device names, which
-        # only work if containerd has CDI enabled. The operator's toolkit configures that; AKS's own toolkit does not
-        # (no AKS source says its node images enable CDI in containerd; Azure/AgentBaker#6014, open since 2025-03,
-        # adds `enable_cdi` to containerd only for GPU configs that require it, e.g. DRA). So off with AKS's driver.
+        # Chart v26.7.0 turns CDI on (values.yaml L15-16): the device plugin then hands pods CDI device names and
+        # writes its own CDI spec (cmd/nvidia-device-plugin/plugin-manager.go, `CreateSpecFile`), whose hooks call
+        # the nvidia-cdi-hook at the path the operator gives it. AKS's containerd does enable CDI (AgentBaker
+        # pkg/agent/baker.go, `enable_cdi = true` since Azure/AgentBaker#6726, 2025-08), but that spec's hook path
+        # with the operator's toolkit disabled is unverified here. With AKS's driver gpushare keeps the path AKS
+        # itself runs: nvidia-container-runtime is containerd's default runtime on N-series nodes (same template,
+        # `IsNSeriesSKU`) and reads NVIDIA_VISIBLE_DEVICES, which the device plugin's default envvar list sets.
         "cdi": {"enabled": not aks_driver},
         "mig": {"strategy": stack.operator.mig_strategy.value},
         # AKS partitions MIG pools at creation; the MIG manager would label them all-disabled and undo it.
@@ -330,7 +334,8 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
     operator = stack.operator
     if operator.driver is DriverOwner.AKS:
         driver = (f"driver: AKS's preinstalled driver and toolkit (driver.enabled=false, toolkit.enabled=false, "
-                  f"operator.runtimeClass={AKS_RUNTIME_CLASS}, cdi.enabled=false: AKS's containerd has no CDI)")
+                  f"operator.runtimeClass={AKS_RUNTIME_CLASS}, cdi.enabled=false: the device list goes in "
+                  "NVIDIA_VISIBLE_DEVICES, which AKS's default runtime reads)")
     else:
         driver = ("driver: installed by the operator (driver.enabled=true, toolkit.enabled=true); "
                   "GPU pools skip AKS's driver (gpuProfile.driver=None)")

@@ -124,7 +124,7 @@ def test_every_path_gpushare_sets_is_in_the_charts_own_values():
 @pytest.mark.parametrize(
     ("driver", "expected"),
     [
-        # AKS's containerd has no CDI: with CDI on, the plugin would hand pods CDI device names nothing resolves.
+        # With AKS's toolkit the device list stays in NVIDIA_VISIBLE_DEVICES, which AKS's default runtime reads.
         (DriverOwner.AKS, {"driver": {"enabled": False}, "toolkit": {"enabled": False},
                            "operator": {"runtimeClass": AKS_RUNTIME_CLASS}, "cdi": {"enabled": False}}),
         (DriverOwner.OPERATOR, {"driver": {"enabled": True}, "toolkit": {"enabled": True},
