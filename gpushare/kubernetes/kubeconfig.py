@@ -94,9 +94,10 @@ def exec_kubeconfig(encoded: str, login: str) -> str:
     application (YAML text); no credential is stored in it.
 
     client-go runs the exec plugin again whenever the token it returned expires, so a run that outlasts one token
-    (60-90 minutes) keeps working. `azurecli` asks the az CLI's session; `workloadidentity` exchanges the
-    federated token in `AZURE_FEDERATED_TOKEN_FILE` for `AZURE_CLIENT_ID` in `AZURE_TENANT_ID` (the variables
-    kubelogin reads: azure.github.io/kubelogin `cli/get-token`). The `--environment` of AKS's own stanza is kept
+    (60-90 minutes) keeps working. `azurecli` asks the az CLI's session; `workloadidentity` exchanges a federated
+    token for `AZURE_CLIENT_ID` in `AZURE_TENANT_ID`: under GitHub Actions (ACTIONS_ID_TOKEN_REQUEST_URL set) a
+    fresh job OIDC token each time, else the file in `AZURE_FEDERATED_TOKEN_FILE` (Azure/kubelogin v0.2.19,
+    pkg/internal/token/provider.go and options.go `UpdateFromEnv`). The `--environment` of AKS's own stanza is kept
     (the cloud), its `--login devicecode` and client/tenant IDs are not: those modes need neither.
     """
     document = _load(decode_kubeconfig(encoded))

@@ -155,7 +155,8 @@ class KubernetesCredential(str, Enum):
     KUBELOGIN_AZURECLI = "kubelogin-azurecli"
     """kubelogin asks the az CLI for a new token whenever the last one expires."""
     KUBELOGIN_WORKLOADIDENTITY = "kubelogin-workloadidentity"
-    """kubelogin exchanges a federated token file (AZURE_FEDERATED_TOKEN_FILE) whenever the last token expires."""
+    """kubelogin exchanges a federated token whenever the last Azure token expires: on GitHub Actions the job's own
+    OIDC token (`id-token: write`), elsewhere the file in AZURE_FEDERATED_TOKEN_FILE."""
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,9 @@ def test_plan_warns_when_a_run_creates_more_than_three_pools_and_names_the_optio
     warnings = [w for w in plan_warnings(tmp_path, capsys, four_pools()) if LONG in w]
     assert len(warnings) == 1, warnings
     assert "creates 4 GPU pools" in warnings[0]
-    assert "gpushare:cluster.access.kubernetesCredential: kubelogin-azurecli" in warnings[0]
+    assert ("gpushare:cluster.access.kubernetesCredential: kubelogin-workloadidentity (on GitHub Actions: the job's "
+            "OIDC token)") in warnings[0]
+    assert "or kubelogin-azurecli" in warnings[0]
 
 
 def test_three_pools_or_an_exec_credential_give_no_warning(tmp_path, capsys):

@@ -178,3 +178,25 @@ def test_pr_comments_carry_list_prices():
     assert 'gpushare plan "$STACK" --json --prices > "$OUT/head.json"' in preview
     assert 'plan "$STACK" --json --prices \\' in preview and '|| "$GITHUB_WORKSPACE/.venv/bin/python" -m gpushare plan "$STACK" --json; }' in preview
     assert 'gpushare report "$OUT/preview.json" --stack "$STACK" --prices' in preview
+
+
+@pytest.mark.parametrize("name, client", [("deploy.yml", "AZURE_CLIENT_ID"), ("preview.yml", "AZURE_PREVIEW_CLIENT_ID")])
+def test_the_cloud_jobs_give_kubelogin_its_identity_and_keep_azure_identity_on_the_az_session(name, client,
+                                                                                              monkeypatch):
+    """kubelogin's workloadidentity mode on GitHub Actions exchanges the job's own OIDC token (id-token: write) for
+    AZURE_CLIENT_ID in AZURE_TENANT_ID (Azure/kubelogin v0.2.19, pkg/internal/token/provider.go and options.go); the
+    same variables must not turn azure-identity's DefaultAzureCredential, which the guard and preflight use, away
+    from the az CLI session azure/login leaves."""
+    from azure.identity import AzureCliCredential
+    from azure.identity._credentials.default import DefaultAzureCredential as RealDefaultAzureCredential
+
+    job = load(WORKFLOWS / name)["jobs"]["deploy" if name == "deploy.yml" else "preview"]
+    assert job["permissions"]["id-token"] == "write"
+    env = job["env"]
+    assert env["AZURE_CLIENT_ID"] == env["ARM_CLIENT_ID"] == "${{ vars.%s }}" % client
+    assert env["AZURE_TENANT_ID"] == env["ARM_TENANT_ID"]
+    for key in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_TOKEN_CREDENTIALS"):
+        monkeypatch.setenv(key, "00000000-0000-4000-8000-000000000001" if key != "AZURE_TOKEN_CREDENTIALS"
+                           else env[key])
+    chain = RealDefaultAzureCredential()
+    assert [type(c) for c in chain.credentials] == [AzureCliCredential]
