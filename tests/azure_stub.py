@@ -13,7 +13,9 @@ Use:
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 
 from azure.core.credentials import AccessToken
 
@@ -40,6 +42,17 @@ class StubDefaultCredential(StaticTokenCredential):
 
     def close(self) -> None:
         pass
+
+
+@contextlib.contextmanager
+def reached_arm(monkeypatch, subscription_id: str | None = None) -> Iterator[ArmStub]:
+    """A running stub that gpushare's reads reach from the environment (`reach_from_environment`), with
+    AZURE_SUBSCRIPTION_ID set when given (the CLI's subscription; the program takes the provider's)."""
+    with ArmStub() as stub:
+        reach_from_environment(monkeypatch, stub)
+        if subscription_id:
+            monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", subscription_id)
+        yield stub
 
 
 def reach_from_environment(monkeypatch, stub: ArmStub) -> None:

@@ -15,7 +15,6 @@ from gpushare.cli import main
 from gpushare.stackfile.config import load_stack_file
 from tests.azure.preflight_region import REGION, T4, serve_region, usages, vm_sizes
 from tests.azure_stub import (
-    ArmStub,
     StaticTokenCredential,
     StubResponse,
     arm_agent_pool,
@@ -27,7 +26,7 @@ from tests.azure_stub import (
     arm_vm_sku,
     maintenance_configurations_path,
     managed_cluster_id,
-    reach_from_environment,
+    reached_arm,
     role_assignments_path,
     serve_existing_cluster,
 )
@@ -44,9 +43,7 @@ OWN_POOLS = StubResponse(200, {"value": [
 
 @pytest.fixture
 def arm(monkeypatch):
-    with ArmStub() as stub:
-        reach_from_environment(monkeypatch, stub)
-        monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", SUB)
+    with reached_arm(monkeypatch, SUB) as stub:
         yield stub
 
 

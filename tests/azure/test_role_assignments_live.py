@@ -25,7 +25,7 @@ from tests.azure_stub import (
     arm_error,
     arm_existing_cluster,
     arm_role_assignment,
-    reach_from_environment,
+    reached_arm,
     role_assignments_path,
     serve_existing_cluster,
 )
@@ -43,9 +43,7 @@ OWN_POOLS = StubResponse(200, {"value": [
 
 @pytest.fixture
 def arm(monkeypatch):
-    with ArmStub() as stub:
-        reach_from_environment(monkeypatch, stub)
-        monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", SUB)
+    with reached_arm(monkeypatch, SUB) as stub:
         yield stub
 
 

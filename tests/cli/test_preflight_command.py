@@ -9,7 +9,7 @@ import pytest
 
 from gpushare.cli import main
 from tests.azure.preflight_region import REGION, T4, T4_FAMILY, serve_region, usages
-from tests.azure_stub import ArmStub, StubResponse, arm_agent_pool, arm_error, reach_from_environment
+from tests.azure_stub import StubResponse, arm_agent_pool, arm_error, reached_arm
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 FILE_SUB = "0b9e1c2d-3a4f-4e5d-8c7b-6a5f4e3d2c1b"
@@ -25,9 +25,7 @@ def stack_yaml(pools: int, extra: str = "") -> str:
 
 @pytest.fixture
 def arm(monkeypatch):
-    with ArmStub() as stub:
-        reach_from_environment(monkeypatch, stub)
-        monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", SUB)
+    with reached_arm(monkeypatch, SUB) as stub:
         yield stub
 
 

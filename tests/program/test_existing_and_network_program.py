@@ -20,7 +20,6 @@ from gpushare.stackfile.config import encode_engine_config, read_stack_file
 from gpushare.stackfile.project import resolve_stack_file
 from tests.azure.preflight_region import serve_region
 from tests.azure_stub import (
-    ArmStub,
     StubResponse,
     arm_agent_pool,
     arm_error,
@@ -29,7 +28,7 @@ from tests.azure_stub import (
     arm_role_assignment,
     maintenance_configurations_path,
     managed_cluster_id,
-    reach_from_environment,
+    reached_arm,
     role_assignments_path,
     serve_existing_cluster,
 )
@@ -180,8 +179,7 @@ def test_pre_created_resource_group_is_read_not_created():
 
 @pytest.fixture
 def arm(monkeypatch):
-    with ArmStub() as stub:
-        reach_from_environment(monkeypatch, stub)
+    with reached_arm(monkeypatch) as stub:
         yield stub
 
 
