@@ -223,8 +223,7 @@ def role_assignment_checks(stack: StackConfig, subscription_id: str, cluster: De
                 f"{planned.principal_id} already holds {planned.role_name} on {planned.scope} through role assignment "
                 f"{found.name}, made outside gpushare: creating gpushare's ({planned.name}) fails with "
                 "RoleAssignmentExists (Azure keeps one per principal, role and scope)",
-                f"{planned.instead}, or delete that one so gpushare owns the grant: az role assignment delete --ids "
-                f"{found.id}"))
+                planned.fix.replace("{id}", found.id)))
     return checks
 
 

@@ -44,8 +44,8 @@ class PlannedAssignment:
     """The assignment's ARM name (a GUID, `cluster_baseline.role_assignment_name`)."""
     subject: str
     """Who gets it, as the stack names them (`deployer <object id>`)."""
-    instead: str
-    """What to change in the stack instead of deleting the assignment found."""
+    fix: str
+    """The way out when another assignment holds the grant; `{id}` stands for that assignment's ARM ID."""
 
     @property
     def role_name(self) -> str:
@@ -73,22 +73,35 @@ def planned_assignments(stack: StackConfig, subscription_id: str,
     deployer_scope = cluster_id if c.existing else baseline.resource_group_scope(subscription_id, c.resource_group)
     planned = [PlannedAssignment(deployer_scope, d.object_id, baseline.RBAC_CLUSTER_ADMIN_ROLE,
                                  baseline.role_assignment_name(deployer_scope, d.object_id), f"deployer {d.object_id}",
-                                 f"remove {d.object_id} from gpushare:cluster.access.deployers (it has the access)")
+                                 _remove_or_delete(d.object_id, "deployers"))
                for d in c.access.deployers]
     if not c.existing and cluster is not None:  # nothing can be granted on a cluster that is not there yet
         planned += [PlannedAssignment(cluster_id, group, baseline.RBAC_CLUSTER_ADMIN_ROLE,
                                       baseline.role_assignment_name(cluster_id, group), f"admin group {group}",
-                                      f"remove {group} from gpushare:cluster.access.adminGroups (it has the access)")
+                                      _remove_or_delete(group, "adminGroups"))
                     for group in c.access.admin_groups]
     if cluster is not None and cluster.identity_principal_id:
         planned += [PlannedAssignment(subnet, cluster.identity_principal_id, baseline.NETWORK_CONTRIBUTOR_ROLE,
                                       baseline.role_assignment_name(subnet, cluster_id,
                                                                     baseline.NETWORK_CONTRIBUTOR_ROLE),
                                       f"the cluster's identity {cluster.identity_principal_id}",
-                                      "grant Network Contributor on the subnet's VNet instead (inherited grants do "
-                                      "not collide)")
+                                      _move_to_vnet(subnet, cluster.identity_principal_id))
                     for subnet in own_subnets(stack)]
     return planned
+
+
+def _remove_or_delete(principal_id: str, key: str) -> str:
+    return (f"remove {principal_id} from gpushare:cluster.access.{key} (it has the access), or delete that "
+            "assignment so gpushare owns the grant: az role assignment delete --ids {id}")
+
+
+def _move_to_vnet(subnet_id: str, principal_id: str) -> str:
+    # Deleting the grant first would leave the cluster's identity unable to join nodes to the subnet until `up`
+    # creates gpushare's: a grant on the VNet first keeps it (inherited, it does not collide with gpushare's).
+    vnet = subnet_id.split("/subnets/")[0]
+    return (f"grant it on the VNet first, then delete the subnet's: az role assignment create --assignee-object-id "
+            f"{principal_id} --assignee-principal-type ServicePrincipal --role \"Network Contributor\" --scope {vnet}"
+            " && az role assignment delete --ids {id}")
 
 
 def read_assignments(subscription_id: str, planned: Iterable[PlannedAssignment], *,

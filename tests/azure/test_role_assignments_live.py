@@ -83,8 +83,8 @@ def test_a_deployer_granted_cluster_admin_by_hand_fails_with_both_ways_out(arm, 
         f"({role_assignment_name(CLUSTER_ID, DEPLOYER)}) fails with RoleAssignmentExists (Azure keeps one per "
         "principal, role and scope)")
     assert row["fix"] == (
-        f"remove {DEPLOYER} from gpushare:cluster.access.deployers (it has the access), or delete that one so "
-        f"gpushare owns the grant: az role assignment delete --ids {role_assignments_path(CLUSTER_ID)}/{BY_HAND}")
+        f"remove {DEPLOYER} from gpushare:cluster.access.deployers (it has the access), or delete that assignment "
+        f"so gpushare owns the grant: az role assignment delete --ids {role_assignments_path(CLUSTER_ID)}/{BY_HAND}")
     (request,) = [r for r in arm.requests if r.path == role_assignments_path(CLUSTER_ID)]
     assert request.query == {"api-version": ["2022-04-01"], "$filter": [f"principalId eq '{DEPLOYER}'"]}
 
@@ -130,7 +130,10 @@ def test_the_clusters_identity_granted_network_contributor_on_its_subnet_fails(a
     assert row["verdict"] == "fail"
     assert row["detail"].startswith(f"{CLUSTER_IDENTITY} already holds Network Contributor on {GPU_SUBNET} through "
                                     f"role assignment {BY_HAND}")
-    assert row["fix"].startswith("grant Network Contributor on the subnet's VNet instead")
+    assert row["fix"] == (
+        f"grant it on the VNet first, then delete the subnet's: az role assignment create --assignee-object-id "
+        f"{CLUSTER_IDENTITY} --assignee-principal-type ServicePrincipal --role \"Network Contributor\" --scope {VNET}"
+        f" && az role assignment delete --ids {role_assignments_path(GPU_SUBNET)}/{BY_HAND}")
     assert rows[f"deployer {DEPLOYER} on managedClusters/{CLUSTER}"]["verdict"] == "pass"
 
 
