@@ -112,14 +112,21 @@ def pool_cost(stack: StackConfig, pool: GpuPool, sheet: PriceSheet) -> PoolCost:
                     currency=sheet.currency)
 
 
+def spot_cap_problem(pool: str, vm_size: str, cap: float, spot_hourly: float, price_date: str,
+                     resource: str) -> str:
+    """Why a Spot pool whose cap is not above the sheet's Spot price has none of the GPUs it lists."""
+    return (f"cost: pool {pool}'s spotMaxPrice ${cap}/node-hour is not above the Spot price of {vm_size} in the "
+            f"price sheet (${round(spot_hourly, 4)}/node-hour, prices of {price_date}): Azure refuses to create or "
+            f"scale its nodes (SpotPriceGreaterThanProvidedMaxPrice) and evicts those it has while the price stays "
+            f"there, so its {resource} are not there; raise its spot.maxPrice in gpushare:pools, or set it to -1 (pay "
+            "up to the on-demand price, never evicted for price)")
+
+
 def spot_cap_warnings(cost: Mapping[str, Any]) -> list[str]:
     """One warning per Spot pool whose cap is not above the Spot price the sheet quotes: its GPUs are not there
     while the price stays there, whatever the plan's capacity says."""
-    return [f"cost: pool {p['name']}'s spotMaxPrice ${p['spotMaxPrice']}/node-hour is not above the Spot price of "
-            f"{p['vmSize']} in the price sheet (${p['nodeHourly']}/node-hour, prices of {cost['priceDate']}): Azure "
-            "refuses to create or scale its nodes (SpotPriceGreaterThanProvidedMaxPrice) and evicts those it has "
-            f"while the price stays there, so its {p['resource']} are not there; raise its spot.maxPrice in "
-            "gpushare:pools, or set it to -1 (pay up to the on-demand price, never evicted for price)"
+    return [spot_cap_problem(p["name"], p["vmSize"], p["spotMaxPrice"], p["nodeHourly"], cost["priceDate"],
+                             p["resource"])
             for p in cost["pools"] if p.get("runsAtCurrentPrice") is False]
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from gpushare.azure.prices import PriceSheet
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.tenants import SHARED_POLICY_NAME
-from gpushare.review.cost import monthly
+from gpushare.review.cost import SPOT_MAX_PRICE_CURRENCY, monthly, spot_cap_problem
 from gpushare.review.gpu_changes import (
     AGENT_POOL_TYPE,
     CONFIG_MAP_TYPE,
@@ -455,6 +455,25 @@ def priced(preview: Preview, transitions: list[PoolTransition],
     return with_cost, change
 
 
+def spot_cap_lines(transitions: list[PoolTransition], sheet: PriceSheet) -> list[str]:
+    """The plan's Spot-cap warning for each pool the change leaves with a `spotMaxPrice` not above the sheet's Spot
+    price (compared in USD only: the cap's currency)."""
+    if sheet.currency != SPOT_MAX_PRICE_CURRENCY:
+        return []
+    lines = []
+    for t in transitions:
+        inputs = t.after.inputs if t.after else {}
+        cap = inputs.get("spotMaxPrice")
+        if inputs.get("scaleSetPriority") != "Spot" or not isinstance(cap, int | float) or cap <= 0:
+            continue
+        meter = sheet.vm_meter(str(inputs.get("vmSize", "")), spot=True)
+        if meter is not None and meter.hourly >= cap:
+            problem = spot_cap_problem(t.name, str(inputs["vmSize"]), cap, meter.hourly, sheet.read_at[:10],
+                                       capacity(t.after).resource or "GPUs")
+            lines.append(f"_{problem}_")
+    return lines + [""] if lines else []
+
+
 def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_MAX_CHARS,
                   prices: PriceSheet | None = None, prices_problem: str | None = None) -> str:
     """`prices`: add the cost column and lead the summary line with the monthly change; `prices_problem`: why
@@ -477,6 +496,8 @@ def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_
     head += ["#### Changes", "", summary, ""]
     if prices_problem:
         head += [f"_Cost: not shown: {prices_problem}_", ""]
+    if prices is not None:
+        head += spot_cap_lines(transitions, prices)
     head += _warning_lines(diagnostics)
     items = detail_items(preview)
     title = f"{len(items)} changed resource{'s' if len(items) != 1 else ''}"

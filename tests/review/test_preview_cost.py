@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
@@ -80,3 +81,25 @@ def test_without_prices_the_comment_is_unchanged():
     document = b.readme_example()
     assert report(document, None) == render_report(parse_preview(json.dumps(document), "preview.json"), None)
     assert "Cost" not in report(document, None)
+
+
+def test_a_spot_cap_the_change_leaves_below_the_spot_price_is_said_in_the_comment():
+    def spot_pool(cap: float) -> dict:
+        old = b.pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(1, 3))
+        new = {**old, "maxCount": 6, "scaleSetPriority": "Spot", "spotMaxPrice": cap}
+        return b.preview([b.pool_step("update", "t4ts", old, new, detailed={"spotMaxPrice": {"kind": "update"}})])
+
+    prices = sheet({"Standard_NC4as_T4_v3": 0.6})  # its Spot meter: 0.12
+    # No ConfigMap in this preview, so the pool's resource name is not known: "its GPUs".
+
+    lines = [line for line in report(spot_pool(0.1), prices).splitlines() if "spotMaxPrice $" in line]
+
+    assert lines == [
+        "_cost: pool t4ts's spotMaxPrice $0.1/node-hour is not above the Spot price of Standard_NC4as_T4_v3 in the "
+        "price sheet ($0.12/node-hour, prices of 2026-12-01): Azure refuses to create or scale its nodes "
+        "(SpotPriceGreaterThanProvidedMaxPrice) and evicts those it has while the price stays there, so its "
+        "GPUs are not there; raise its spot.maxPrice in gpushare:pools, or set it to -1 (pay up to "
+        "the on-demand price, never evicted for price)_"]
+    assert "spotMaxPrice $" not in report(spot_pool(0.2), prices)
+    assert "spotMaxPrice $" not in report(spot_pool(-1), prices)
+    assert "spotMaxPrice $" not in report(spot_pool(0.1), dataclasses.replace(prices, currency="EUR"))
