@@ -1,7 +1,8 @@
 """Preflight: can the stack's GPUs be had in its region, before `pulumi up` creates anything?
 
 Checks, each a row (check, subject, verdict, detail, fix), from one `RegionOffers` read (three ARM calls) and the
-deployed pools the guard already read (one call), so a stack makes at most four calls whatever its pool count:
+deployed pools the guard already read (one call), so the checks of sizes, zones, quota and versions make four calls
+whatever the pool count (subnets and role assignments one more each):
 
 - `vm-size`: each pool's size and the system pool's is offered in the region and not restricted for the
   subscription (`restrictions[type=Location]`, with its reason code);
@@ -578,9 +579,8 @@ def stack_subnets(stack: StackConfig, cluster: DeployedCluster | None = None) ->
 def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[DeployedPool] | None,
                cluster: DeployedCluster | None = None) -> PreflightReport:
     """Read the region (three calls), each subnet and each planned role assignment's scope (one call each), and
-    evaluate. Azure being unreadable follows
-    `gpushare:guard`: `strict` raises the `AzureReadError`; `warn` returns a report with no checks and the
-    warning."""
+    evaluate. Azure being unreadable follows `gpushare:guard`: `strict` raises the `AzureReadError`; `warn` returns a
+    report with no checks and the warning."""
     subscription_id = reads.target.subscription_id
     try:
         offers = read_region(subscription_id, stack.location, **reads.read_kwargs())

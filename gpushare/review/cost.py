@@ -26,7 +26,7 @@ HOURS_PER_MONTH = 730
 """Azure's pricing month (the pricing calculator's 730 hours)."""
 SPOT_MAX_PRICE_CURRENCY = "USD"
 """A Spot cap (`spotMaxPrice`, the scale set's `billingProfile.maxPrice`) is in US dollars whatever the billing
-currency (Azure docs, "Use Azure Spot Virtual Machines", Pricing): it compares with a USD price sheet only."""
+currency (the compute API's BillingProfile: "This price is in US Dollars"): it compares with a USD price sheet only."""
 
 
 def monthly(hourly: float, units: float) -> float:
@@ -70,6 +70,7 @@ class PoolCost:
     spot_max_price: float | None = None
     """The pool's `spotMaxPrice` in USD per node-hour; None without a cap (-1: up to the on-demand price)."""
     currency: str = SPOT_MAX_PRICE_CURRENCY
+    """The price sheet's currency, which `node_hourly` is in."""
 
     @property
     def runs_at_current_price(self) -> bool | None:
@@ -234,7 +235,7 @@ def money_span(low: float | None, high: float | None, currency: str) -> str:
     return low_text if low_text == high_text else f"{low_text}-{high_text}"
 
 
-def _spot_note(pool: Mapping[str, Any], currency: str) -> str:
+def _spot_note(pool: Mapping[str, Any]) -> str:
     if not pool["spot"]:
         return ""
     if pool.get("spotMaxPrice") is None:
@@ -250,7 +251,7 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     for pool in cost["pools"]:
         per_device = (f"{money(pool['deviceHourly'], currency, 4)} per {pool['resource']}-hour"
                       if pool["deviceHourly"] is not None else f"{pool['resource']}: price unknown")
-        lines.append(f"  {pool['name']}: {pool['vmSize']}{_spot_note(pool, currency)} "
+        lines.append(f"  {pool['name']}: {pool['vmSize']}{_spot_note(pool)} "
                      f"{money(pool['nodeHourly'], currency, 2)}/node-hour, "
                      f"{money_span(pool['monthlyMin'], pool['monthlyMax'], currency)}/month at "
                      f"{pool['minNodes']}{'' if pool['minNodes'] == pool['maxNodes'] else '-' + str(pool['maxNodes'])}"
