@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from azure.core.credentials import TokenCredential
 from azure.core.exceptions import AzureError, ResourceNotFoundError
+from azure.core.rest import HttpRequest
 
 from gpushare.azure.arm import (
     CLIENT_DEFAULTS,
@@ -172,6 +173,16 @@ def read_cluster_resource(
     finally:
         if owned:
             token_source.close()
+
+
+def get_json(client: ContainerServiceClient, path: str, params: Mapping[str, str]) -> Any | None:
+    """A plain ARM GET of `path` through `client`'s own pipeline (its credential, retries, timeouts and endpoint),
+    for what the SDK has no operation for (a subnet, role assignments): the JSON body, or None on 404."""
+    response = client.send_request(HttpRequest("GET", path, params=dict(params)))
+    if response.status_code == 404:
+        return None
+    response.raise_for_status()
+    return response.json()
 
 
 def read_file(path: str | Path) -> list[DeployedPool]:

@@ -7,7 +7,7 @@ with "cannot create already existing resource" (pulumi-azure-native, provider.go
 stops after the cluster or its pools changed. Both happen to teams that already run clusters: a platform team granted
 the CI identity Cluster Admin by hand, or the cluster's identity Network Contributor on its subnet when they built the
 VNet. Preflight reads each planned assignment's scope for its principal, one ARM list call each, through the
-azure-mgmt-containerservice client's pipeline (`send_request`, as `subnets` does: the same credential, retries and
+azure-mgmt-containerservice client's pipeline (`deployed.get_json`, as `subnets` does: the same credential, retries and
 endpoint; no azure-mgmt-authorization dependency for one GET).
 """
 
@@ -17,10 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from azure.core.credentials import TokenCredential
-from azure.core.rest import HttpRequest
 
 from gpushare.azure import cluster_baseline as baseline
-from gpushare.azure.deployed import read_cluster_resource
+from gpushare.azure.deployed import get_json, read_cluster_resource
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError
 from gpushare.stackfile.model import StackConfig, own_subnets
@@ -115,22 +114,16 @@ def read_assignments(subscription_id: str, planned: Iterable[PlannedAssignment],
         if key in found:
             continue
         what = f"could not list the role assignments of {p.principal_id} on {p.scope}"
-        document = read_cluster_resource(what, subscription_id, lambda client, p=p: _list(client, p), READ_ROLE_HINT,
-                                         credential=credential, base_url=base_url, client_kwargs=client_kwargs)
+        # `principalId eq` returns the principal's assignments at, above and below the scope (ARM's roleAssignments
+        # list); only those at the very scope collide, and those are kept.
+        document = read_cluster_resource(
+            what, subscription_id,
+            lambda client, p=p: get_json(client, f"{p.scope}/providers/Microsoft.Authorization/roleAssignments",
+                                         {"api-version": AUTHORIZATION_API_VERSION,
+                                          "$filter": f"principalId eq '{p.principal_id}'"}),
+            READ_ROLE_HINT, credential=credential, base_url=base_url, client_kwargs=client_kwargs)
         found[key] = tuple(a for a in _parse(what, document) if a.scope.lower() == key[0]) if document else ()
     return found
-
-
-def _list(client, planned: PlannedAssignment) -> dict | None:
-    # `principalId eq` returns the principal's assignments at, above and below the scope (ARM's roleAssignments
-    # list); only those at the very scope collide, and the caller keeps those.
-    response = client.send_request(HttpRequest(
-        "GET", f"{planned.scope}/providers/Microsoft.Authorization/roleAssignments",
-        params={"api-version": AUTHORIZATION_API_VERSION, "$filter": f"principalId eq '{planned.principal_id}'"}))
-    if response.status_code == 404:
-        return None
-    response.raise_for_status()
-    return response.json()
 
 
 def _parse(what: str, document: object) -> list[FoundAssignment]:

@@ -1,6 +1,6 @@
 """The subnets of your own network a stack's pools join: one ARM GET per subnet, for preflight's `subnet` check.
 
-Read through the azure-mgmt-containerservice client's own pipeline (`send_request`: the same credential, retries,
+Read through the azure-mgmt-containerservice client's own pipeline (`deployed.get_json`: the same credential, retries,
 timeouts and endpoint as every other read) as a plain ARM GET of the subnet's ID with the Network API version
 below; no azure-mgmt-network dependency for one GET. What is counted (Azure docs, virtual-network-ip-addressing
 and "Azure CNI Overlay"): a subnet's size is its prefix's addresses; Azure reserves 5 of them in every subnet
@@ -16,9 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from azure.core.credentials import TokenCredential
-from azure.core.rest import HttpRequest
 
-from gpushare.azure.deployed import read_cluster_resource
+from gpushare.azure.deployed import get_json, read_cluster_resource
 from gpushare.errors import AzureReadError
 
 NETWORK_API_VERSION = "2024-05-01"
@@ -53,19 +52,13 @@ def read_subnets(subscription_id: str, subnet_ids: Iterable[str], *, credential:
         if key in found:
             continue
         what = f"could not read subnet {subnet_id}"
-        document = read_cluster_resource(what, subscription_id, lambda client: _get(client, subnet_id),
+        document = read_cluster_resource(what, subscription_id,
+                                         lambda client: get_json(client, subnet_id,
+                                                                 {"api-version": NETWORK_API_VERSION}),
                                          READ_ROLE_HINT, credential=credential, base_url=base_url,
                                          client_kwargs=client_kwargs)
         found[key] = _parse(what, subnet_id, document) if document is not None else None
     return found
-
-
-def _get(client, subnet_id: str) -> dict | None:
-    response = client.send_request(HttpRequest("GET", subnet_id, params={"api-version": NETWORK_API_VERSION}))
-    if response.status_code == 404:
-        return None
-    response.raise_for_status()
-    return response.json()
 
 
 def _parse(what: str, subnet_id: str, document: object) -> Subnet:
