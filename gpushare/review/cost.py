@@ -79,9 +79,9 @@ class PoolCost:
         or scaling the scale set fails with SpotPriceGreaterThanProvidedMaxPrice), and a node is evicted "if the
         current Azure Spot price goes beyond the maxPrice". None when it cannot be told: no cap, no price, or a
         sheet in another currency than the cap's."""
-        if self.spot_max_price is None or self.node_hourly is None or self.currency != SPOT_MAX_PRICE_CURRENCY:
+        if self.spot_max_price is None or self.node_hourly is None:
             return None
-        return self.node_hourly < self.spot_max_price
+        return runs_under_cap(self.spot_max_price, self.node_hourly, self.currency)
 
     @property
     def device_hourly(self) -> float | None:
@@ -111,6 +111,12 @@ def pool_cost(stack: StackConfig, pool: GpuPool, sheet: PriceSheet) -> PoolCost:
                     per_node=capacity.per_node, min_nodes=pool.min_nodes, max_nodes=pool.max_nodes,
                     isolation=isolation(pool), meter=meter.meter_name if meter else None, spot_max_price=cap,
                     currency=sheet.currency)
+
+
+def runs_under_cap(cap: float, spot_hourly: float, currency: str) -> bool | None:
+    """Whether Spot nodes capped at `cap` (USD per node-hour) can run at `spot_hourly` in `currency`: None when the
+    sheet is not in the cap's currency."""
+    return spot_hourly < cap if currency == SPOT_MAX_PRICE_CURRENCY else None
 
 
 def spot_cap_problem(pool: str, vm_size: str, cap: float, spot_hourly: float, price_date: str,

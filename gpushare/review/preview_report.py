@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from gpushare.azure.prices import PriceSheet
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.tenants import SHARED_POLICY_NAME
-from gpushare.review.cost import SPOT_MAX_PRICE_CURRENCY, monthly, spot_cap_problem
+from gpushare.review.cost import monthly, runs_under_cap, spot_cap_problem
 from gpushare.review.gpu_changes import (
     AGENT_POOL_TYPE,
     CONFIG_MAP_TYPE,
@@ -458,8 +458,6 @@ def priced(preview: Preview, transitions: list[PoolTransition],
 def spot_cap_lines(transitions: list[PoolTransition], sheet: PriceSheet) -> list[str]:
     """The plan's Spot-cap warning for each pool the change leaves with a `spotMaxPrice` not above the sheet's Spot
     price (compared in USD only: the cap's currency)."""
-    if sheet.currency != SPOT_MAX_PRICE_CURRENCY:
-        return []
     lines = []
     for t in transitions:
         inputs = t.after.inputs if t.after else {}
@@ -467,7 +465,7 @@ def spot_cap_lines(transitions: list[PoolTransition], sheet: PriceSheet) -> list
         if inputs.get("scaleSetPriority") != "Spot" or not isinstance(cap, int | float) or cap <= 0:
             continue
         meter = sheet.vm_meter(str(inputs.get("vmSize", "")), spot=True)
-        if meter is not None and meter.hourly >= cap:
+        if meter is not None and runs_under_cap(cap, meter.hourly, sheet.currency) is False:
             problem = spot_cap_problem(t.name, str(inputs["vmSize"]), cap, meter.hourly, sheet.read_at[:10],
                                        capacity(t.after).resource or "GPUs")
             lines.append(f"_{problem}_")
