@@ -576,23 +576,41 @@ def stack_subnets(stack: StackConfig, cluster: DeployedCluster | None = None) ->
     return list(dict.fromkeys(subnet for subnet in ids if subnet))
 
 
+@dataclass(frozen=True)
+class PreflightReads:
+    """What preflight reads beside the guard's pools and cluster."""
+
+    offers: RegionOffers
+    subnets: Mapping[str, Subnet | None]
+    assignments: Mapping[tuple[str, str], tuple[FoundAssignment, ...]]
+
+
+def read_for_preflight(stack: StackConfig, reads: AzureReads, cluster: DeployedCluster | None) -> PreflightReads:
+    """The region (three calls), each subnet and each planned role assignment's scope (one call each); `cluster` as
+    read (None: not there, or not read)."""
+    subscription_id = reads.target.subscription_id
+    return PreflightReads(
+        offers=read_region(subscription_id, stack.location, **reads.read_kwargs()),
+        subnets=read_subnets(subscription_id, stack_subnets(stack, cluster), **reads.read_kwargs()),
+        assignments=read_assignments(subscription_id, planned_assignments(stack, subscription_id, cluster),
+                                     **reads.read_kwargs()),
+    )
+
+
 def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[DeployedPool] | None,
                cluster: DeployedCluster | None = None) -> PreflightReport:
-    """Read the region (three calls), each subnet and each planned role assignment's scope (one call each), and
-    evaluate. Azure being unreadable follows `gpushare:guard`: `strict` raises the `AzureReadError`; `warn` returns a
-    report with no checks and the warning."""
+    """`read_for_preflight`, and evaluate. Azure being unreadable follows `gpushare:guard`: `strict` raises the
+    `AzureReadError`; `warn` returns a report with no checks and the warning."""
     subscription_id = reads.target.subscription_id
     try:
-        offers = read_region(subscription_id, stack.location, **reads.read_kwargs())
-        subnets = read_subnets(subscription_id, stack_subnets(stack, cluster), **reads.read_kwargs())
-        assignments = read_assignments(subscription_id, planned_assignments(stack, subscription_id, cluster),
-                                       **reads.read_kwargs())
+        read = read_for_preflight(stack, reads, cluster)
     except AzureReadError as err:
         warning = carry_on_without(stack, err, "deploys without these checks",
                                    "Continuing without preflight because gpushare:guard is warn: a size, zone, quota "
                                    "or version problem will fail at `pulumi up` instead")
         return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, None, warnings=(warning,))
-    return evaluate(stack, offers, deployed, subscription_id, cluster, subnets, assignments=assignments)
+    return evaluate(stack, read.offers, deployed, subscription_id, cluster, read.subnets,
+                    assignments=read.assignments)
 
 
 def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Callable[[], AzureReads],

@@ -18,10 +18,7 @@ import os
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.deployed import read_live
 from gpushare.azure.deployed_cluster import read_live_cluster, read_maintenance_schedules
-from gpushare.azure.preflight import evaluate, raise_for_failures, render_text, stack_subnets
-from gpushare.azure.region_offers import read_region
-from gpushare.azure.role_assignments import planned_assignments, read_assignments
-from gpushare.azure.subnets import read_subnets
+from gpushare.azure.preflight import evaluate, raise_for_failures, read_for_preflight, render_text
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.stackfile.config import parse_stack_file
 from gpushare.stackfile.model import own_subnets
@@ -46,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
         cluster = stack.cluster
         # The guard's own reader: the same one call `pulumi preview` makes.
         deployed = read_live(target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs())
-        offers = read_region(target.subscription_id, stack.location, **reads.read_kwargs())
         # An existing cluster's settings, for its baseline findings (the cluster guard's one read), and whether a
         # created one exists yet, with its identity, for the grants on it and on subnets of your own.
         found = (read_live_cluster(target.subscription_id, cluster.resource_group, cluster.name,
@@ -55,12 +51,9 @@ def run(args: argparse.Namespace) -> int:
         if found is not None and cluster.existing:  # and its maintenance windows, as the cluster guard reads them
             found = dataclasses.replace(found, maintenance_schedules=read_maintenance_schedules(
                 target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs()))
-        subnets = read_subnets(target.subscription_id, stack_subnets(stack, found), **reads.read_kwargs())
-        assignments = read_assignments(target.subscription_id,
-                                       planned_assignments(stack, target.subscription_id, found),
-                                       **reads.read_kwargs())
-    report = evaluate(stack, offers, deployed, target.subscription_id, found, subnets,
-                      cluster_found=found is not None if cluster.existing else None, assignments=assignments)
+        read = read_for_preflight(stack, reads, found)
+    report = evaluate(stack, read.offers, deployed, target.subscription_id, found, read.subnets,
+                      cluster_found=found is not None if cluster.existing else None, assignments=read.assignments)
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     raise_for_failures(report, details=False)
     return 0
