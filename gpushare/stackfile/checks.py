@@ -32,6 +32,18 @@ def is_secure_value(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str)
 
 
+def earlier_use(seen: dict[str, int], item: Any, index: int) -> int | None:
+    """For list item `index`, a mapping: the index of an earlier item with the same raw `name`, else None (and the
+    name is recorded as this item's). Read on the raw name, so a repeat shows even when the item has other problems."""
+    name = item.get("name") if isinstance(item, dict) else None
+    if not isinstance(name, str):
+        return None
+    if name in seen:
+        return seen[name]
+    seen[name] = index
+    return None
+
+
 class Checker:
     """Collects problems instead of stopping at the first, so one run shows them all."""
 

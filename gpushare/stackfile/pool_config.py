@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from gpushare.stackfile import catalog
-from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, kind_of, optional, show
+from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, earlier_use, kind_of, optional, show
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
 from gpushare.stackfile.model import (
@@ -392,14 +392,10 @@ def parse_pools(c: Checker, value: Any, operator: Operator) -> tuple[GpuPool, ..
     first: tuple[int, GpuPool] | None = None
     for i, item in enumerate(value):
         pool = _parse_pool(c, item, f"{POOLS_KEY}[{i}]", operator)
-        # Checked on the raw name, so a repeated name shows up even when the pool has other problems.
-        name = item.get("name") if isinstance(item, dict) else None
-        if isinstance(name, str) and name in seen:
-            c.add(f"{POOLS_KEY}[{i}].name", f"pool name {name!r} is already used by {POOLS_KEY}[{seen[name]}]; "
+        if (earlier := earlier_use(seen, item, i)) is not None:
+            c.add(f"{POOLS_KEY}[{i}].name", f"pool name {item['name']!r} is already used by {POOLS_KEY}[{earlier}]; "
                                            f"pool names must be unique")
             continue
-        if isinstance(name, str):
-            seen[name] = i
         if pool is None:
             continue
         if first is None:

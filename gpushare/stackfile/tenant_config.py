@@ -6,7 +6,7 @@ from typing import Any
 
 from gpushare.kubernetes.tenants import NAMESPACE_RE, kubernetes_version_problem, namespace_problem
 from gpushare.sharing.capacity import pool_capacity
-from gpushare.stackfile.checks import GUID_RE, Checker, did_you_mean, kind_of, optional, show
+from gpushare.stackfile.checks import GUID_RE, Checker, did_you_mean, earlier_use, kind_of, optional, show
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY, TENANTS_KEY
 from gpushare.stackfile.model import (
@@ -157,13 +157,10 @@ def parse_tenants(c: Checker, value: Any, raw_pools: Any, pools: tuple[GpuPool, 
     for i, item in enumerate(value):
         path = f"{TENANTS_KEY}[{i}]"
         tenant = _parse_tenant(c, item, path, pool_names, trusted, operator)
-        name = item.get("name") if isinstance(item, dict) else None
-        if isinstance(name, str) and name in seen:
-            c.add(f"{path}.name", f"tenant {name!r} is already defined by {TENANTS_KEY}[{seen[name]}]; "
+        if (earlier := earlier_use(seen, item, i)) is not None:
+            c.add(f"{path}.name", f"tenant {item['name']!r} is already defined by {TENANTS_KEY}[{earlier}]; "
                                   f"each namespace belongs to one tenant")
             continue
-        if isinstance(name, str):
-            seen[name] = i
         if tenant is not None:
             tenants.append(tenant)
     if value and cluster is not None:
