@@ -62,8 +62,6 @@ class AksCluster(pulumi.ComponentResource):
     """ARM ID of the managed cluster."""
     identity_principal_id: pulumi.Output[str]
     """The cluster's system-assigned identity: it needs Network Contributor on a subnet it does not own."""
-    deployer_access: list[authorization.RoleAssignment]
-    """RBAC Cluster Admin for each of `cluster.access.deployers`; every Kubernetes resource waits for them."""
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:AksCluster", name, None, opts)
@@ -84,10 +82,14 @@ class AksCluster(pulumi.ComponentResource):
         self.resource_group_name = group_name
         # Right after the resource group and before the cluster: AKS takes minutes to build the cluster, time for
         # the assignment to propagate (AKS docs: up to five minutes) before the first Kubernetes call.
-        self.deployer_access = [
+        # Declared here, not in the class body: the SDK evaluates a component class's annotations when it registers
+        # (pulumi/_types.py resource_types), and naming `authorization` there loads all of pulumi_azure_native's
+        # authorization package (0.18 s) for a stack that declares no role assignment.
+        self.deployer_access: list[authorization.RoleAssignment] = [
             self._deployer_access(name, cluster, deployer, first=i == 0)
             for i, deployer in enumerate(cluster.access.deployers)
         ]
+        """RBAC Cluster Admin for each of `cluster.access.deployers`; every Kubernetes resource waits for them."""
         upgrades, network, api = cluster.upgrades, cluster.network, cluster.api_server
         self.managed_cluster = containerservice.ManagedCluster(
             f"{name}-aks",

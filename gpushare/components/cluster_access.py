@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_azure_native import authorization, containerservice
+from pulumi_azure_native import _utilities as azure_native_sdk
+from pulumi_azure_native import containerservice
 
 from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, provider_kubeconfig
 from gpushare.stackfile.model import KubernetesCredential
@@ -26,6 +27,19 @@ KUBELOGIN_LOGIN = {
     KubernetesCredential.KUBELOGIN_WORKLOADIDENTITY: "workloadidentity",
 }
 """kubelogin's `--login` mode for each exec credential."""
+
+GET_CLIENT_TOKEN = "azure-native:authorization:getClientToken"
+"""The azure-native function `authorization.get_client_token_output` invokes."""
+
+
+def client_token(endpoint: str) -> pulumi.Output[str]:
+    """`authorization.get_client_token_output(endpoint=...).token`, invoked as that function invokes it (same token,
+    arguments and provider version, tests/components/test_cluster_access.py compares them): importing
+    pulumi_azure_native.authorization for this one function loads its ~90 resource modules, 0.18 s of CPU on every
+    run for a stack that declares no role assignment."""
+    opts = pulumi.InvokeOutputOptions.merge(azure_native_sdk.get_invoke_opts_defaults(), None)
+    return pulumi.runtime.invoke_output(GET_CLIENT_TOKEN, {"endpoint": endpoint}, opts=opts).apply(
+        lambda result: result["token"])
 
 
 @dataclass(frozen=True)
@@ -59,7 +73,7 @@ class ClusterAccess(pulumi.ComponentResource):
         )
         encoded = credentials.kubeconfigs[0].value
         if args.credential is KubernetesCredential.TOKEN:
-            token = authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token
+            token = client_token(AKS_SERVER_APP_ID)
             # An existing cluster without Entra ID returns a client certificate here, used as it is.
             kubeconfig = pulumi.Output.all(encoded, token).apply(
                 lambda values: provider_kubeconfig(values[0], token=values[1]))

@@ -41,9 +41,6 @@ class ExistingCluster(pulumi.ComponentResource):
     default_subnet_id: pulumi.Output[str | None]
     """The subnet of the cluster's system pool (`agentPoolProfiles[mode=System].vnetSubnetID`): where a GPU pool
     without `subnetId` goes, named explicitly rather than left to AKS. None in a VNet AKS manages."""
-    deployer_access: list[authorization.RoleAssignment]
-    """RBAC Cluster Admin on the cluster for each of `cluster.access.deployers`; every Kubernetes resource waits
-    for them."""
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:ExistingCluster", name, None, opts)
@@ -64,7 +61,11 @@ class ExistingCluster(pulumi.ComponentResource):
             "reaches Kubernetes with the local-account client certificate listClusterUserCredential returns; "
             f"`preflight` lists the settings and fixes (az aks update -g {cluster.resource_group} -n {cluster.name} "
             "--enable-aad --enable-azure-rbac, then --disable-local-accounts)", self))
-        self.deployer_access = [self._deployer_access(name, cluster, deployer) for deployer in cluster.access.deployers]
+        # Annotated here, not in the class body, for the reason AksCluster gives.
+        self.deployer_access: list[authorization.RoleAssignment] = [
+            self._deployer_access(name, cluster, deployer) for deployer in cluster.access.deployers]
+        """RBAC Cluster Admin on the cluster for each of `cluster.access.deployers`; every Kubernetes resource waits
+        for them."""
         self.register_outputs({
             "cluster_name": self.cluster_name,
             "oidc_issuer_url": self.oidc_issuer_url,

@@ -33,11 +33,10 @@ class SubnetAccessArgs:
 class SubnetAccess(pulumi.ComponentResource):
     """One Network Contributor assignment per subnet."""
 
-    assignments: list[authorization.RoleAssignment]
-
     def __init__(self, name: str, args: SubnetAccessArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:SubnetAccess", name, None, opts)
-        self.assignments = [
+        # Annotated here, not in the class body, for the reason AksCluster gives.
+        self.assignments: list[authorization.RoleAssignment] = [
             authorization.RoleAssignment(
                 f"{name}-{_short_name(subnet)}",
                 role_assignment_name=pulumi.Output.from_input(args.cluster_id).apply(

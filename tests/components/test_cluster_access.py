@@ -49,3 +49,32 @@ def test_people_get_the_entra_kubeconfig_as_a_secret():
     run_pulumi(access_program(seen))
     assert seen == {"kubeconfig": MOCK_KUBECONFIG, "secret": True}
     assert yaml.safe_load(seen["kubeconfig"])["users"][0]["user"]["exec"]["command"] == "kubelogin"
+
+
+def test_client_token_invokes_as_the_typed_function_does(monkeypatch):
+    """gpushare invokes getClientToken without importing pulumi_azure_native.authorization (0.18 s): the token, the
+    arguments, the provider version the engine loads and the answer must be those of the typed function."""
+    from pulumi_azure_native import authorization
+
+    from gpushare.components.cluster_access import client_token
+    from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID
+
+    calls, seen = [], {}
+    real_invoke = pulumi.runtime.invoke_output
+
+    def recording_invoke(tok, props, opts=None, typ=None, package_ref=None):
+        calls.append((tok, dict(props), opts.version, opts.plugin_download_url))
+        return real_invoke(tok, props, opts, typ, package_ref)
+
+    monkeypatch.setattr(pulumi.runtime, "invoke_output", recording_invoke)
+
+    def program():
+        authorization.get_client_token_output(endpoint=AKS_SERVER_APP_ID).token.apply(
+            lambda token: seen.update(typed=token))
+        client_token(AKS_SERVER_APP_ID).apply(lambda token: seen.update(ours=token))
+
+    run_pulumi(program)
+    typed, ours = calls
+    assert ours == typed
+    assert typed[2]  # the typed function pins the plugin version; ours must too
+    assert seen == {"typed": MOCK_USER_TOKEN, "ours": MOCK_USER_TOKEN}
