@@ -12,24 +12,29 @@ else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+from collections.abc import Sequence
 
-from gpushare.cli import compare, plan, preflight, prices, report, schema, stacks, verify
 from gpushare.errors import GpushareError
 
+COMMANDS = ("plan", "preflight", "report", "compare", "stacks", "prices", "verify", "schema")
+"""Each is the module `gpushare.cli.<name>`, with `add_parser(commands)` and the `run` it sets."""
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser for `argv`. When it names a command, only that command's module is imported and given its real
+    parser; the others get a bare one, enough for argparse's list of choices. Each module imports what its command
+    reads and runs: all of them together are 0.05 s of every `plan`."""
+    wanted = argv[0] if argv and argv[0] in COMMANDS else None
     parser = argparse.ArgumentParser(prog="gpushare", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    plan.add_parser(commands)
-    preflight.add_parser(commands)
-    report.add_parser(commands)
-    compare.add_parser(commands)
-    stacks.add_parser(commands)
-    prices.add_parser(commands)
-    verify.add_parser(commands)
-    schema.add_parser(commands)
+    for name in COMMANDS:
+        if wanted in (None, name):
+            importlib.import_module(f"gpushare.cli.{name}").add_parser(commands)
+        else:
+            commands.add_parser(name)
     return parser
 
 
@@ -45,7 +50,8 @@ too (make reports any non-zero exit of its recipe)."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     try:
         code = args.run(args)
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
