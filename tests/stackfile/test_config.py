@@ -724,6 +724,10 @@ BAD_FILES = [
     BadFile("rejects_malformed_yaml",
             "config:\n  azure-native:location: westeurope\n  gpushare:cluster: {name: c1\n  gpushare:pools: []\n",
             [("line 4, column 17", ("not valid YAML", "expected ',' or '}'"))]),
+    # libyaml reads the file; on an error PyYAML's own parser reads it again, for the message naming the character
+    # (libyaml says only "found unknown escape character", one column further on).
+    BadFile("rejects_unknown_escape_with_pythons_message", 'config:\n  azure-native:location: "west\\qeurope"\n',
+            [("line 2, column 32", ("not valid YAML", "found unknown escape character 'q'"))]),
     BadFile("rejects_tab_indented_yaml", "config:\n\tazure-native:location: westeurope\n",
             [("line 2, column 1", ("not valid YAML",))]),
     BadFile("rejects_file_without_config", "secretsprovider: passphrase\n",
