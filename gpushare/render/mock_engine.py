@@ -23,7 +23,7 @@ from unittest import mock
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime import resource as resource_runtime
-from pulumi.runtime.proto import alias_pb2
+from pulumi.runtime.proto import alias_pb2, source_pb2
 
 MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 YOUNG_COLLECTION_THRESHOLD = 50_000
@@ -361,6 +361,21 @@ def _alias_shortcuts() -> Iterator[None]:
         yield
 
 
+def _no_stack_trace() -> source_pb2.StackTrace:
+    """What the SDK's `_get_stack_trace` returns when it finds no frames."""
+    return source_pb2.StackTrace()
+
+
+@contextlib.contextmanager
+def _untraced_registrations() -> Iterator[None]:
+    """Each registration's stack trace and source position (pulumi 3.272 runtime/resource.py `_get_stack_trace`),
+    which the engine shows beside a resource's errors, left empty: neither the SDK's mock monitor nor ours reads
+    them, and the SDK builds one per resource from the whole call stack (about 25 frames under `plan`, each with
+    its source line and a file URI), 0.08 s of a 50-pool plan."""
+    with mock.patch.object(resource_runtime, "_get_stack_trace", _no_stack_trace):
+        yield
+
+
 @contextlib.contextmanager
 def _fewer_collections() -> Iterator[None]:
     """The program imports the providers' SDKs (tens of thousands of classes and typing objects) and builds
@@ -416,7 +431,7 @@ def run_pulumi(
 
     error = None
     try:
-        with _alias_shortcuts(), _fewer_collections():
+        with _alias_shortcuts(), _untraced_registrations(), _fewer_collections():
             body()
     except Exception as exc:
         if check:
