@@ -86,6 +86,8 @@ class DeployedPool:
     scale_set_priority: str | None = None
     """`Spot` or `Regular`; None when Azure reports none (AKS's default, Regular)."""
     scale_set_eviction_policy: str | None = None
+    spot_max_price: float | None = None
+    """`spotMaxPrice` of a Spot pool: USD per node-hour, -1 for up to the on-demand price."""
     vnet_subnet_id: str | None = None
     """`vnetSubnetID` (the CLI prints `vnetSubnetId`): the subnet AKS put the pool's nodes in; None in a VNet AKS
     manages."""
@@ -258,6 +260,7 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         max_pods=fields.get("maxPods", int),
         scale_set_priority=fields.get("scaleSetPriority", str),
         scale_set_eviction_policy=fields.get("scaleSetEvictionPolicy", str),
+        spot_max_price=fields.get_number("spotMaxPrice"),
         vnet_subnet_id=fields.get("vnetSubnetID", str) if "vnetSubnetID" in properties
         else fields.get("vnetSubnetId", str),
     )
@@ -276,6 +279,13 @@ class _Fields:
         if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
             raise _Malformed(f"{self._where}: `{key}` must be {_KIND_NAMES[kind]}, got {_json_type(value)}")
         return value
+
+    def get_number(self, key: str) -> float | None:
+        """A JSON number, whole (`-1`) or not (`0.5`)."""
+        value = self._document.get(key)
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+            raise _Malformed(f"{self._where}: `{key}` must be a number, got {_json_type(value)}")
+        return None if value is None else float(value)
 
     def require(self, key: str, kind: type) -> Any:
         value = self.get(key, kind)

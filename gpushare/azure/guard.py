@@ -10,8 +10,9 @@ Create-only settings compared (`CREATE_ONLY`), by the ARM property path Pulumi's
 - `availabilityZones`: AKS docs: "You can't change the number of availability zones after you create a node pool".
 - `osDiskType`, `osDiskSizeGB`, `maxPods`: fixed at creation ("May not be changed after creation", the API's
   `osDiskType`; aks-docs create-node-pools.md for max pods); compared only when the stack sets them.
-- `scaleSetPriority`, `scaleSetEvictionPolicy`: a pool is Spot or Regular from its creation (aks-docs
-  spot-node-pool.md); the eviction policy is compared for Spot pools only.
+- `scaleSetPriority`, `scaleSetEvictionPolicy`, `spotMaxPrice`: a pool is Spot or Regular from its creation, and
+  "You can't change ScaleSetPriority or SpotMaxPrice after creation" (aks-docs spot-node-pool.md; Azure/AKS#4374
+  asks for it); the eviction policy and the price are compared for Spot pools only.
 - `vnetSubnetID`: the subnet AKS joined the pool's nodes to (REST 2025-09-01 `AgentPool.vnetSubnetID`); AKS cannot
   move a pool to another subnet. Compared only when the stack names the pool's subnet (its `subnetId` or the
   cluster's `network.subnetId`): a pool that names none takes whatever subnet AKS gives it.
@@ -56,6 +57,7 @@ from gpushare.stackfile.model import (
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
     SHARING_LABEL,
+    SPOT_MARKET_PRICE,
     DriverOwner,
     GpuPool,
     GuardMode,
@@ -83,6 +85,7 @@ CREATE_ONLY: dict[str, str] = {
     "maxPods": "AKS fixes the maximum pods per node (maxPods) when it creates a node pool",
     "scaleSetPriority": "AKS cannot turn an existing node pool into a Spot pool or back (scaleSetPriority)",
     "scaleSetEvictionPolicy": "AKS fixes a Spot pool's eviction policy (scaleSetEvictionPolicy) when it creates it",
+    "spotMaxPrice": "AKS fixes a Spot pool's maximum price (spotMaxPrice) when it creates it",
     "vnetSubnetID": "AKS cannot move an existing node pool to another subnet (vnetSubnetID)",
 }
 """Each create-only setting, by ARM property path, with why AKS cannot apply a change to it in place."""
@@ -352,6 +355,10 @@ def _number(value: int | None) -> tuple[object, str]:
     return value, "AKS's default" if value is None else str(value)
 
 
+def _price(usd: float) -> tuple[float, str]:
+    return usd, "-1 (up to the on-demand price)" if usd == SPOT_MARKET_PRICE else f"{usd:g} USD per node-hour"
+
+
 def _subnet(subnet_id: str | None) -> tuple[str, str]:
     return (subnet_id.lower(), subnet_id) if subnet_id else ("", "none (a VNet AKS manages)")
 
@@ -373,6 +380,7 @@ def _wanted_settings(stack: StackConfig, pool: GpuPool) -> dict[str, tuple[objec
         wanted["maxPods"] = _number(pool.max_pods)
     if pool.spot:
         wanted["scaleSetEvictionPolicy"] = _text(pool.spot.eviction.value)
+        wanted["spotMaxPrice"] = _price(pool.spot.max_price)
     if pool_subnet(stack, pool):
         wanted["vnetSubnetID"] = _subnet(pool_subnet(stack, pool))
     return wanted
@@ -389,6 +397,7 @@ def _deployed_settings(live: DeployedPool) -> dict[str, tuple[object, str]]:
         "maxPods": _number(live.max_pods),
         "scaleSetPriority": _text(live.scale_set_priority or "Regular"),
         "scaleSetEvictionPolicy": _text(live.scale_set_eviction_policy or "Delete"),
+        "spotMaxPrice": _price(live.spot_max_price) if live.spot_max_price is not None else (None, "not reported"),
         "vnetSubnetID": _subnet(live.vnet_subnet_id),
     }
 

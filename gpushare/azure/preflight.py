@@ -178,7 +178,8 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     # On an existing cluster a pool without subnetId joins the system pool's subnet (as the program sends it).
     default_subnet = cluster.system_subnet_id if existing and cluster else None
     pools += [_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
-                    nodes_at_once(p.upgrade.max_surge, p.max_nodes), p.zones, p.spot is not None,
+                    nodes_at_once(p.upgrade_settings.max_surge, p.max_nodes) if p.upgrade_settings else 0, p.zones,
+                    p.spot is not None,
                     pool_subnet(stack, p) or default_subnet)
               for p in stack.pools]
     if not existing and stack.cluster.network.subnet_id:

@@ -18,9 +18,12 @@ CREATE_ONLY_REPLACED_BY_GPUSHARE = (
 )
 """Create-only agent pool inputs (wire names) missing from azure-native's own replace list (the OS disk, max pods
 and Spot: "May not be changed after creation", azure-native's `osDiskType` doc; aks-docs create-node-pools.md for
-max pods; aks-docs spot-node-pool.md: a pool's priority is set when it is created). Not `osSKU`: AKS
-migrates a pool between Ubuntu and AzureLinux in place by reimaging its nodes (`az aks nodepool update --os-sku`),
-so an OS change is an update (the guard notes it), never a delete-and-recreate."""
+max pods; aks-docs spot-node-pool.md: "You can't change ScaleSetPriority or SpotMaxPrice after creation"). Not
+`osSKU`: AKS migrates a pool between Ubuntu and AzureLinux in place by reimaging its nodes (`az aks nodepool update
+--os-sku`), so an OS change is an update (the guard notes it), never a delete-and-recreate."""
+SPOT_PRICE_REPLACED_BY_GPUSHARE = "spotMaxPrice"
+"""Create-only too (the same aks-docs line); added for a Spot pool only, the one pool that sends it, so other pools
+plan exactly as before (a pool turning Spot is replaced for its scaleSetPriority)."""
 SUBNET_REPLACED_BY_GPUSHARE = "vnetSubnetID"
 """Also create-only (AKS cannot move a pool to another subnet) and not in azure-native's replace list; added for a pool
 that names its subnet, so the pools of a stack without `subnetId` plan exactly as before."""
@@ -124,9 +127,10 @@ class GpuNodePool(pulumi.ComponentResource):
             count=count_to_send(pool, args.live_count),
             # AKS's default surges an extra node per pool on every node-image or Kubernetes upgrade: a GPU VM the
             # quota may not have. gpushare's default replaces one node at a time in place (gpushare/upgrades.py).
+            # A Spot pool gets none: AKS refuses both settings there (SPOT_UPGRADE).
             upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(
-                max_surge=pool.upgrade.max_surge, max_unavailable=pool.upgrade.max_unavailable,
-            ),
+                max_surge=upgrade.max_surge, max_unavailable=upgrade.max_unavailable,
+            ) if (upgrade := pool.upgrade_settings) else None,
             **scaling,
             **spot,
             **disk,
@@ -141,6 +145,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 # gpuInstanceProfile: without this a change reaches AKS as an update it rejects at apply time.
                 # With it, protection stops the replace in preview, and `recreate: true` really recreates.
                 replace_on_changes=[*CREATE_ONLY_REPLACED_BY_GPUSHARE,
+                                    *([SPOT_PRICE_REPLACED_BY_GPUSHARE] if pool.spot else []),
                                     *([SUBNET_REPLACED_BY_GPUSHARE] if args.subnet_id is not None else [])],
                 # The replacement has the same agent pool name, so the old pool must go first.
                 delete_before_replace=True,

@@ -35,8 +35,10 @@ from gpushare.sharing.operator_values import CONFIG_MAP_NAME, is_operator_chart
 AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourceGroupName", "vmSize",
                                        "gpuInstanceProfile"})
 """AgentPool inputs pulumi-azure-native itself replaces on (reference pulumi.md, "facts", 3); the resource's own
-`replaceOnChanges` (gpushare adds: `gpuProfile`, `availabilityZones`, `osDiskType`, `osDiskSizeGB`, `maxPods`, `scaleSetPriority`, `scaleSetEvictionPolicy`) come from the plan. `osSKU` is not among them
-(`gpushare.components.gpu_node_pool.CREATE_ONLY_REPLACED_BY_GPUSHARE`): AKS changes it in place by reimaging."""
+`replaceOnChanges` (gpushare adds: `gpuProfile`, `availabilityZones`, `osDiskType`, `osDiskSizeGB`, `maxPods`, `scaleSetPriority`, `scaleSetEvictionPolicy`)
+come from the plan, with `spotMaxPrice` on a Spot pool and `vnetSubnetID` on a pool that names its subnet. `osSKU` is
+not among them (`gpushare.components.gpu_node_pool.CREATE_ONLY_REPLACED_BY_GPUSHARE`): AKS changes it in place by
+reimaging."""
 
 
 class MalformedPlanError(GpushareError):

@@ -49,7 +49,9 @@ def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
         "usableShare": f"{capacity.usable_share.numerator}/{capacity.usable_share.denominator}",
         "zones": list(pool.zones),
         "protected": not pool.recreate,
-        "upgrade": {"maxSurge": pool.upgrade.max_surge, "maxUnavailable": pool.upgrade.max_unavailable,
+        # None on a Spot pool, which takes neither.
+        "upgrade": {"maxSurge": upgrade.max_surge if (upgrade := pool.upgrade_settings) else None,
+                    "maxUnavailable": upgrade.max_unavailable if upgrade else None,
                     "summary": upgrade_summary(pool, capacity)},
         "describedBy": "stack" if pool.vm_size.described_by_stack else "catalog",
         "labels": dict(pool.labels),

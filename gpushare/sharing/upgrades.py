@@ -30,7 +30,10 @@ def upgrade_summary(pool: GpuPool, capacity: PoolCapacity) -> str:
     """One line for `plan`: how many nodes are offline at a time and how many extra VMs an upgrade needs, at the
     pool's largest size. `capacity` is the pool's (`gpushare.sharing.pool_facts`)."""
     size = pool.max_nodes
-    settings = pool.upgrade
+    settings = pool.upgrade_settings
+    if settings is None:
+        return ("upgrade: AKS's Spot pool upgrade, no extra VM: each node is cordoned and gets an eviction notice, "
+                "not drained (no maxSurge or maxUnavailable on a Spot pool)")
     offline = min(nodes_at_once(settings.max_unavailable, size), size)
     surge = nodes_at_once(settings.max_surge, size)
     at = f" at {_nodes(size)}" if "%" in settings.max_unavailable + settings.max_surge else ""

@@ -320,6 +320,11 @@ class SpotEviction(str, Enum):
     DEALLOCATE = "Deallocate"
 
 
+SPOT_UPGRADE = ("AKS takes no maxSurge or maxUnavailable on a Spot pool (it refuses them: \"Spot pools can't set "
+                "max surge\") and upgrades one without surge nodes, cordoning each node with an eviction notice, "
+                "no drain (aks-docs spot-node-pool.md, \"Upgrade a Spot node pool\")")
+"""Why a Spot pool has no `upgrade:` and sends no upgradeSettings."""
+
 SPOT_MARKET_PRICE = -1.0
 """`spotMaxPrice: -1`: pay up to the on-demand price, never evicted for price."""
 
@@ -361,6 +366,7 @@ class GpuPool:
     recreate: bool = False
     """Accept a delete-and-recreate of this pool for one run (lifts its protection); see the guard."""
     upgrade: Upgrade = Upgrade()
+    """The stack's `upgrade:` (a Spot pool has none): read `upgrade_settings`, what AKS gets."""
     labels: tuple[tuple[str, str], ...] = ()
     """The user's own node labels, merged with gpushare's (`gpushare.sharing.node_labels`)."""
     user_taints: tuple[str, ...] = ()
@@ -387,6 +393,11 @@ class GpuPool:
     def taints(self) -> tuple[str, ...]:
         """The taints gpushare sends AKS: the GPU taint, then the user's own."""
         return (GPU_TAINT, *self.user_taints)
+
+    @property
+    def upgrade_settings(self) -> Upgrade | None:
+        """The upgradeSettings gpushare sends AKS: none on a Spot pool (SPOT_UPGRADE)."""
+        return None if self.spot else self.upgrade
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from gpushare.stackfile.model import (
     DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE,
     DEFAULT_POOL_COUNT,
     DEFAULT_RENAME_BY_DEFAULT,
+    SPOT_UPGRADE,
     SYSTEM_POOL_NAME,
     Autoscale,
     DriverOwner,
@@ -112,7 +113,8 @@ POOL = Section((
           default=OsSku.UBUNTU, enum=OsSku),
     Field("recreate", BOOLEAN, "Accept deleting and recreating this pool for one run (lifts its protection).",
           default=False),
-    Field("upgrade", OBJECT, "AKS upgradeSettings for node-image and Kubernetes upgrades.",
+    Field("upgrade", OBJECT, "AKS upgradeSettings for node-image and Kubernetes upgrades; not on a Spot pool, which "
+                             "AKS upgrades without surge nodes.",
           default_text=f"maxSurge {_UPGRADE.max_surge}, maxUnavailable {_UPGRADE.max_unavailable}",
           section=UPGRADE),
     Field("gpu", OBJECT, "The GPUs of a size the catalog lacks (a catalog size's block must agree with it).",
@@ -368,6 +370,9 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
     tags = optional(raw, "tags", lambda v: parse_tags(c, v, f"{path}.tags"), ())
     spot = optional(raw, "spot", lambda v: parse_spot(c, v, f"{path}.spot"), None)
     subnet = optional(raw, "subnetId", lambda v: parse_subnet_id(c, v, f"{path}.subnetId"), None)
+    if raw.get("spot") is not None and "upgrade" in raw:  # also when spot itself has an error
+        c.add(f"{path}.upgrade", f"a Spot pool takes no upgrade settings: {SPOT_UPGRADE}; remove `upgrade:` from "
+                                 f"this pool")
     if vm_size is None:
         return None
     pool = GpuPool(

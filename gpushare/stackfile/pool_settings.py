@@ -4,6 +4,7 @@ the user's own node labels, taints and Azure tags, the OS disk, max pods, and Sp
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 from gpushare.stackfile import catalog
@@ -38,7 +39,8 @@ OS_DISK = Section((
                           "creation.", default_text="AKS's default", enum=OsDiskType),
 ))
 SPOT = Section((
-    Field("maxPrice", INTEGER, "USD per node-hour Azure may charge, above 0, or -1 for up to the on-demand price.",
+    Field("maxPrice", INTEGER, "USD per node-hour Azure may charge, above 0 with at most five decimal places, or -1 "
+                               "for up to the on-demand price; fixed at creation.",
           default=SPOT_MARKET_PRICE, also=({"type": "number", "exclusiveMinimum": 0},),
           minimum=-1, maximum=-1),
     Field("eviction", STRING, "What Azure does with an evicted node.", default=SpotEviction.DELETE,
@@ -198,6 +200,10 @@ def parse_max_pods(c: Checker, value: Any, path: str) -> int | None:
     return c.integer(value, path, MIN_MAX_PODS, MAX_MAX_PODS, " (AKS's bounds with Azure CNI)")
 
 
+SPOT_PRICE_DECIMALS = 5
+"""aks-docs spot-node-pool.md: SpotMaxPrice "must be -1 or a positive value with up to five decimal places"."""
+
+
 def parse_spot(c: Checker, value: Any, path: str) -> Spot | None:
     raw = c.mapping(value, path, SPOT_KEYS)
     if raw is None:
@@ -212,6 +218,10 @@ def parse_spot(c: Checker, value: Any, path: str) -> Spot | None:
         if given != SPOT_MARKET_PRICE and given <= 0:
             c.add(f"{path}.maxPrice", f"must be -1 (up to the on-demand price) or above 0 (USD per hour, AKS's "
                                       f"`spotMaxPrice` rule), got {given}; write -1 to pay up to the on-demand price")
+            return None
+        if given != SPOT_MARKET_PRICE and Decimal(repr(given)).as_tuple().exponent < -SPOT_PRICE_DECIMALS:
+            c.add(f"{path}.maxPrice", f"must have at most {SPOT_PRICE_DECIMALS} decimal places (AKS's `spotMaxPrice` "
+                                      f"rule), got {given}; e.g. {round(given, SPOT_PRICE_DECIMALS)}")
             return None
         price = float(given)
     eviction = (c.choice(raw["eviction"], f"{path}.eviction", SpotEviction)

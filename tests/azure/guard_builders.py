@@ -41,6 +41,10 @@ def deployed_like(gpu_pool: GpuPool, driver: DriverOwner = DriverOwner.AKS, **ch
         max_count=gpu_pool.autoscale.max if gpu_pool.autoscale else None,
         enable_auto_scaling=gpu_pool.autoscale is not None,
         mode="User",
+        scale_set_priority="Spot" if gpu_pool.spot else None,
+        scale_set_eviction_policy=gpu_pool.spot.eviction.value if gpu_pool.spot else None,
+        # As AKS reports it: a float.
+        spot_max_price=float(gpu_pool.spot.max_price) if gpu_pool.spot else None,
     )
     return dataclasses.replace(deployed, **changes)
 

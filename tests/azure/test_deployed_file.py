@@ -93,6 +93,15 @@ def test_reads_every_pool(path, expected):
     assert read_file(path) == expected
 
 
+@pytest.mark.parametrize("price, expected", [(-1, -1.0), (-1.0, -1.0), (0.98765, 0.98765), (None, None)])
+def test_reads_a_spot_pools_price_whole_or_not(tmp_path, price, expected):
+    """AKS prints `spotMaxPrice: -1.0`; a hand-written file may say -1."""
+    saved = tmp_path / "deployed.json"
+    saved.write_text(json.dumps(one_pool(scaleSetPriority="Spot", spotMaxPrice=price)))
+    (pool,) = read_file(saved)
+    assert (pool.scale_set_priority, pool.spot_max_price) == ("Spot", expected)
+
+
 def test_reads_utf16_file_written_by_windows_powershell(tmp_path):
     # Windows PowerShell 5's `>` writes UTF-16 with a byte-order mark.
     saved = tmp_path / "pools.json"
@@ -146,6 +155,8 @@ MALFORMED = {
                               "node pool [0] t4ts gpuProfile: `driver` must be a string, got a boolean"),
     "autoscale-not-boolean": (one_pool(enableAutoScaling="true"),
                               "node pool [0] t4ts: `enableAutoScaling` must be true or false, got a string"),
+    "spot-price-not-number": (one_pool(scaleSetPriority="Spot", spotMaxPrice="-1"),
+                              "node pool [0] t4ts: `spotMaxPrice` must be a number, got a string"),
     "arm-properties-not-object": ({"value": [{"name": "t4ts", "properties": []}]},
                                   "node pool [0] t4ts: `properties` must be an object, got a list"),
 }

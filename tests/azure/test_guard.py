@@ -67,14 +67,29 @@ CREATE_ONLY_CHANGES = {
                      {"os_disk_size_gb": 128}, "osDiskSizeGB", "128", "256"),
     "max-pods": (dataclasses.replace(T4_POOL, max_pods=60), DriverOwner.AKS, {"max_pods": 30},
                  "maxPods", "30", "60"),
-    "made-spot": (dataclasses.replace(T4_POOL, spot=Spot()), DriverOwner.AKS, {},
+    "made-spot": (dataclasses.replace(T4_POOL, spot=Spot()), DriverOwner.AKS,
+                  {"scale_set_priority": None, "scale_set_eviction_policy": None, "spot_max_price": None},
                   "scaleSetPriority", "Regular", "Spot"),
     "spot-made-regular": (T4_POOL, DriverOwner.AKS, {"scale_set_priority": "Spot"},
                           "scaleSetPriority", "Spot", "Regular"),
     "spot-eviction": (dataclasses.replace(T4_POOL, spot=Spot(eviction=SpotEviction.DEALLOCATE)), DriverOwner.AKS,
                       {"scale_set_priority": "Spot", "scale_set_eviction_policy": "Delete"},
                       "scaleSetEvictionPolicy", "Delete", "Deallocate"),
+    # aks-docs spot-node-pool.md: "You can't change ScaleSetPriority or SpotMaxPrice after creation".
+    "spot-price-raised": (dataclasses.replace(T4_POOL, spot=Spot(max_price=0.7)), DriverOwner.AKS,
+                          {"spot_max_price": 0.5}, "spotMaxPrice", "0.5 USD per node-hour", "0.7 USD per node-hour"),
+    "spot-price-capped": (dataclasses.replace(T4_POOL, spot=Spot(max_price=0.7)), DriverOwner.AKS,
+                          {"spot_max_price": -1.0}, "spotMaxPrice", "-1 (up to the on-demand price)",
+                          "0.7 USD per node-hour"),
 }
+
+
+@pytest.mark.parametrize("spot", [Spot(), Spot(max_price=0.98765, eviction=SpotEviction.DEALLOCATE)],
+                         ids=["market-price", "capped"])
+def test_a_spot_pool_deployed_as_the_stack_says_passes(spot):
+    gpu_pool = dataclasses.replace(T4_POOL, spot=spot)
+    report = run(gpu_stack(gpu_pool), [SYSTEM_POOL, deployed_like(gpu_pool)])
+    assert report.violations == ()
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from gpushare.render.mock_engine import run_pulumi
 from gpushare.sharing.node_labels import pool_node_labels
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.catalog import MigProfile, find_vm_size
-from gpushare.stackfile.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy
+from gpushare.stackfile.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy, Spot, Upgrade
 from tests.builders import stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
@@ -130,3 +130,14 @@ def test_gpu_pools_upgrade_without_surging_an_extra_gpu_vm():
     """AKS's default surges an extra node per pool on upgrades: a GPU VM the quota may not have."""
     inputs = build(MIG).get(AGENT_POOL, "a100mig-agentpool").inputs
     assert inputs["upgradeSettings"] == {"maxSurge": "0", "maxUnavailable": "1"}
+
+
+def test_a_spot_pool_sends_its_price_fixed_at_creation_and_no_upgrade_settings():
+    """AKS refuses maxSurge and maxUnavailable on a Spot pool ("Spot pools can't set max surge") and fixes its
+    spotMaxPrice at creation (aks-docs spot-node-pool.md): a price change must be a replace, which protection
+    stops in preview."""
+    spot = GpuPool(name="t4spot", vm_size=T4.vm_size, spot=Spot(max_price=0.35), upgrade=Upgrade("2", "0"))
+    agent_pool = build(spot).get(AGENT_POOL, "t4spot-agentpool")
+    assert (agent_pool.inputs["scaleSetPriority"], agent_pool.inputs["spotMaxPrice"]) == ("Spot", 0.35)
+    assert "upgradeSettings" not in agent_pool.inputs
+    assert "spotMaxPrice" in agent_pool.replace_on_changes and agent_pool.protect is True

@@ -143,6 +143,17 @@ def test_a_spot_t4_pool_is_spot_in_azure_and_warned_about(document):
                                                                                   "eviction": "Delete"}
 
 
+def test_a_spot_pool_upgrades_as_aks_upgrades_spot_pools(document):
+    """AKS refuses maxSurge and maxUnavailable on a Spot pool: none is sent, and the plan says how AKS upgrades it
+    (aks-docs spot-node-pool.md, "Upgrade a Spot node pool")."""
+    assert "upgradeSettings" not in agent_pool(document, "t4spot")
+    assert agent_pool(document, "l4")["upgradeSettings"] == {"maxSurge": "0", "maxUnavailable": "1"}
+    upgrade = next(p for p in document["pools"] if p["name"] == "t4spot")["upgrade"]
+    assert (upgrade["maxSurge"], upgrade["maxUnavailable"]) == (None, None)
+    assert upgrade["summary"].startswith("upgrade: AKS's Spot pool upgrade, no extra VM: each node is cordoned and "
+                                         "gets an eviction notice, not drained")
+
+
 def test_pools_without_the_new_settings_send_none_of_them(document):
     inputs = agent_pool(document, "l4")
     assert not {"osDiskType", "osDiskSizeGB", "maxPods", "scaleSetPriority", "spotMaxPrice"} & set(inputs)
@@ -196,6 +207,15 @@ BAD = [
      (f"{POOL}.spot.maxPrice: must be -1 (up to the on-demand price) or above 0", "got 0")),
     ("spot_price_below_minus_one", "      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: -2}\n",
      (f"{POOL}.spot.maxPrice: must be -1", "got -2")),
+    ("spot_price_six_decimals", "      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: 0.123456}\n",
+     (f"{POOL}.spot.maxPrice: must have at most 5 decimal places (AKS's `spotMaxPrice` rule), got 0.123456; "
+      "e.g. 0.12346",)),
+    ("spot_with_upgrade_settings", "      vmSize: Standard_NC4as_T4_v3\n      spot: {}\n      upgrade: {maxSurge: 1}\n",
+     (f"{POOL}.upgrade: a Spot pool takes no upgrade settings: AKS takes no maxSurge or maxUnavailable on a Spot "
+      "pool (it refuses them", "remove `upgrade:` from this pool")),
+    ("spot_price_and_upgrade_reported_together",
+     "      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: 0}\n      upgrade: {maxSurge: 1}\n",
+     (f"{POOL}.spot.maxPrice: must be -1", f"{POOL}.upgrade: a Spot pool takes no upgrade settings")),
     ("tag_of_gpushare", "      vmSize: Standard_NC4as_T4_v3\n      tags: "
                         "{k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu: \"4\"}\n",
      ("tags starting with k8s.io_cluster-autoscaler_node-template_resources_ are gpushare's",)),
