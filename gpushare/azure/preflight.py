@@ -63,6 +63,7 @@ from gpushare.stackfile.model import (
     own_subnets,
     pool_subnet,
 )
+from gpushare.stackfile.network_config import vnet_of
 
 AKS_DEFAULT_MAX_SURGE = "10%"
 """The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
@@ -192,6 +193,7 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     checks += _quota_checks(pools, offers, live, subscription_id)
     if existing:
         checks += _baseline_checks(stack, cluster)
+        checks += _existing_vnet_checks(stack, cluster)
     else:
         checks.append(_version_check(stack, offers, live))
     ranges = {} if existing else {
@@ -247,6 +249,33 @@ def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> lis
                             "run `preflight` again once Azure can be read"))
     return checks or [Check("baseline", subject, Verdict.PASS,
                             "every setting gpushare's baseline reads is at the baseline, maintenance windows included")]
+
+
+def _existing_vnet_checks(stack: StackConfig, cluster: DeployedCluster | None) -> list[Check]:
+    """A pool's `subnetId` on an existing cluster: in the VNet of the cluster's system pool, since every node pool of
+    a cluster is in one VNet (aks-docs node-pool-unique-subnet.md); none at all when AKS manages the cluster's VNet
+    (its system pool names no subnet), where AKS refuses a pool with one ("does not have subnet defined")."""
+    if cluster is None:
+        return []
+    checks = []
+    system = cluster.system_subnet_id
+    for pool in stack.pools:
+        if not pool.subnet_id:
+            continue
+        subject = f"pool {pool.name} subnetId"
+        if system is None:
+            checks.append(Check("subnet", subject, Verdict.FAIL,
+                                f"cluster {stack.cluster.name} is in a VNet AKS manages (its system pool names no "
+                                f"subnet), and every node pool of a cluster is in one VNet: AKS refuses pool "
+                                f"{pool.name} in {pool.subnet_id}",
+                                "drop the pool's subnetId: the pool then joins the cluster's VNet"))
+        elif vnet_of(pool.subnet_id).lower() != vnet_of(system).lower():
+            checks.append(Check("subnet", subject, Verdict.FAIL,
+                                f"the subnet is in VNet {vnet_of(pool.subnet_id).rsplit('/', 1)[-1]}, the cluster's "
+                                f"system pool in {vnet_of(system).rsplit('/', 1)[-1]}: AKS puts every node pool of a "
+                                "cluster in one VNet",
+                                f"use a subnet of {system.rsplit('/subnets/', 1)[0]}"))
+    return checks
 
 
 def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],

@@ -37,11 +37,15 @@ MIN_WINDOW_HOURS, MAX_WINDOW_HOURS = 4, 24
 """AKS's bounds for `maintenanceWindow.durationHours`."""
 MAX_AUTHORIZED_IP_RANGES = 200
 """AKS's limit for `apiServerAccessProfile.authorizedIPRanges` without API server VNet integration."""
-PRIVATE_DNS_ZONE_RE = re.compile(
-    r"^(system|none|/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w.()]+/providers/Microsoft\.Network/"
-    r"privateDnsZones/([-\w]+\.)?privatelink\.[a-z0-9]+\.azmk8s\.io)$", re.IGNORECASE)
-"""AKS's `privateDNSZone`: `system`, `none`, or a zone named `privatelink.<region>.azmk8s.io` or
-`<subzone>.privatelink.<region>.azmk8s.io` (AKS docs private-clusters.md)."""
+PRIVATE_DNS_ZONE_RE = re.compile(r"^(system|none)$", re.IGNORECASE)
+"""AKS's `privateDNSZone` values for a cluster with a system-assigned identity, as gpushare's is: `system` or
+`none`."""
+PRIVATE_DNS_ZONE_RULE = "must be system or none"
+CUSTOM_PRIVATE_DNS_ZONE_RE = re.compile(
+    r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w.()]+/providers/Microsoft\.Network/privateDnsZones/",
+    re.IGNORECASE)
+"""A private DNS zone's ARM ID: AKS takes one only from a cluster with a user-assigned identity holding Private DNS
+Zone Contributor and Network Contributor (aks-docs private-clusters.md)."""
 
 NOT_ON_EXISTING: dict[str, str] = {
     "tier": "the cluster's tier belongs to its owners; gpushare reads it, and `preflight` reports it against the "
@@ -121,11 +125,10 @@ API_SERVER = Section((
     Field("private", BOOLEAN, "A private cluster: the API server has no public address (previews, deploys and "
                               "verify then need a runner inside the network); not with authorizedIpRanges.",
           default=False),
-    Field("privateDnsZone", STRING, "A private cluster's DNS zone: system, none, or a zone's ARM ID named "
-                                    "privatelink.<region>.azmk8s.io.",
+    Field("privateDnsZone", STRING, "A private cluster's DNS zone: system (AKS's, in the node resource group) or "
+                                    "none (your DNS resolves the API server).",
           default_text="AKS's (system)", pattern=PRIVATE_DNS_ZONE_RE, examples=("system",),
-          rule="must be system, none, or a private DNS zone's ARM ID named privatelink.<region>.azmk8s.io "
-               "or <subzone>.privatelink.<region>.azmk8s.io"),
+          rule=PRIVATE_DNS_ZONE_RULE),
 ))
 CLUSTER = Section((
     Field("name", STRING, "The AKS cluster name.", required=True, pattern=CLUSTER_NAME_RE,
@@ -359,10 +362,15 @@ def _parse_api_server(c: Checker, value: Any, path: str) -> ApiServer | None:
         return None
     private = optional(raw, "private", lambda v: c.boolean(v, f"{path}.private"), False)
     zone = raw.get("privateDnsZone")
-    if zone is not None:
-        zone = c.string(zone, f"{path}.privateDnsZone", PRIVATE_DNS_ZONE_RE,
-                        "must be system, none, or a private DNS zone's ARM ID named privatelink.<region>.azmk8s.io "
-                        "or <subzone>.privatelink.<region>.azmk8s.io")
+    if isinstance(zone, str) and CUSTOM_PRIVATE_DNS_ZONE_RE.match(zone):
+        c.add(f"{path}.privateDnsZone", "a zone of your own needs a cluster with a user-assigned identity holding "
+                                        "Private DNS Zone Contributor on it (aks-docs private-clusters.md), and the "
+                                        "cluster gpushare creates has a system-assigned one; use system (AKS makes "
+                                        "the zone) or none (your DNS resolves the API server, e.g. a zone of yours "
+                                        "linked to the VNet)")
+        zone = None
+    elif zone is not None:
+        zone = c.string(zone, f"{path}.privateDnsZone", PRIVATE_DNS_ZONE_RE, PRIVATE_DNS_ZONE_RULE)
         if zone is not None and not private:
             c.add(f"{path}.privateDnsZone", "only for a private cluster: set private: true, or remove privateDnsZone")
     ranges = raw.get("authorizedIpRanges")

@@ -78,7 +78,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     operator = parse_operator(c, raw.get(OPERATOR_KEY))
     pools = parse_pools(c, raw.get(POOLS_KEY), operator)
     if cluster is not None:
-        check_pool_subnets(c, cluster.network, raw.get(POOLS_KEY), pools)
+        check_pool_subnets(c, cluster.network, raw.get(POOLS_KEY), pools, cluster.existing)
     guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GUARD.default)
     tenants = optional(raw, TENANTS_KEY,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())

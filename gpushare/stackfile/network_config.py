@@ -54,6 +54,12 @@ DEFAULT_SERVICE_CIDR = "10.0.0.0/16"
 """`cluster_baseline.SERVICE_CIDR`, likewise."""
 
 
+AKS_RESERVED_RANGES = tuple(ipaddress.ip_network(cidr) for cidr in (
+    "169.254.0.0/16", "192.0.2.0/24", "172.30.0.0/16", "172.31.0.0/16"))
+"""Ranges AKS refuses for the service, pod and cluster VNet ranges of every cluster (aks-docs
+concepts-network-cni-overview.md): 172.16.0.0/12, for one, contains two of them."""
+
+
 def vnet_of(subnet_id: str) -> str:
     """The VNet part of a subnet's ARM ID, lowercased (ARM IDs compare case-insensitively)."""
     return subnet_id.rsplit("/subnets/", 1)[0].lower()
@@ -76,6 +82,12 @@ def parse_network(c: Checker, value: Any, path: str) -> Network | None:
     outbound = OutboundType.LOAD_BALANCER
     if raw.get("outboundType") is not None:
         outbound = c.choice(raw["outboundType"], f"{path}.outboundType", OutboundType) or outbound
+    if service is not None and (reserved := [r for r in AKS_RESERVED_RANGES if service.overlaps(r)]):
+        c.add(f"{path}.serviceCidr", f"{service} overlaps {', '.join(map(str, reserved))}, which AKS reserves and "
+                                     f"refuses for the service range (aks-docs concepts-network-cni-overview.md); "
+                                     f"choose a private range outside them and outside your VNet, e.g. "
+                                     f"10.0.0.0/16")
+        service = None
     if service is not None:
         pods = ipaddress.ip_network(POD_CIDR_FOR_CHECKS)
         if service.overlaps(pods):
@@ -105,12 +117,24 @@ def parse_network(c: Checker, value: Any, path: str) -> Network | None:
                    dns_service_ip=str(dns) if dns else None, outbound_type=outbound)
 
 
-def check_pool_subnets(c: Checker, network: Network, raw_pools: Any, pools: Sequence[GpuPool]) -> None:
-    """Every pool's subnet in the cluster's VNet (AKS refuses node pools in another VNet)."""
+def check_pool_subnets(c: Checker, network: Network, raw_pools: Any, pools: Sequence[GpuPool],
+                       existing: bool) -> None:
+    """Every pool's subnet in the cluster's VNet (AKS refuses node pools in another VNet: aks-docs
+    node-pool-unique-subnet.md, "All subnets assigned to node pools must belong to the same virtual network"). A
+    cluster gpushare creates without `network.subnetId` lives in a VNet AKS makes, where no subnet of yours can be;
+    an existing cluster's VNet is read by `preflight`."""
+    indexes = {item.get("name"): i for i, item in enumerate(raw_pools or []) if isinstance(item, dict)}
     if network.subnet_id is None:
+        for pool in pools if not existing else ():
+            if pool.subnet_id:
+                c.add(f"{POOLS_KEY}[{indexes.get(pool.name, '?')}].subnetId",
+                      f"pool {pool.name} names a subnet, but the cluster has no {CLUSTER_KEY}.network.subnetId: AKS "
+                      f"then builds the cluster's own VNet, and every node pool of a cluster must be in one VNet "
+                      f"(AKS refuses the pool: \"does not have subnet defined\"); set network.subnetId to a subnet "
+                      f"of {vnet_of(pool.subnet_id).rsplit('/', 1)[-1]} for the system pool, or drop the pool's "
+                      f"subnetId")
         return
     vnet = vnet_of(network.subnet_id)
-    indexes = {item.get("name"): i for i, item in enumerate(raw_pools or []) if isinstance(item, dict)}
     for pool in pools:
         if pool.subnet_id and vnet_of(pool.subnet_id) != vnet:
             where = f"{POOLS_KEY}[{indexes.get(pool.name, '?')}].subnetId"

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from gpushare.azure.deployed import DeployedPool
+from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.preflight import Verdict, evaluate
 from gpushare.azure.region_offers import KubernetesVersionOffer, QuotaUsage, RegionOffers, VmSizeOffer
 from gpushare.stackfile.model import Autoscale, Upgrade
-from tests.builders import pool, stack
+from tests.builders import pool, stack, with_pool
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 T4_FAMILY = "standardNCASv3_T4Family"
@@ -82,3 +85,39 @@ def test_gpu_pool_upgrade_surge_needs_quota_at_the_pools_largest_size():
 
     # 50% of 5 nodes, rounded up: 3 extra NC4as_T4_v3 VMs while an upgrade runs.
     assert quota(report, T4_FAMILY).detail.startswith("needs 48 vCPUs at most (small 5 + 3 surge x 4; big 2 x 8)")
+
+
+VNET = f"/subscriptions/{SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks"
+
+
+def existing_with_pool_subnet(subnet: str):
+    config = with_pool(CONFIG, 0, subnet_id=subnet)
+    return dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, existing=True))
+
+
+def vnet_rows(report):
+    return [(c.subject, c.verdict, c.detail, c.fix) for c in report.checks if c.subject.endswith("subnetId")]
+
+
+def test_an_existing_cluster_in_a_vnet_aks_manages_takes_no_pool_subnet():
+    """aks-docs node-pool-unique-subnet.md: every node pool of a cluster is in one VNet, and without a subnet on the
+    system pool that VNet is AKS's own (AKS refuses the pool: "does not have subnet defined")."""
+    report = evaluate(existing_with_pool_subnet(f"{VNET}/spoke/subnets/gpu"), OFFERS, [], SUB,
+                      cluster=DeployedCluster(name="gpushare-dev", system_subnet_id=None))
+    ((subject, verdict, detail, fix),) = vnet_rows(report)
+    assert (subject, verdict) == ("pool small subnetId", Verdict.FAIL)
+    assert "is in a VNet AKS manages" in detail and fix.startswith("drop the pool's subnetId")
+
+
+@pytest.mark.parametrize("subnet, verdict", [("spoke/subnets/gpu", None), ("hub/subnets/gpu", Verdict.FAIL)],
+                         ids=["same-vnet", "other-vnet"])
+def test_an_existing_clusters_pool_subnet_is_in_its_vnet(subnet, verdict):
+    report = evaluate(existing_with_pool_subnet(f"{VNET}/{subnet}"), OFFERS, [], SUB,
+                      cluster=DeployedCluster(name="gpushare-dev", system_subnet_id=f"{VNET}/spoke/subnets/nodes"))
+    rows = vnet_rows(report)
+    if verdict is None:
+        assert rows == []
+    else:
+        ((_, found, detail, fix),) = rows
+        assert found is verdict and "VNet hub, the cluster's system pool in spoke" in detail
+        assert fix == f"use a subnet of {VNET}/spoke"

@@ -98,14 +98,34 @@ def test_network_and_pool_subnets():
      f"{C}.apiServer.authorizedIpRanges", ["not with private: true", "AKS refuses"]),
     (cluster(apiServer={"privateDnsZone": "system"}), f"{C}.apiServer.privateDnsZone", ["only for a private cluster"]),
     (cluster(apiServer={"private": True, "privateDnsZone": "my.zone"}), f"{C}.apiServer.privateDnsZone",
-     ["privatelink.<region>.azmk8s.io"]),
+     ["must be system or none", "'my.zone'"]),
+    # aks-docs private-clusters.md: a custom zone needs a user-assigned identity; gpushare's cluster has a
+    # system-assigned one, so AKS would refuse the cluster at creation.
+    (cluster(apiServer={"private": True, "privateDnsZone": (
+        f"/subscriptions/{SUB}/resourceGroups/rg-dns/providers/Microsoft.Network/privateDnsZones/"
+        "platform.privatelink.westeurope.azmk8s.io")}), f"{C}.apiServer.privateDnsZone",
+     ["user-assigned identity", "system-assigned one", "use system", "or none"]),
+    # aks-docs concepts-network-cni-overview.md: reserved for every cluster; 172.16.0.0/12 contains two of them.
+    (cluster(network={"serviceCidr": "172.16.0.0/12", "dnsServiceIp": "172.16.0.10"}), f"{C}.network.serviceCidr",
+     ["overlaps 172.30.0.0/16, 172.31.0.0/16, which AKS reserves", "10.0.0.0/16"]),
+    (cluster(network={"serviceCidr": "169.254.0.0/16", "dnsServiceIp": "169.254.0.10"}), f"{C}.network.serviceCidr",
+     ["169.254.0.0/16 overlaps 169.254.0.0/16, which AKS reserves"]),
+    # aks-docs node-pool-unique-subnet.md: every pool in one VNet; without network.subnetId AKS makes the VNet.
+    (pool(subnetId=GPU), "gpushare:pools[0].subnetId",
+     ["names a subnet, but the cluster has no gpushare:cluster.network.subnetId", "one VNet",
+      "set network.subnetId to a subnet of vnet-spoke"]),
 ])
 def test_bad_network_input_names_key_value_rule_and_fix(mutation, path, words):
     assert_problems(problems_of(raw_with(mutation)), [(path, words)])
 
 
-def test_private_cluster():
-    zone = (f"/subscriptions/{SUB}/resourceGroups/rg-dns/providers/Microsoft.Network/privateDnsZones/"
-            "platform.privatelink.westeurope.azmk8s.io")
+@pytest.mark.parametrize("zone", ["system", "none"])
+def test_private_cluster(zone):
     api = parse(raw_with(cluster(apiServer={"private": True, "privateDnsZone": zone}))).cluster.api_server
     assert (api.private, api.private_dns_zone, api.authorized_ip_ranges) == (True, zone, ())
+
+
+def test_an_existing_clusters_pools_may_name_subnets_preflight_checks():
+    """An existing cluster's VNet is not in the stack: a pool's subnetId is checked against it by `preflight`."""
+    stack = parse(raw_with(cluster(resourceGroup="rg", existing=True), pool(subnetId=GPU)))
+    assert stack.pools[0].subnet_id == GPU
