@@ -126,6 +126,9 @@ def arm_managed_cluster(subscription_id: str, resource_group: str, cluster: str,
             "fqdn": f"{cluster}-abc123.hcp.westeurope.azmk8s.io", "enableRBAC": True, "disableLocalAccounts": True,
             "aadProfile": {"managed": True, "enableAzureRBAC": True, "tenantID": "t"},
             "networkProfile": {key: value for key, value in profile.items() if value is not None},
+            # The system pool, in a VNet AKS manages (no vnetSubnetID).
+            "agentPoolProfiles": [{"name": "system", "mode": "System", "count": 2, "vmSize": "Standard_D4ds_v5",
+                                   "osType": "Linux", "type": "VirtualMachineScaleSets"}],
         },
     }
 

@@ -15,6 +15,9 @@ Create-only settings (`CLUSTER_CREATE_ONLY`), by ARM property path:
   time and cannot be changed later";
 - `apiServerAccessProfile.enablePrivateCluster`, `.privateDNSZone`: AKS makes a cluster private (and picks its DNS
   zone) when it creates it (AKS docs private-clusters.md).
+- `agentPoolProfiles[system].vmSize`, `.vnetSubnetID`: the system pool gpushare declares inside the cluster; AKS
+  fixes a VMSS pool's size and subnet when it creates it (aks-docs resize-node-pool.md: resizing in place is a
+  preview, API 2026-01-02-preview; node-pool-unique-subnet.md). Compared when Azure reports them.
 An existing cluster (`existing: true`) is never written, so none of this applies to it: it must exist (a missing one
 stops the run, `ExistingClusterMissingError`), and its settings are baseline findings for preflight.
 Everything else gpushare sets on the cluster (Entra ID, local accounts, tier, upgrade channels, authorized IP ranges,
@@ -43,6 +46,8 @@ _MIGRATE_TO_OVERLAY = ("AKS migrates a cluster to Azure CNI Overlay in place, re
 _MIGRATE_TO_CILIUM = ("AKS moves an overlay cluster to the Cilium dataplane in place, reimaging every node: "
                       "az aks update -g {rg} -n {name} --network-dataplane cilium --network-policy cilium")
 
+_SYSTEM_VM_SIZE, _SYSTEM_SUBNET = "agentPoolProfiles[system].vmSize", "agentPoolProfiles[system].vnetSubnetID"
+
 CLUSTER_CREATE_ONLY: dict[str, tuple[str, str | None]] = {
     "dnsPrefix": ("AKS builds the API server's address from the DNS prefix when it creates the cluster", None),
     "enableRBAC": ("AKS cannot turn Kubernetes RBAC on or off on an existing cluster", None),
@@ -59,10 +64,16 @@ CLUSTER_CREATE_ONLY: dict[str, tuple[str, str | None]] = {
     "networkProfile.outboundType": ("AKS fixes the outbound type when it creates the cluster", None),
     "apiServerAccessProfile.enablePrivateCluster": ("AKS makes a cluster private, or public, when it creates it", None),
     "apiServerAccessProfile.privateDNSZone": ("AKS fixes a private cluster's DNS zone when it creates it", None),
+    _SYSTEM_VM_SIZE: ("AKS fixes the system pool's VM size (gpushare:cluster.systemPool.vmSize) when it creates the "
+                      "pool; keep the deployed size in the stack", None),
+    _SYSTEM_SUBNET: ("AKS cannot move the system pool to another subnet (gpushare:cluster.network.subnetId); keep "
+                     "the deployed subnet in the stack", None),
 }
 """Each create-only cluster setting: why AKS cannot apply a change in place, and the out-of-band migration if any."""
 
 NONE_SHOWN = "(none)"
+NONE_SUBNET = "none (a VNet AKS manages)"
+NOT_REPORTED = (None, "not reported")
 
 
 def _text(value: str | None, default: str | None = None) -> tuple[str, str]:
@@ -86,6 +97,8 @@ def wanted_settings(stack: StackConfig) -> dict[str, tuple[object, str]]:
         "networkProfile.outboundType": _text(network.outbound_type.value),
         "apiServerAccessProfile.enablePrivateCluster": (api.private, str(api.private).lower()),
         "apiServerAccessProfile.privateDNSZone": _text(api.private_dns_zone or "system" if api.private else None),
+        _SYSTEM_VM_SIZE: _text(stack.cluster.system_pool.vm_size),
+        _SYSTEM_SUBNET: _text(network.subnet_id, NONE_SUBNET),
     }
 
 
@@ -107,6 +120,9 @@ def deployed_settings(deployed: DeployedCluster) -> dict[str, tuple[object, str]
         "networkProfile.outboundType": _text(deployed.outbound_type, "loadBalancer"),
         "apiServerAccessProfile.enablePrivateCluster": (private, str(private).lower()),
         "apiServerAccessProfile.privateDNSZone": _text(deployed.private_dns_zone or "system" if private else None),
+        # Not reported (a hand-written read): not compared.
+        _SYSTEM_VM_SIZE: _text(deployed.system_vm_size) if deployed.system_vm_size else NOT_REPORTED,
+        _SYSTEM_SUBNET: _text(deployed.system_subnet_id, NONE_SUBNET) if deployed.system_vm_size else NOT_REPORTED,
     }
 
 
@@ -119,7 +135,7 @@ def cluster_violations(stack: StackConfig, deployed: DeployedCluster | None) -> 
         Violation(CLUSTER, field, live[field][1], wanted[field][1],
                   _message(stack, field, live[field][1], wanted[field][1]))
         for field in CLUSTER_CREATE_ONLY
-        if live[field][0] != wanted[field][0]
+        if live[field] is not NOT_REPORTED and live[field][0] != wanted[field][0]
         # A private DNS zone is compared between private clusters; public <-> private is enablePrivateCluster's.
         and not (field == _PRIVATE_DNS_ZONE and live[_PRIVATE][0] != wanted[_PRIVATE][0])
     ]

@@ -69,6 +69,8 @@ class DeployedCluster:
     """`securityProfile.imageCleaner.enabled`."""
     kubernetes_version: str | None = None
     """`currentKubernetesVersion`, else `kubernetesVersion`."""
+    system_vm_size: str | None = None
+    """`agentPoolProfiles[mode=System].vmSize`: fixed when the pool is created."""
     system_subnet_id: str | None = None
     """`agentPoolProfiles[mode=System].vnetSubnetID`: where an existing cluster's GPU pools without `subnetId` go
     (the program names it too); None in a VNet AKS manages."""
@@ -173,7 +175,8 @@ def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
         image_cleaner=_get(_get(security, "imageCleaner", dict, name) or {}, "enabled", bool, name),
         kubernetes_version=(_get(properties, "currentKubernetesVersion", str, name)
                             or _get(properties, "kubernetesVersion", str, name)),
-        system_subnet_id=_system_subnet(properties, name),
+        system_vm_size=_get(system, "vmSize", str, name) if (system := _system_profile(properties, name)) else None,
+        system_subnet_id=_get(system, "vnetSubnetID", str, name) if system else None,
         identity_principal_id=_identity_principal(_get(document, "identity", dict, name) or {}, name),
     )
 
@@ -185,10 +188,11 @@ def _identity_principal(identity: dict[str, Any], name: str) -> str | None:
     return _get(assigned[0], "principalId", str, name) if assigned else None
 
 
-def _system_subnet(properties: dict[str, Any], name: str) -> str | None:
+def _system_profile(properties: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The first system pool's profile (the first pool's when none says its mode)."""
     profiles = [p for p in _get(properties, "agentPoolProfiles", list, name) or [] if isinstance(p, dict)]
     systems = [p for p in profiles if str(p.get("mode", "")).lower() == "system"] or profiles
-    return _get(systems[0], "vnetSubnetID", str, name) if systems else None
+    return systems[0] if systems else None
 
 
 _KINDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}

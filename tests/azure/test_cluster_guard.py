@@ -58,7 +58,7 @@ def test_reads_the_cluster_in_one_get(arm):
         network_dataplane="cilium", network_policy="cilium", pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16",
         dns_service_ip="10.0.0.10", node_os_upgrade_channel="NodeImage", outbound_type="loadBalancer",
         tier="Standard", upgrade_channel="patch", disable_local_accounts=True, entra_managed=True, azure_rbac=True,
-        kubernetes_version="1.33", identity_principal_id=CLUSTER_IDENTITY)
+        kubernetes_version="1.33", identity_principal_id=CLUSTER_IDENTITY, system_vm_size="Standard_D4ds_v5")
     (request,) = arm.requests
     assert (request.method, request.path) == ("GET", CLUSTER_PATH)
 
@@ -183,3 +183,38 @@ def test_offline_and_file_runs_do_not_read_the_cluster(environ, monkeypatch):
     monkeypatch.setattr(gpushare.azure.cluster_guard, "read_live_cluster", must_not_read)
     monkeypatch.setattr(gpushare.azure.guard, "check_file", lambda stack, path: GuardReport(str(path)))
     check_stack_for_program(STACK, environ, lambda: pytest.fail("Azure was asked"))
+
+
+SPOKE = f"/subscriptions/{SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/spoke/subnets"
+
+
+def with_network(subnet: str | None):
+    return dataclasses.replace(STACK, cluster=dataclasses.replace(
+        STACK.cluster, network=dataclasses.replace(STACK.cluster.network, subnet_id=subnet)))
+
+
+@pytest.mark.parametrize(("stack", "profile", "field", "deployed", "wanted"), [
+    (STACK, {"vmSize": "Standard_D8ds_v5"}, "agentPoolProfiles[system].vmSize", "Standard_D8ds_v5",
+     "Standard_D4ds_v5"),
+    (with_network(f"{SPOKE}/nodes"), {}, "agentPoolProfiles[system].vnetSubnetID", "none (a VNet AKS manages)",
+     f"{SPOKE}/nodes"),
+    (with_network(f"{SPOKE}/nodes2"), {"vnetSubnetID": f"{SPOKE}/nodes"}, "agentPoolProfiles[system].vnetSubnetID",
+     f"{SPOKE}/nodes", f"{SPOKE}/nodes2"),
+], ids=["vm-size", "subnet-added", "subnet-moved"])
+def test_the_system_pools_size_and_subnet_are_fixed(arm, stack, profile, field, deployed, wanted):
+    """The system pool lives inside the cluster resource: a change would reach AKS as a cluster update it refuses
+    (aks-docs resize-node-pool.md: resizing in place is a preview; node-pool-unique-subnet.md)."""
+    cluster = arm_cluster()
+    cluster["properties"]["agentPoolProfiles"][0].update(profile)
+    arm.route(CLUSTER_PATH, StubResponse(200, cluster))
+    (violation,) = cluster_violations(stack, read_live_cluster(SUB, RG, NAME, **settings(arm)))
+    assert (violation.field, violation.deployed, violation.wanted) == (field, deployed, wanted)
+    assert "keep the deployed" in violation.message
+
+
+def test_the_system_pool_is_compared_case_insensitively_and_only_when_reported():
+    cluster = DeployedCluster(name=NAME, dns_prefix=NAME, network_plugin="azure", network_plugin_mode="overlay",
+                              network_dataplane="cilium", network_policy="cilium", pod_cidr="10.244.0.0/16",
+                              service_cidr="10.0.0.0/16", dns_service_ip="10.0.0.10")
+    assert cluster_violations(STACK, dataclasses.replace(cluster, system_vm_size="standard_d4ds_v5")) == []
+    assert cluster_violations(with_network(f"{SPOKE}/nodes"), cluster) == []
