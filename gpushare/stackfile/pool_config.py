@@ -252,15 +252,29 @@ def _parse_upgrade_value(c: Checker, value: Any, path: str) -> str | None:
     return f"{int(match.group(1))}{match.group(2)}"
 
 
+UPGRADE_ONE_OF = ("AKS takes either maxSurge or maxUnavailable above 0, not both (Azure/AKS#4277: \"set max-surge "
+                  "to 0 when you set max-unavailable\"; both together is the preview MaxUnavailable fallback, aks-docs "
+                  "upgrade-aks-node-pools-rolling.md, not in the GA API version azure-native sends)")
+
+
+def _is_zero(setting: str) -> bool:
+    return setting.rstrip("%") == "0"
+
+
 def _parse_upgrade(c: Checker, value: Any, path: str) -> Upgrade | None:
     raw = c.mapping(value, path, UPGRADE_KEYS)
     if raw is None:
         return None
     default = Upgrade()
     surge = optional(raw, "maxSurge", lambda v: _parse_upgrade_value(c, v, f"{path}.maxSurge"), default.max_surge)
+    # A surge given alone upgrades by surging: AKS's API takes one of the two above 0 (UPGRADE_ONE_OF).
     unavailable = optional(raw, "maxUnavailable", lambda v: _parse_upgrade_value(c, v, f"{path}.maxUnavailable"),
-                            default.max_unavailable)
-    if surge.rstrip("%") == "0" and unavailable.rstrip("%") == "0":
+                            default.max_unavailable if _is_zero(surge) else "0")
+    if not _is_zero(surge) and not _is_zero(unavailable):
+        c.add(path, f"maxSurge {surge} and maxUnavailable {unavailable} are both above 0: {UPGRADE_ONE_OF}; set "
+                    f"maxUnavailable: 0 to upgrade by surging extra VMs, or maxSurge: 0 to upgrade nodes in place")
+        return None
+    if _is_zero(surge) and _is_zero(unavailable):
         c.add(path, f"maxSurge {surge} and maxUnavailable {unavailable} would upgrade no node at a time (AKS "
                     f"refuses it); allowed: at least one above 0. The default maxSurge 0, maxUnavailable 1 replaces "
                     f"one node at a time without an extra VM")

@@ -33,9 +33,10 @@ def test_default_replaces_one_node_at_a_time_without_an_extra_vm():
 @pytest.mark.parametrize(
     ("upgrade", "expected"),
     [({"maxSurge": 1, "maxUnavailable": 0}, Upgrade("1", "0")),
-     ({"maxSurge": "1", "maxUnavailable": "33%"}, Upgrade("1", "33%")),
+     ({"maxSurge": "0", "maxUnavailable": "33%"}, Upgrade("0", "33%")),
      ({"maxUnavailable": "100%"}, Upgrade("0", "100%")),
-     ({"maxSurge": "50%"}, Upgrade("50%", "1"))],
+     # A surge given alone upgrades by surging: gpushare's default maxUnavailable 1 would make both above 0.
+     ({"maxSurge": "50%"}, Upgrade("50%", "0"))],
     ids=["numbers", "percentage", "whole-pool", "surge-only-set"],
 )
 def test_numbers_and_percentages_are_taken_as_aks_takes_them(upgrade, expected):
@@ -46,13 +47,16 @@ def test_numbers_and_percentages_are_taken_as_aks_takes_them(upgrade, expected):
     ("upgrade", "path", "words"),
     [({"maxSurge": 0, "maxUnavailable": 0}, PATH, ["maxSurge 0 and maxUnavailable 0", "at least one above 0"]),
      ({"maxSurge": "0%", "maxUnavailable": "0"}, PATH, ["maxSurge 0%", "at least one above 0"]),
+     ({"maxSurge": "1", "maxUnavailable": "33%"}, PATH,
+      ["maxSurge 1 and maxUnavailable 33% are both above 0", "not both", "Azure/AKS#4277",
+       "set maxUnavailable: 0 to upgrade by surging extra VMs, or maxSurge: 0"]),
      ({"maxSurge": "150%"}, f"{PATH}.maxSurge", ["'150%'", "(0%-100%)"]),
      ({"maxUnavailable": -1}, f"{PATH}.maxUnavailable", ["-1", "number of nodes (0-1000)"]),
      ({"maxSurge": True}, f"{PATH}.maxSurge", ["boolean true"]),
      ({"maxSurge": "1.5"}, f"{PATH}.maxSurge", ["'1.5'"]),
      ({"maxsurge": 1}, f"{PATH}.maxsurge", ["did you mean 'maxSurge'"]),
      ("fast", PATH, ["expected a mapping with keys maxSurge, maxUnavailable"])],
-    ids=["both-zero", "both-zero-percent", "over-100-percent", "negative", "boolean", "fraction", "misspelt",
+    ids=["both-zero", "both-zero-percent", "both-above-zero", "over-100-percent", "negative", "boolean", "fraction", "misspelt",
          "not-a-mapping"],
 )
 def test_bad_upgrade_settings_name_the_key_the_value_and_what_is_allowed(upgrade, path, words):
