@@ -20,7 +20,9 @@ from gpushare.stackfile.model import (
     MaintenanceWindow,
     Network,
     NodeOsChannel,
+    OsSku,
     PrincipalKind,
+    StackConfig,
     SystemPool,
     Tier,
     UpgradeChannel,
@@ -321,6 +323,19 @@ def access_warnings(access: Access) -> list[str]:
             "the cluster only if the identity running it holds \"Azure Kubernetes Service RBAC Cluster Admin\" "
             f"(or Writer) from elsewhere; list it under {CLUSTER_KEY}.access.deployers (README \"Who holds "
             "cluster admin\")"]
+
+
+def node_os_warnings(stack: StackConfig) -> list[str]:
+    """SecurityPatch with AzureLinux GPU pools: aks-docs auto-upgrade-node-os-image.md, "Azure Linux doesn't support
+    this channel on GPU-enabled VMs", and use-nvidia-gpu.md: "automatic security patches aren't applied"."""
+    cluster = stack.cluster
+    azure_linux = [pool.name for pool in stack.pools if pool.os_sku is OsSku.AZURE_LINUX]
+    if cluster.existing or cluster.upgrades.node_os is not NodeOsChannel.SECURITY_PATCH or not azure_linux:
+        return []
+    return [f"{stack.source}: {CLUSTER_KEY}.upgrades.nodeOs SecurityPatch does not patch AzureLinux GPU nodes (AKS "
+            f"does not support the channel on Azure Linux GPU VMs), so pools {', '.join(azure_linux)} get no "
+            f"automatic security patches; use nodeOs: NodeImage (a patched node image every week, within the "
+            f"maintenance window), or osSku: Ubuntu"]
 
 
 def _parse_upgrades(c: Checker, value: Any, path: str) -> ClusterUpgrades | None:

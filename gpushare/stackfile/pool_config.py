@@ -21,9 +21,11 @@ from gpushare.stackfile.model import (
     MigStrategy,
     Operator,
     OsDisk,
+    OsDiskType,
     OsSku,
     Sharing,
     SharingStrategy,
+    SpotEviction,
     Upgrade,
 )
 from gpushare.stackfile.network_config import SUBNET_ID_RE, parse_subnet_id
@@ -384,6 +386,10 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
     tags = optional(raw, "tags", lambda v: parse_tags(c, v, f"{path}.tags"), ())
     spot = optional(raw, "spot", lambda v: parse_spot(c, v, f"{path}.spot"), None)
     subnet = optional(raw, "subnetId", lambda v: parse_subnet_id(c, v, f"{path}.subnetId"), None)
+    if spot and spot.eviction is SpotEviction.DEALLOCATE and os_disk and os_disk.type is OsDiskType.EPHEMERAL:
+        c.add(f"{path}.spot.eviction", "Deallocate keeps an evicted node's OS disk, and an ephemeral OS disk cannot be "
+                                       "stop-deallocated (Azure's ephemeral OS disk FAQ: \"users need to Delete "
+                                       "instead of deallocating them\"); use eviction: Delete, or osDisk.type: Managed")
     if raw.get("spot") is not None and "upgrade" in raw:  # also when spot itself has an error
         c.add(f"{path}.upgrade", f"a Spot pool takes no upgrade settings: {SPOT_UPGRADE}; remove `upgrade:` from "
                                  f"this pool")

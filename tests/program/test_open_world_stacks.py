@@ -216,6 +216,10 @@ BAD = [
     ("spot_price_and_upgrade_reported_together",
      "      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: 0}\n      upgrade: {maxSurge: 1}\n",
      (f"{POOL}.spot.maxPrice: must be -1", f"{POOL}.upgrade: a Spot pool takes no upgrade settings")),
+    ("spot_deallocate_with_ephemeral_os_disk",
+     "      vmSize: Standard_NC4as_T4_v3\n      spot: {eviction: Deallocate}\n      osDisk: {type: Ephemeral}\n",
+     (f"{POOL}.spot.eviction: Deallocate keeps an evicted node's OS disk, and an ephemeral OS disk cannot be "
+      "stop-deallocated", "use eviction: Delete, or osDisk.type: Managed")),
     ("tag_of_gpushare", "      vmSize: Standard_NC4as_T4_v3\n      tags: "
                         "{k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu: \"4\"}\n",
      ("tags starting with k8s.io_cluster-autoscaler_node-template_resources_ are gpushare's",)),

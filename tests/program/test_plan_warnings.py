@@ -67,3 +67,26 @@ def test_a_pool_two_tenants_share_keeps_the_advice(tmp_path, capsys):
     tail = "  gpushare:tenants:\n    - {name: vision, pools: [t4ts]}\n    - {name: nlp, pools: [t4ts, t4mps]}\n"
     warnings = plan_warnings(dev_with(tmp_path, tail), capsys)
     assert any(w.startswith("pool t4ts:") and MIG_ADVICE in w for w in warnings)
+
+
+AZURE_LINUX_GPU = """config:
+  azure-native:location: westeurope
+  gpushare:cluster:
+    name: c1
+    upgrades: {{channel: patch, nodeOs: {node_os}}}
+  gpushare:operator: {{driver: aks}}
+  gpushare:pools:
+    - {{name: t4, vmSize: Standard_NC4as_T4_v3, osSku: {os_sku}}}
+"""
+
+
+def test_security_patch_does_not_patch_azure_linux_gpu_nodes(tmp_path, capsys):
+    """aks-docs auto-upgrade-node-os-image.md: "Azure Linux doesn't support this channel on GPU-enabled VMs"."""
+    def warnings(node_os: str, os_sku: str) -> list[str]:
+        path = tmp_path / f"Pulumi.{node_os}-{os_sku}.yaml"
+        path.write_text(AZURE_LINUX_GPU.format(node_os=node_os, os_sku=os_sku))
+        return [w for w in plan_warnings(path, capsys) if "nodeOs SecurityPatch" in w]
+
+    (warning,) = warnings("SecurityPatch", "AzureLinux")
+    assert "pools t4 get no automatic security patches" in warning and "use nodeOs: NodeImage" in warning
+    assert warnings("SecurityPatch", "Ubuntu") == [] and warnings("NodeImage", "AzureLinux") == []
