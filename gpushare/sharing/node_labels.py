@@ -9,6 +9,7 @@ from gpushare.stackfile.model import (
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
     SHARING_LABEL,
+    SPOT_LABEL,
     GpuPool,
     MigStrategy,
     StackConfig,
@@ -28,6 +29,10 @@ def node_labels(pool: GpuPool, mig_strategy: MigStrategy, config_key: str) -> di
     - `gpushare.io/sharing`: the sharing deployed, so the guard can report a sharing change;
     - `gpushare.io/mig-strategy` on MIG pools: the strategy they were deployed under, so the guard can report a
       strategy change (it renames the resource every MIG pool advertises);
+    - on a Spot pool, AKS's own `kubernetes.azure.com/scalesetpriority: spot`, as AKS sets it: AKS lists it among the
+      pool's nodeLabels, a label update replaces that whole set, and an update without it removed it from the
+      nodes (Azure/AKS#3152; terraform-provider-azurerm's docs ask a Spot pool to send it, CAPZ keeps it,
+      kubernetes-sigs/cluster-api-provider-azure#2604);
     - then the pool's own `labels`.
     """
     labels = {
@@ -37,5 +42,7 @@ def node_labels(pool: GpuPool, mig_strategy: MigStrategy, config_key: str) -> di
     }
     if pool.mig:
         labels[MIG_STRATEGY_LABEL] = mig_strategy.value
+    if pool.spot:
+        labels[SPOT_LABEL[0]] = SPOT_LABEL[1]
     # The user's own labels last; validation refused any key gpushare sets, so none overrides one of these.
     return {**labels, **dict(pool.labels)}

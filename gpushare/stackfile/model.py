@@ -36,6 +36,9 @@ CUDA_CHECK_IMAGE = "nvcr.io/nvidia/cuda:12.1.0-base-ubi8"
 SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 """The taint AKS itself puts on every node of a Spot pool (aks-docs spot-node-pool.md); gpushare does not send it,
 but everything that must run on a GPU node tolerates it."""
+SPOT_LABEL = ("kubernetes.azure.com/scalesetpriority", "spot")
+"""The label AKS gives a Spot pool's nodes and lists among the pool's `nodeLabels` (aks-docs spot-node-pool.md);
+gpushare sends it with the pool's labels (`gpushare.sharing.node_labels`)."""
 AUTOSCALER_RESOURCE_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
 """Scale-set tags with this prefix are gpushare's: they tell the cluster autoscaler what a pool's nodes advertise
 (`gpushare.sharing.autoscaling`). A user tag of that prefix would overwrite them, so it is refused."""

@@ -135,8 +135,11 @@ def test_a_spot_t4_pool_is_spot_in_azure_and_warned_about(document):
     assert (inputs["scaleSetPriority"], inputs["scaleSetEvictionPolicy"], inputs["spotMaxPrice"]) == (
         "Spot", "Delete", 0.25)
     assert (inputs["enableAutoScaling"], inputs["minCount"], inputs["maxCount"]) == (True, 0, 4)
-    # gpushare does not send the taint AKS adds to Spot nodes itself.
+    # gpushare does not send the taint AKS adds to Spot nodes itself (AKS keeps it: a system taint), but it sends
+    # AKS's label, which a label update without it removed from the nodes (Azure/AKS#3152).
     assert "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" not in inputs["nodeTaints"]
+    assert inputs["nodeLabels"]["kubernetes.azure.com/scalesetpriority"] == "spot"
+    assert "kubernetes.azure.com/scalesetpriority" not in agent_pool(document, "l4")["nodeLabels"]
     assert any(w.startswith("pool t4spot: Spot nodes can be evicted at any time, with 30 seconds' notice")
                for w in document["warnings"])
     assert next(p for p in document["pools"] if p["name"] == "t4spot")["spot"] == {"maxPrice": 0.25,
