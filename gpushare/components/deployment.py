@@ -48,7 +48,7 @@ from gpushare.sharing.autoscaling import pool_tags
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
 from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.cluster_config import access_warnings, node_os_warnings
+from gpushare.stackfile.cluster_config import access_warnings, api_server_warnings, node_os_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
 from gpushare.stackfile.model import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
@@ -132,7 +132,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     validated = _validate(config, source, stack or pulumi.get_stack())
     report = _check_azure(validated)
     for warning in [*kubernetes_version_warnings(validated), *access_warnings(validated.cluster.access),
-                    *node_os_warnings(validated), *operator_warnings(validated)]:
+                    *api_server_warnings(validated.cluster), *node_os_warnings(validated),
+                    *operator_warnings(validated)]:
         pulumi.log.warn(warning)
     if warning := long_run_warning(validated, report):
         pulumi.log.warn(warning)

@@ -21,6 +21,7 @@ from gpushare.stackfile.model import (
     Network,
     NodeOsChannel,
     OsSku,
+    OutboundType,
     PrincipalKind,
     StackConfig,
     SystemPool,
@@ -323,6 +324,19 @@ def access_warnings(access: Access) -> list[str]:
             "the cluster only if the identity running it holds \"Azure Kubernetes Service RBAC Cluster Admin\" "
             f"(or Writer) from elsewhere; list it under {CLUSTER_KEY}.access.deployers (README \"Who holds "
             "cluster admin\")"]
+
+
+def api_server_warnings(cluster: Cluster) -> list[str]:
+    """Authorized IP ranges behind your own egress: AKS adds only the Standard load balancer's outbound IP to them
+    (aks-docs api-server-authorized-ip-ranges.md), and recommends listing "the cluster egress IP address (firewall,
+    NAT gateway, ...)": the nodes reach a public API server from it."""
+    outbound = cluster.network.outbound_type
+    if not cluster.api_server.authorized_ip_ranges or outbound is OutboundType.LOAD_BALANCER:
+        return []
+    return [f"{CLUSTER_KEY}.apiServer.authorizedIpRanges with network.outboundType {outbound.value}: the nodes reach "
+            f"the API server from your egress address (the firewall or NAT gateway), and AKS adds only its load "
+            f"balancer's outbound IP to the ranges; list that egress address among authorizedIpRanges, or the API "
+            f"server refuses the nodes' own calls"]
 
 
 def node_os_warnings(stack: StackConfig) -> list[str]:

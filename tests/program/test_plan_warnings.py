@@ -90,3 +90,29 @@ def test_security_patch_does_not_patch_azure_linux_gpu_nodes(tmp_path, capsys):
     (warning,) = warnings("SecurityPatch", "AzureLinux")
     assert "pools t4 get no automatic security patches" in warning and "use nodeOs: NodeImage" in warning
     assert warnings("SecurityPatch", "Ubuntu") == [] and warnings("NodeImage", "AzureLinux") == []
+
+
+ROUTED = """config:
+  azure-native:location: westeurope
+  gpushare:cluster:
+    name: c1
+    network:
+      subnetId: /subscriptions/3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/spoke/subnets/nodes
+      outboundType: {outbound}
+    apiServer: {{authorizedIpRanges: [203.0.113.0/24]}}
+  gpushare:pools:
+    - {{name: t4, vmSize: Standard_NC4as_T4_v3}}
+"""
+
+
+def test_authorized_ranges_behind_your_own_egress_ask_for_its_address(tmp_path, capsys):
+    """aks-docs api-server-authorized-ip-ranges.md: AKS adds only the load balancer's outbound IP; list the
+    cluster egress IP (firewall, NAT gateway)."""
+    def warnings(outbound: str) -> list[str]:
+        path = tmp_path / f"Pulumi.{outbound}.yaml"
+        path.write_text(ROUTED.format(outbound=outbound))
+        return [w for w in plan_warnings(path, capsys) if "authorizedIpRanges with network.outboundType" in w]
+
+    (warning,) = warnings("userDefinedRouting")
+    assert "list that egress address among authorizedIpRanges" in warning
+    assert warnings("loadBalancer") == []
