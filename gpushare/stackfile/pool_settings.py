@@ -61,6 +61,9 @@ _KEY_RULE = ("a Kubernetes label key: an optional DNS-subdomain prefix and `/`, 
              "or `.`, starting and ending with a letter or digit")
 _VALUE_RULE = "at most 63 letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit, or empty"
 KUBELET_ALLOWED_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+AKS_RESERVED_LABELS = ("node.kubernetes.io/instance-type",)
+"""Labels AKS sets on every node and refuses to let you change (aks-docs use-labels.md, "Reserved system labels"),
+in a prefix the kubelet otherwise allows."""
 
 
 def _key_problem(key: str) -> str | None:
@@ -104,6 +107,10 @@ def parse_labels(c: Checker, value: Any, path: str) -> tuple[tuple[str, str], ..
         if why := _reserved_key(key, (DEVICE_PLUGIN_CONFIG_LABEL,)):
             c.add(where, f"{key!r} is not yours to set: {why}; use a key of your own, "
                          f"e.g. example.com/{key.rpartition('/')[2]}")
+            continue
+        if key in AKS_RESERVED_LABELS:
+            c.add(where, f"{key!r} is a label AKS sets on every node (the VM size) and refuses to change (aks-docs "
+                         f"use-labels.md, reserved system labels); select on it as it is, or use a key of your own")
             continue
         if (_in_domain(prefix, "kubernetes.io") or _in_domain(prefix, "k8s.io")) and not any(
                 _in_domain(prefix, allowed) for allowed in KUBELET_ALLOWED_PREFIXES):

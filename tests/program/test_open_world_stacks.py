@@ -223,6 +223,8 @@ BAD = [
      "      vmSize: Standard_NC4as_T4_v3\n      spot: {eviction: Deallocate}\n      osDisk: {type: Ephemeral}\n",
      (f"{POOL}.spot.eviction: Deallocate keeps an evicted node's OS disk, and an ephemeral OS disk cannot be "
       "stop-deallocated", "use eviction: Delete, or osDisk.type: Managed")),
+    ("aks_reserved_label", "      vmSize: Standard_NC4as_T4_v3\n      labels: {node.kubernetes.io/instance-type: t4}\n",
+     (f"{POOL}.labels.node.kubernetes.io/instance-type: 'node.kubernetes.io/instance-type' is a label AKS sets",)),
     ("tag_of_gpushare", "      vmSize: Standard_NC4as_T4_v3\n      tags: "
                         "{k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu: \"4\"}\n",
      ("tags starting with k8s.io_cluster-autoscaler_node-template_resources_ are gpushare's",)),
