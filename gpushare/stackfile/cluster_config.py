@@ -465,5 +465,9 @@ def _parse_system_pool(c: Checker, value: Any, path: str) -> SystemPool | None:
     if catalog.find_vm_size(vm_size):
         c.add(f"{path}.vmSize", f"{vm_size} is a GPU size; the system pool runs cluster add-ons only, so use a "
                                 f"general-purpose size such as {default.vm_size} and put GPUs in {POOLS_KEY}")
+    elif isinstance(vm_size, str) and vm_size.lower().startswith("standard_b"):
+        c.add(f"{path}.vmSize", f"{vm_size} is a B-series (burstable) size, which AKS does not support for system "
+                                f"pools (aks-docs quotas-skus-regions.md); use a general-purpose size such as "
+                                f"{default.vm_size}")
     count = c.field(raw, SYSTEM_POOL["count"], path)
     return SystemPool(vm_size=vm_size, count=count)

@@ -372,6 +372,10 @@ REJECTED = [
     Rejected("rejects_system_pool_count_as_string", cluster(systemPool={"count": "3"}), [
         ("gpushare:cluster.systemPool.count", ("expected a whole number from 1 to 1000", "got a string '3'",
                                                "write it without quotes"))]),
+    # aks-docs quotas-skus-regions.md: "AKS doesn't support B series VMs for system node pools".
+    Rejected("rejects_a_burstable_system_pool", cluster(systemPool={"vmSize": "Standard_B4ms"}), [
+        ("gpushare:cluster.systemPool.vmSize", ("Standard_B4ms is a B-series (burstable) size",
+                                                "not support for system pools", "Standard_D4ds_v5"))]),
     Rejected("rejects_missing_pools", drop(POOLS), [
         (POOLS, ("required: at least one GPU pool", f"- {{name: t4, vmSize: {T4}}}"))]),
     Rejected("rejects_empty_pools", top(POOLS, []), [
