@@ -8,13 +8,16 @@ mock engine does no autonaming and a missing output silently drops downstream in
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import gc
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -377,6 +380,35 @@ def _untraced_registrations() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _closed_event_loops() -> Iterator[None]:
+    """A run on an event loop of its own, closed at its end together with the loops the SDK's mock monitor makes in
+    the executor's threads (`MockMonitor.RegisterResource` calls `_ensure_event_loop()` in each worker thread). A
+    loop left open is closed by its `__del__` at interpreter exit, possibly after its self-pipe socket was
+    finalized: "Exception ignored in BaseEventLoop.__del__ ... Invalid file descriptor: -1" on stderr, seen under
+    `plan STACK | head -1`. Set before the mocks, which register the root stack on the current loop."""
+    worker_loops: list[asyncio.AbstractEventLoop] = []
+    lock = threading.Lock()
+
+    def worker_loop() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        with lock:
+            worker_loops.append(loop)
+
+    loop = asyncio.new_event_loop()
+    executor = ThreadPoolExecutor(thread_name_prefix="asyncio", initializer=worker_loop)
+    loop.set_default_executor(executor)
+    asyncio.set_event_loop(loop)
+    try:
+        yield
+    finally:
+        executor.shutdown(wait=True)
+        for each in (*worker_loops, loop):
+            each.close()
+        asyncio.set_event_loop(None)  # the SDK's `_ensure_event_loop` makes a new one for a later run
+
+
+@contextlib.contextmanager
 def _fewer_collections() -> Iterator[None]:
     """The program imports the providers' SDKs (tens of thousands of classes and typing objects) and builds
     thousands of Outputs and futures, nearly all of them alive until the run ends: the cyclic garbage collector's
@@ -409,6 +441,12 @@ def run_pulumi(
     Mocks are installed before `fn` runs: a resource constructed earlier would never register.
     An exception from `fn` propagates, or with `check=False` is returned in `Recording.error`.
     """
+    with _closed_event_loops():
+        return _run_under_mocks(fn, stack, config, secret_keys, preview, check)
+
+
+def _run_under_mocks(fn: Callable[[], Any], stack: str, config: dict[str, str] | None, secret_keys: tuple[str, ...],
+                     preview: bool, check: bool) -> Recording:
     settings.reset_options(project="gpushare", stack=stack, preview=preview)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
     provider_mocks = GpushareMocks()
