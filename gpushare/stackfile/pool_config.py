@@ -386,7 +386,9 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
     tags = optional(raw, "tags", lambda v: parse_tags(c, v, f"{path}.tags"), ())
     spot = optional(raw, "spot", lambda v: parse_spot(c, v, f"{path}.spot"), None)
     subnet = optional(raw, "subnetId", lambda v: parse_subnet_id(c, v, f"{path}.subnetId"), None)
-    if spot and spot.eviction is SpotEviction.DEALLOCATE and os_disk and os_disk.type is OsDiskType.EPHEMERAL:
+    # From the raw value: also reported when the spot block has another error.
+    eviction = raw["spot"].get("eviction") if isinstance(raw.get("spot"), dict) else None
+    if eviction == SpotEviction.DEALLOCATE.value and os_disk and os_disk.type is OsDiskType.EPHEMERAL:
         c.add(f"{path}.spot.eviction", "Deallocate keeps an evicted node's OS disk, and an ephemeral OS disk cannot be "
                                        "stop-deallocated (Azure's ephemeral OS disk FAQ: \"users need to Delete "
                                        "instead of deallocating them\"); use eviction: Delete, or osDisk.type: Managed")

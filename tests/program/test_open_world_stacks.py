@@ -216,9 +216,11 @@ BAD = [
     ("spot_with_upgrade_settings", "      vmSize: Standard_NC4as_T4_v3\n      spot: {}\n      upgrade: {maxSurge: 1}\n",
      (f"{POOL}.upgrade: a Spot pool takes no upgrade settings: AKS takes no maxSurge or maxUnavailable on a Spot "
       "pool (it refuses them", "remove `upgrade:` from this pool")),
-    ("spot_price_and_upgrade_reported_together",
-     "      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: 0}\n      upgrade: {maxSurge: 1}\n",
-     (f"{POOL}.spot.maxPrice: must be -1", f"{POOL}.upgrade: a Spot pool takes no upgrade settings")),
+    ("spot_errors_reported_together",
+     "      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: 0, eviction: Deallocate}\n      upgrade: {maxSurge: 1}\n"
+     "      osDisk: {type: Ephemeral}\n",
+     (f"{POOL}.spot.maxPrice: must be -1", f"{POOL}.upgrade: a Spot pool takes no upgrade settings",
+      f"{POOL}.spot.eviction: Deallocate keeps an evicted node's OS disk")),
     ("spot_deallocate_with_ephemeral_os_disk",
      "      vmSize: Standard_NC4as_T4_v3\n      spot: {eviction: Deallocate}\n      osDisk: {type: Ephemeral}\n",
      (f"{POOL}.spot.eviction: Deallocate keeps an evicted node's OS disk, and an ephemeral OS disk cannot be "
