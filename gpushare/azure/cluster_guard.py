@@ -120,7 +120,8 @@ def deployed_settings(deployed: DeployedCluster) -> dict[str, tuple[object, str]
         "networkProfile.outboundType": _text(deployed.outbound_type, "loadBalancer"),
         "apiServerAccessProfile.enablePrivateCluster": (private, str(private).lower()),
         "apiServerAccessProfile.privateDNSZone": _text(deployed.private_dns_zone or "system" if private else None),
-        # Not reported (a hand-written read): not compared.
+        # Compared when the read has the system pool's profile (its vmSize): then a missing vnetSubnetID is a VNet
+        # AKS manages. Without the profile (a hand-written read), neither is compared.
         _SYSTEM_VM_SIZE: _text(deployed.system_vm_size) if deployed.system_vm_size else NOT_REPORTED,
         _SYSTEM_SUBNET: _text(deployed.system_subnet_id, NONE_SUBNET) if deployed.system_vm_size else NOT_REPORTED,
     }
