@@ -277,9 +277,14 @@ def tenant_warnings(stack: StackConfig) -> list[str]:
 # (every nvidia/cuda image sets `all`). A mutating policy could add it, but MutatingAdmissionPolicy is not GA on
 # every version 1.30-1.37, so this is a validating rule whose message is the fix.
 #
-# UPDATE. Workloads are judged on UPDATE only when their pod template changes (`matchConditions`): scaling (the
-# Deployment controller's `scaleReplicaSet`, HPA, `kubectl scale`), label and finalizer updates, and every update of
-# an object being deleted pass, so a policy that tightens never stalls a rollout, scaling or a foreground delete.
+# UPDATE. Workloads are judged on UPDATE only when their pod template changes, and Pods only when their spec does
+# (`matchConditions`): scaling (the Deployment controller's `scaleReplicaSet`, HPA, `kubectl scale`), label and
+# finalizer updates, and every update of an object being deleted pass, so a policy that tightens never stalls a
+# rollout, scaling or a foreground delete. A Pod's spec can change after creation: an update may add tolerations
+# (`ValidatePodUpdate`: "spec.tolerations (only additions to existing tolerations)"), and a pod with scheduling gates
+# may gain nodeSelector and affinity terms (KEP-3838). Judging Pods at CREATE only would let a pod created pending
+# with no GPU toleration be patched onto another tenant's nodes. `spec.nodeName` counts at CREATE only: on a bound
+# pod the scheduler set it (the pods/binding subresource, not matched), and a pod update cannot change it.
 #
 # Field paths in messages (`spec.tolerations[2]`, `spec.containers[1].env[0]`) come from `indexOf`, Kubernetes'
 # lists library (`k8s.io/apiserver/pkg/cel/library/lists.go`, in the base environment since 1.0 of its versions).
@@ -323,7 +328,8 @@ GPU_TOLERATIONS_EXPRESSION = (
     f"t.?key.orValue('') in {_cel_list([GPU_TAINT_KEY, TENANT_TAINT_KEY])})"
 )
 """Tolerations that let a pod onto a GPU pool's nodes: of the GPU taint, a tenant taint, or of every taint."""
-NODE_NAME_EXPRESSION = "variables.podSpec.?nodeName.orValue('')"
+NODE_NAME_EXPRESSION = ("request.kind.kind == 'Pod' && request.operation == 'UPDATE' ? '' : "
+                        "variables.podSpec.?nodeName.orValue('')")
 _NODE_AFFINITY = "variables.podSpec.?affinity.?nodeAffinity"
 SELECTS_POOL_EXPRESSION = (
     f"variables.pool != '' || "
@@ -393,18 +399,20 @@ NOT_GUARANTEED_EXPRESSION = (
 """Names of containers whose CPU or memory request differs from its limit, or that has none. A Pod arrives
 defaulted (requests from limits, then the LimitRange); for a template the same defaults are applied here."""
 KIND_PREFIX_EXPRESSION = "(request.kind.kind == 'Pod' ? '' : request.kind.kind + ' pod template: ')"
-DEBUG_EXPRESSION = "request.kind.kind == 'Pod' && request.operation == 'UPDATE'"
-"""A debug container being added (`kubectl debug`: the pods/ephemeralcontainers subresource, the only Pod UPDATE
-matched). Its environment is judged like any container's; the rest of the pod was judged at its creation."""
+DEBUG_EXPRESSION = "request.kind.kind == 'Pod' && request.subResource == 'ephemeralcontainers'"
+"""A debug container being added (`kubectl debug`: the pods/ephemeralcontainers subresource). Its environment is
+judged like any container's; the rest of the pod was judged when it was created or last changed."""
 SUBJECT_EXPRESSION = "(variables.gpuPod ? 'GPU pods' : 'Pods that can run on GPU nodes (' + variables.reach + ')')"
 MATCH_CONDITIONS = [
     {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"},
-    {"name": "pod-template-changed", "expression": (
-        "request.operation != 'UPDATE' || request.kind.kind == 'Pod' || (request.kind.kind == 'CronJob' ? "
+    {"name": "pod-spec-changed", "expression": (
+        "request.operation != 'UPDATE' || (request.kind.kind == 'Pod' ? dyn(object.spec) != dyn(oldObject.spec) : "
+        "request.kind.kind == 'CronJob' ? "
         "dyn(object.spec).jobTemplate.spec.template != dyn(oldObject.spec).jobTemplate.spec.template : "
         "dyn(object.spec).template != dyn(oldObject.spec).template)")},
 ]
-"""A workload UPDATE is judged only when its pod template changes; a Pod UPDATE (a debug container) always."""
+"""An UPDATE is judged only when what steers pods changes: a Pod's spec (tolerations added, scheduling terms set on
+a gated pod, a debug container), a workload's pod template."""
 
 
 def _defaults_expression(defaults: dict[str, str]) -> str:
@@ -413,7 +421,7 @@ def _defaults_expression(defaults: dict[str, str]) -> str:
 
 
 def _match_constraints() -> dict[str, Any]:
-    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]},
              {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
               "resources": ["pods/ephemeralcontainers"]}]
     rules += [{"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],

@@ -201,9 +201,49 @@ def test_every_workload_kind_is_judged_by_its_template(cluster, kind):
     assert cluster.admit(good, "vision", operation="UPDATE", old=bad).allowed
 
 
-def test_pods_are_judged_at_create_only(cluster):
-    """Pod specs cannot change their nodeSelector or resources on update; label updates of running pods pass."""
-    assert cluster.admit(pod(container(limits=gpu())), "vision", operation="UPDATE").allowed
+def test_a_pod_update_that_leaves_its_spec_passes(cluster):
+    """Label, annotation and finalizer updates of a running pod pass, even one admitted before a policy tightened."""
+    stale = pod(container(limits=gpu()))
+    relabelled = copy.deepcopy(stale)
+    relabelled["metadata"]["labels"] = {"app": "x"}
+    assert cluster.admit(relabelled, "vision", operation="UPDATE", old=stale).allowed
+
+
+AKS_POOL_SELECTOR = {"kubernetes.azure.com/agentpool": "a100"}
+"""AKS's own pool label: selecting on it is not selecting a gpushare pool, so such a pod is not judged at CREATE."""
+
+
+@pytest.mark.parametrize("namespace", ["vision", "team-x"])
+def test_tolerations_added_by_an_update_are_judged(cluster, namespace):
+    """`ValidatePodUpdate` lets an update add tolerations: a pod created Pending on another tenant's pool (no GPU
+    request, no toleration) must not be patched onto its nodes."""
+    pending = pod(container(env=VOID), nodeSelector=AKS_POOL_SELECTOR)
+    assert cluster.admit(pending, namespace).allowed
+    patched = copy.deepcopy(pending)
+    patched["spec"]["tolerations"] = [TOLERATE_ALL]
+    decision = cluster.admit(patched, namespace, operation="UPDATE", old=pending)
+    assert not decision.allowed
+    assert any("must set nodeSelector gpushare.io/pool" in m for m in decision.messages), decision.messages
+
+
+def test_scheduling_terms_given_to_a_gated_pod_are_judged(cluster):
+    """KEP-3838: a pod with scheduling gates may gain nodeSelector terms; one selecting nlp's pool is refused."""
+    stored = {"cpu": "1", "memory": "1Gi"}  # as the pod was defaulted at its creation
+    gated = pod(container(limits=gpu("nvidia.com/gpu", **stored), requests=stored), tolerations=[TOLERATE_GPU],
+                schedulingGates=[{"name": "example.com/queue"}], nodeSelector={"team": "vision"})
+    released = copy.deepcopy(gated)
+    released["spec"]["nodeSelector"] = {"gpushare.io/pool": "a100"}
+    del released["spec"]["schedulingGates"]
+    assert cluster.admit(released, "vision", operation="UPDATE", old=gated).messages == [f"{POOL_MESSAGE}; got a100"]
+
+
+def test_a_bound_pod_can_change_its_image(cluster):
+    """On a bound pod the scheduler set spec.nodeName: an update of a pod without GPUs is not judged for it."""
+    bound = pod(container(), nodeName="aks-system-12345-vmss000000")
+    upgraded = copy.deepcopy(bound)
+    upgraded["spec"]["containers"][0]["image"] = "busybox:1.37"
+    assert cluster.admit(upgraded, "vision", operation="UPDATE", old=bound).allowed
+    assert not cluster.admit(bound, "vision").allowed, "at CREATE a node name skips the scheduler: refused"
 
 
 # --- who is judged: every pod that could run on a GPU pool's node --------------------------------------------------
