@@ -55,6 +55,7 @@ from gpushare.errors import AzureReadError, GpushareError
 from gpushare.sharing.upgrades import nodes_at_once
 from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
 from gpushare.stackfile.model import (
+    POOL_LABEL,
     SYSTEM_POOL_NAME,
     GpuPool,
     OsDiskType,
@@ -194,6 +195,7 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     if existing:
         checks += _baseline_checks(stack, cluster)
         checks += _existing_vnet_checks(stack, cluster)
+        checks += _operator_node_checks(stack, live)
     else:
         checks.append(_version_check(stack, offers, live))
     ranges = {} if existing else {
@@ -249,6 +251,34 @@ def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> lis
                             "run `preflight` again once Azure can be read"))
     return checks or [Check("baseline", subject, Verdict.PASS,
                             "every setting gpushare's baseline reads is at the baseline, maintenance windows included")]
+
+
+REPELLING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def _operator_node_checks(stack: StackConfig, live: Mapping[str, DeployedPool] | None) -> list[Check]:
+    """On an existing cluster, a node the GPU Operator's own pods can run on. Its controller and NFD's master and
+    gc tolerate only the control plane's taint (the chart's `operator.tolerations`, `node-feature-discovery.master`
+    and `.gc`), and the GPU pools are tainted: when every other pool repels them too (a system pool tainted
+    CriticalAddonsOnly, as AKS suggests), they stay Pending and the Helm release times out."""
+    own = stack.operator.values.get("operator")
+    if live is None or (isinstance(own, dict) and own.get("tolerations")):
+        return []
+    gpu_pools = {pool.name for pool in stack.pools}
+    others = [pool for name, pool in live.items() if name not in gpu_pools and POOL_LABEL not in pool.node_labels]
+    if not others or any(not _repelling(pool) for pool in others):
+        return []
+    taints = "; ".join(f"{pool.name}: {', '.join(_repelling(pool))}" for pool in others)
+    return [Check("operator", f"cluster {stack.cluster.name}", Verdict.WARN,
+                  f"every pool gpushare does not manage is tainted ({taints}), and the GPU Operator's controller and "
+                  f"NFD's master and gc tolerate only the control plane's taint: they would stay Pending and the Helm "
+                  f"release time out",
+                  "add an untainted user pool, or tolerate the taint in gpushare:operator.values (operator."
+                  "tolerations, node-feature-discovery.master.tolerations and node-feature-discovery.gc.tolerations)")]
+
+
+def _repelling(pool: DeployedPool) -> list[str]:
+    return [taint for taint in pool.node_taints if taint.rsplit(":", 1)[-1] in REPELLING_EFFECTS]
 
 
 def _existing_vnet_checks(stack: StackConfig, cluster: DeployedCluster | None) -> list[Check]:

@@ -121,3 +121,35 @@ def test_an_existing_clusters_pool_subnet_is_in_its_vnet(subnet, verdict):
         ((_, found, detail, fix),) = rows
         assert found is verdict and "VNet hub, the cluster's system pool in spoke" in detail
         assert fix == f"use a subnet of {VNET}/spoke"
+
+
+def existing(config=CONFIG, **operator_values):
+    return dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, existing=True),
+                               operator=dataclasses.replace(config.operator, values=operator_values))
+
+
+def operator_rows(report):
+    return [(c.verdict, c.detail, c.fix) for c in report.checks if c.check == "operator"]
+
+
+SYSTEM_ONLY_FOR_ADDONS = DeployedPool(name="system", vm_size="Standard_D4ds_v5", mode="System", count=2,
+                                      node_taints=("CriticalAddonsOnly=true:NoSchedule",))
+
+
+def test_an_existing_cluster_without_an_untainted_pool_for_the_operator_is_warned_about():
+    """The GPU Operator's controller and NFD's master tolerate only the control plane: with the system pool tainted
+    CriticalAddonsOnly and the GPU pools tainted, nothing can run them and the Helm release times out."""
+    ((verdict, detail, fix),) = operator_rows(evaluate(existing(), OFFERS, [SYSTEM_ONLY_FOR_ADDONS], SUB))
+    assert verdict is Verdict.WARN
+    assert "system: CriticalAddonsOnly=true:NoSchedule" in detail and "Helm release time out" in detail
+    assert "add an untainted user pool" in fix and "operator.tolerations" in fix
+
+
+def test_an_untainted_pool_or_the_operators_own_tolerations_need_no_warning():
+    apps = DeployedPool(name="apps", vm_size="Standard_D8ds_v5", mode="User", count=3,
+                        node_taints=("example.com/soft=true:PreferNoSchedule",))
+    assert operator_rows(evaluate(existing(), OFFERS, [SYSTEM_ONLY_FOR_ADDONS, apps], SUB)) == []
+    tolerating = existing(operator={"tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}]})
+    assert operator_rows(evaluate(tolerating, OFFERS, [SYSTEM_ONLY_FOR_ADDONS], SUB)) == []
+    # A cluster gpushare creates has its own untainted system pool.
+    assert operator_rows(evaluate(CONFIG, OFFERS, [SYSTEM_ONLY_FOR_ADDONS], SUB)) == []
