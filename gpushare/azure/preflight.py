@@ -64,7 +64,7 @@ from gpushare.stackfile.model import (
     own_subnets,
     pool_subnet,
 )
-from gpushare.stackfile.network_config import vnet_of
+from gpushare.stackfile.network_config import vnet_name, vnet_of
 
 AKS_DEFAULT_MAX_SURGE = "10%"
 """The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
@@ -299,10 +299,10 @@ def _existing_vnet_checks(stack: StackConfig, cluster: DeployedCluster | None) -
                                 f"subnet), and every node pool of a cluster is in one VNet: AKS refuses pool "
                                 f"{pool.name} in {pool.subnet_id}",
                                 "drop the pool's subnetId: the pool then joins the cluster's VNet"))
-        elif vnet_of(pool.subnet_id).lower() != vnet_of(system).lower():
+        elif vnet_of(pool.subnet_id) != vnet_of(system):
             checks.append(Check("subnet", subject, Verdict.FAIL,
-                                f"the subnet is in VNet {vnet_of(pool.subnet_id).rsplit('/', 1)[-1]}, the cluster's "
-                                f"system pool in {vnet_of(system).rsplit('/', 1)[-1]}: AKS puts every node pool of a "
+                                f"the subnet is in VNet {vnet_name(pool.subnet_id)}, the cluster's "
+                                f"system pool in {vnet_name(system)}: AKS puts every node pool of a "
                                 "cluster in one VNet",
                                 f"use a subnet of {system.rsplit('/subnets/', 1)[0]}"))
     return checks

@@ -456,7 +456,7 @@ def priced(preview: Preview, transitions: list[PoolTransition],
 
 
 def spot_cap_lines(transitions: list[PoolTransition], sheet: PriceSheet) -> list[str]:
-    """The plan's Spot-cap warning for each pool the change leaves with a `spotMaxPrice` not above the sheet's Spot
+    """The PR report's Spot-cap warning for each pool the change leaves with a `spotMaxPrice` not above the sheet's Spot
     price (compared in USD only: the cap's currency)."""
     lines = []
     for t in transitions:

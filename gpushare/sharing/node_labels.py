@@ -9,7 +9,7 @@ from gpushare.stackfile.model import (
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
     SHARING_LABEL,
-    SPOT_LABEL,
+    SPOT_PRIORITY_LABEL,
     GpuPool,
     MigStrategy,
     StackConfig,
@@ -43,6 +43,6 @@ def node_labels(pool: GpuPool, mig_strategy: MigStrategy, config_key: str) -> di
     if pool.mig:
         labels[MIG_STRATEGY_LABEL] = mig_strategy.value
     if pool.spot:
-        labels[SPOT_LABEL[0]] = SPOT_LABEL[1]
+        labels[SPOT_PRIORITY_LABEL] = "spot"
     # The user's own labels last; validation refused any key gpushare sets, so none overrides one of these.
     return {**labels, **dict(pool.labels)}

@@ -33,12 +33,12 @@ NO_SHARING = "none"
 CUDA_CHECK_IMAGE = "nvcr.io/nvidia/cuda:12.1.0-base-ubi8"
 """The CUDA base image NVIDIA's GPU Operator docs run `nvidia-smi` in (`openshift/mig-ocp.rst`); the driver's
 `nvidia-smi` is mounted into it by the container toolkit. Used by `verify --smoke` and the tenants' pod snippet."""
-SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
-"""The taint AKS itself puts on every node of a Spot pool (aks-docs spot-node-pool.md); gpushare does not send it,
-but everything that must run on a GPU node tolerates it."""
-SPOT_LABEL = ("kubernetes.azure.com/scalesetpriority", "spot")
-"""The label AKS gives a Spot pool's nodes and lists among the pool's `nodeLabels` (aks-docs spot-node-pool.md);
-gpushare sends it with the pool's labels (`gpushare.sharing.node_labels`)."""
+SPOT_PRIORITY_LABEL = "kubernetes.azure.com/scalesetpriority"
+"""The key of the label (`spot`) and taint AKS puts on every node of a Spot pool (aks-docs spot-node-pool.md). AKS
+lists the label among the pool's `nodeLabels`, and gpushare sends it with them (`gpushare.sharing.node_labels`)."""
+SPOT_TAINT = f"{SPOT_PRIORITY_LABEL}=spot:NoSchedule"
+"""The taint AKS itself puts on every node of a Spot pool; gpushare does not send it, but everything that must run
+on a GPU node tolerates it."""
 AUTOSCALER_RESOURCE_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
 """Scale-set tags with this prefix are gpushare's: they tell the cluster autoscaler what a pool's nodes advertise
 (`gpushare.sharing.autoscaling`). A user tag of that prefix would overwrite them, so it is refused."""
@@ -449,8 +449,8 @@ def pool_subnet(stack: StackConfig, pool: GpuPool) -> str | None:
 def own_subnets(stack: StackConfig) -> list[str]:
     """Each distinct subnet of your own the stack names (`network.subnetId`, pools' `subnetId`), in order: those the
     cluster's identity is granted Network Contributor on."""
-    return list(dict.fromkeys(s for s in [stack.cluster.network.subnet_id, *(pool_subnet(stack, p) for p in stack.pools)]
-                              if s))
+    named = [stack.cluster.network.subnet_id, *(pool_subnet(stack, pool) for pool in stack.pools)]
+    return list(dict.fromkeys(subnet for subnet in named if subnet))
 
 
 @dataclass(frozen=True)

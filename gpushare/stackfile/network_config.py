@@ -65,6 +65,11 @@ def vnet_of(subnet_id: str) -> str:
     return subnet_id.rsplit("/subnets/", 1)[0].lower()
 
 
+def vnet_name(subnet_id: str) -> str:
+    """The name of a subnet's VNet, as messages show it."""
+    return vnet_of(subnet_id).rsplit("/", 1)[-1]
+
+
 def parse_subnet_id(c: Checker, value: Any, path: str) -> str | None:
     if not isinstance(value, str) or not SUBNET_ID_RE.match(value):
         c.add(path, f"must be a subnet's ARM ID, {SUBNET_ID_SHAPE}; got {show(value)}")
@@ -125,21 +130,22 @@ def check_pool_subnets(c: Checker, network: Network, raw_pools: Any, pools: Sequ
     an existing cluster's VNet is read by `preflight`."""
     indexes = {item.get("name"): i for i, item in enumerate(raw_pools or []) if isinstance(item, dict)}
     if network.subnet_id is None:
-        for pool in pools if not existing else ():
+        if existing:
+            return
+        for pool in pools:
             if pool.subnet_id:
                 c.add(f"{POOLS_KEY}[{indexes.get(pool.name, '?')}].subnetId",
                       f"pool {pool.name} names a subnet, but the cluster has no {CLUSTER_KEY}.network.subnetId: AKS "
                       f"then builds the cluster's own VNet, and every node pool of a cluster must be in one VNet "
                       f"(AKS refuses the pool: \"does not have subnet defined\"); set network.subnetId to a subnet "
-                      f"of {vnet_of(pool.subnet_id).rsplit('/', 1)[-1]} for the system pool, or drop the pool's "
-                      f"subnetId")
+                      f"of {vnet_name(pool.subnet_id)} for the system pool, or drop the pool's subnetId")
         return
     vnet = vnet_of(network.subnet_id)
     for pool in pools:
         if pool.subnet_id and vnet_of(pool.subnet_id) != vnet:
             where = f"{POOLS_KEY}[{indexes.get(pool.name, '?')}].subnetId"
-            c.add(where, f"pool {pool.name}'s subnet is in VNet {vnet_of(pool.subnet_id).rsplit('/', 1)[-1]}, but the "
-                         f"cluster's ({CLUSTER_KEY}.network.subnetId) is in {vnet.rsplit('/', 1)[-1]}: AKS puts every "
+            c.add(where, f"pool {pool.name}'s subnet is in VNet {vnet_name(pool.subnet_id)}, but the cluster's "
+                         f"({CLUSTER_KEY}.network.subnetId) is in {vnet_name(network.subnet_id)}: AKS puts every "
                          f"node pool of a cluster in one VNet; use a subnet of "
                          f"{network.subnet_id.rsplit('/subnets/', 1)[0]}")
 
