@@ -1,8 +1,6 @@
 """`python -m gpushare <command>`: the same CLI as the `gpushare` command (`gpushare.cli`)."""
 
-import sys
-
-from gpushare.cli import main
+from gpushare.cli import console_main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

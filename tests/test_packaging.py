@@ -67,7 +67,7 @@ def test_wheel_holds_every_module_and_the_package_data_but_no_tests(wheel):
 
 def test_wheel_declares_the_console_script(wheel):
     entry_points = wheel_text(wheel, ".dist-info/entry_points.txt")
-    assert re.search(r"^\[console_scripts\]\ngpushare = gpushare\.cli:main$", entry_points, re.MULTILINE)
+    assert re.search(r"^\[console_scripts\]\ngpushare = gpushare\.cli:console_main$", entry_points, re.MULTILINE)
 
 
 def test_dependency_ranges_admit_the_pinned_runtime_set(wheel):

@@ -18,10 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from azure.core.credentials import TokenCredential
-from azure.core.exceptions import AzureError, ResourceNotFoundError
-from azure.core.rest import HttpRequest
-
 from gpushare.azure.arm import (
     CLIENT_DEFAULTS,
     DEFAULT_ARM_URL,
@@ -34,6 +30,7 @@ from gpushare.azure.arm import (
 from gpushare.errors import AzureReadError, GpushareError
 
 if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
     from azure.mgmt.containerservice import ContainerServiceClient
 
 T = TypeVar("T")
@@ -152,6 +149,7 @@ def read_cluster_resource(
     not exist yet: a first deployment, nothing to guard. Every failure is an `AzureReadError` saying `what` failed
     and the fix (`role_hint` for a 403). `credential` defaults to `DefaultAzureCredential` (closed afterwards)."""
     # Imported on use, like azure-identity (arm.default_credential): an offline `plan` reads nothing.
+    from azure.core.exceptions import AzureError, ResourceNotFoundError
     from azure.mgmt.containerservice import ContainerServiceClient
 
     owned = credential is None
@@ -180,6 +178,8 @@ def read_cluster_resource(
 def get_json(client: ContainerServiceClient, path: str, params: Mapping[str, str]) -> Any | None:
     """A plain ARM GET of `path` through `client`'s own pipeline (its credential, retries, timeouts and endpoint),
     for what the SDK has no operation for (a subnet, role assignments): the JSON body, or None on 404."""
+    from azure.core.rest import HttpRequest
+
     response = client.send_request(HttpRequest("GET", path, params=dict(params)))
     if response.status_code == 404:
         return None

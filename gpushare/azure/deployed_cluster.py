@@ -10,12 +10,13 @@ unequal (a false violation) or equal (a missed one) later.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from azure.core.credentials import TokenCredential
+from typing import TYPE_CHECKING, Any
 
 from gpushare.azure.deployed import read_cluster_resource
 from gpushare.errors import AzureReadError
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
 
 READ_ROLE_HINT = (
     "reading the cluster needs 'Microsoft.ContainerService/managedClusters/read', which the built-in Reader role "

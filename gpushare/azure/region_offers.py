@@ -15,15 +15,16 @@ Bodies are parsed into plain dataclasses with every field's type checked, so pre
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from azure.core.credentials import TokenCredential
-from azure.core.exceptions import AzureError, ResourceNotFoundError
+from typing import TYPE_CHECKING
 
 from gpushare.azure.arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
 
 # The node-pool parser's typed field access: the same rules (null is unset, a wrong type fails loudly) here.
 from gpushare.azure.deployed import _Fields, _json_type, _Malformed
 from gpushare.errors import AzureReadError
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
 
 VM_RESOURCE_TYPE = "virtualMachines"
 REGIONAL_CORES = "cores"
@@ -151,6 +152,8 @@ def read_region(subscription_id: str, location: str, *, credential: TokenCredent
 
 
 def _read(what: str, arm_url: str, call):
+    from azure.core.exceptions import AzureError, ResourceNotFoundError
+
     try:
         return call()
     except ResourceNotFoundError as err:

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-from azure.core.credentials import TokenCredential
+from typing import TYPE_CHECKING
 
 from gpushare.azure import cluster_baseline as baseline
 from gpushare.azure.deployed import get_json, read_cluster_resource
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError
 from gpushare.stackfile.model import StackConfig, own_subnets
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
 
 AUTHORIZATION_API_VERSION = "2022-04-01"
 READ_ROLE_HINT = ("listing role assignments needs 'Microsoft.Authorization/roleAssignments/read', which the built-in "

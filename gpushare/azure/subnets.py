@@ -14,11 +14,13 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-from azure.core.credentials import TokenCredential
+from typing import TYPE_CHECKING
 
 from gpushare.azure.deployed import get_json, read_cluster_resource
 from gpushare.errors import AzureReadError
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
 
 NETWORK_API_VERSION = "2024-05-01"
 AZURE_RESERVED_PER_SUBNET = 5
