@@ -6,8 +6,9 @@ process, imports nothing of gpushare's program or the providers' SDKs and regist
 same mock engine (`run_pulumi`): each component as a plain `pulumi.ComponentResource`, each custom resource as a generic
 `pulumi.CustomResource(type, name, inputs, opts)` (providers as `pulumi.ProviderResource`), with the same parents (so
 the same URNs), providers, depends_on, protect, ignore/replace options, secret inputs and the aliases gpushare gives
-(not the type-only aliases a typed SDK class adds for each earlier API version: a generic resource has none). What `plan` spends beyond
-this is gpushare's own work: validation, the domain logic, the typed SDK classes and the Output plumbing.
+(not the type-only aliases a typed SDK class adds for each earlier API version: a generic resource has none). Its
+process ends as the `gpushare` command's does (`gpushare.cli.run_as_command`: collector off, no teardown). What `plan`
+spends beyond this is gpushare's own work: validation, the domain logic, the typed SDK classes and the Output plumbing.
 
 `register OUT --typed` first imports the typed SDK class of every recorded type (pulumi_azure_native's,
 pulumi_kubernetes's), then registers the same generic resources: the floor for any program that declares these
@@ -23,6 +24,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from gpushare.cli import run_as_command
 
 PROVIDER_PREFIX = "pulumi:providers:"
 
@@ -105,10 +108,17 @@ def register(recorded: Path, typed: bool = False) -> int:
     return len(recording.resources)
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["record"] and len(sys.argv) == 4:
-        record(Path(sys.argv[2]), Path(sys.argv[3]))
-    elif sys.argv[1:2] == ["register"] and len(sys.argv) in (3, 4) and sys.argv[3:] in ([], ["--typed"]):
-        register(Path(sys.argv[2]), typed=sys.argv[3:] == ["--typed"])
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["record"] and len(argv) == 3:
+        record(Path(argv[1]), Path(argv[2]))
+    elif argv[:1] == ["register"] and len(argv) in (2, 3) and argv[2:] in ([], ["--typed"]):
+        register(Path(argv[1]), typed=argv[2:] == ["--typed"])
     else:
         raise SystemExit("usage: bare_registration.py record STACK_FILE OUT | register OUT [--typed]")
+    return 0
+
+
+if __name__ == "__main__":
+    # A process like the `gpushare` command's (collector off, no teardown): the yardstick differs from `plan` only
+    # in what runs inside it.
+    run_as_command(lambda: main(sys.argv[1:]))

@@ -3,7 +3,8 @@ beside the time to register the very same resources bare.
 
 Each plan runs as its own process, as a user runs it (imports, validation, the program under mocks, JSON out). The
 bare figure is a fresh process registering the plan's recorded resources as generic resources under the same mock
-engine (benchmarks/bare_registration.py); plan/bare is what gpushare adds on top of the registrations themselves.
+engine (benchmarks/bare_registration.py), in a process that ends as the command's does (collector off, no
+teardown); plan/bare is what gpushare adds on top of the registrations themselves.
 Prints medians of a few runs of wall time and of the child's CPU time (user + system, from `os.wait4`), the ratios,
 and the plan's peak resident memory. On a shared machine wall time follows the neighbours' load: judge by CPU time.
 The typed figure registers the same generic resources after importing the providers' typed SDK classes of the

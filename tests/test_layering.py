@@ -39,9 +39,9 @@ def test_every_module_sits_in_a_stage_package():
 def test_an_offline_plan_loads_only_what_it_uses():
     """What a plan of the dev stack (no role assignment, no tenant group) does not use stays unloaded, each a share
     of every run's CPU: azure-identity (with msal and cryptography), the azure-mgmt clients and azure-core, which
-    only reads need (0.3 s, azure-core 0.04 s of it); pulumi_azure_native's authorization package (0.18 s), which the typed getClientToken function and a
-    class-level annotation naming RoleAssignment would load; pulumi_kubernetes's rbac.v1 (0.03 s); the other
-    commands' modules (0.05 s)."""
+    only reads need (0.3 s, azure-core 0.04 s of it); pulumi_azure_native's authorization package (0.18 s), which
+    the typed getClientToken function and a class-level annotation naming RoleAssignment would load;
+    pulumi_kubernetes's rbac.v1 (0.03 s); the other commands' modules (0.05 s)."""
     stack = ROOT / "stacks" / "Pulumi.dev.yaml"
     code = (
         "import contextlib, io, sys\n"

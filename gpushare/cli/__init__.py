@@ -18,7 +18,7 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from gpushare.errors import GpushareError
@@ -48,11 +48,6 @@ def _colour(text: str, code: str, stream) -> str:
     return f"\033[{code}m{text}\033[0m"
 
 
-YOUNG_COLLECTIONS_EVERY = 50_000
-"""Allocations between the collector's young passes in a command's process (Python's default is 700), as in the mock
-engine's run: what loads and runs in a command lives until it ends, so frequent passes only re-scan it."""
-
-
 CLOSED_PIPE_EXIT = 0
 """A reader that stops early (`| head -1`) got what it asked for: not a failure, so `make plan | head` stays quiet
 too (make reports any non-zero exit of its recipe)."""
@@ -77,22 +72,23 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
 
 
-def console_main() -> NoReturn:
-    """The `gpushare` command and `python -m gpushare`: `main()` in a process that ends once it has answered.
+def run_as_command(entry: Callable[[], int]) -> NoReturn:
+    """`entry()` in a process that ends once it has answered, with its exit code.
 
-    A command is one short process, so two costs of a long-lived one are left out; each is about a sixth of a
-    50-pool plan's CPU (`make bench`):
-    - the collector's young passes while the providers' SDKs load (tens of thousands of classes and typing objects,
-      which live until the end): every 50,000 allocations instead of 700;
-    - the interpreter's teardown, which clears every module and collects and frees the whole heap. The atexit
-      handlers still run (temporary directories' finalizers, logging's flush), then stdout and stderr are flushed,
-      then `os._exit`: what is skipped is freeing memory the process hands back anyway and the `__del__` of objects
-      still alive, which Python never promises at exit. A thread still running keeps the ordinary exit, which
-      waits for it.
-    `main()` itself stays an ordinary function (tests and other programs call it in their own process).
+    A command is one short process, so two costs of a long-lived one are left out (`make bench`):
+    - the cyclic garbage collector, about 7% of a 50-pool plan's CPU: what a command loads and builds (the
+      providers' SDKs, the run's Outputs) lives until it ends. Such a plan leaves about 7,000 objects in cycles and
+      peaks at the same memory without the collector. A command that polls collects while it waits
+      (`gpushare.cli.verify.wait`);
+    - the interpreter's teardown, about a sixth of that plan's CPU: it clears every module, then collects and frees
+      the whole heap. The atexit handlers still run (temporary directories' finalizers, logging's flush), then
+      stdout and stderr are flushed, then `os._exit`. What is skipped is freeing memory the process hands back
+      anyway and the `__del__` of objects still alive, which Python never promises at exit. A thread still running
+      keeps the ordinary exit, which waits for it.
+    The benchmark's yardstick processes end the same way, so plan/bare compares the work inside them.
     """
-    gc.set_threshold(YOUNG_COLLECTIONS_EVERY, *gc.get_threshold()[1:])
-    code = main()
+    gc.disable()
+    code = entry()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         sys.exit(code)
     atexit._run_exitfuncs()  # CPython's own call at exit (Py_FinalizeEx), run here because os._exit skips it
@@ -103,6 +99,11 @@ def console_main() -> NoReturn:
             pass
     os._exit(code)
 
+
+def console_main() -> NoReturn:
+    """The `gpushare` command and `python -m gpushare`: `main()` as one command process (`run_as_command`).
+    `main()` itself stays an ordinary function (tests and other programs call it in their own process)."""
+    run_as_command(main)
 
 if __name__ == "__main__":
     console_main()

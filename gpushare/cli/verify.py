@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import sys
 import time
@@ -67,6 +68,13 @@ def _summary(report: VerifyReport) -> str:
     return f"{mismatches} mismatch(es), {pending} pending"
 
 
+def wait(seconds: float) -> None:
+    """A pause between polls, which first collects the garbage in cycles: a command runs with the collector off
+    (`gpushare.cli.console_main`), and `--wait` or `--smoke` may poll for minutes."""
+    gc.collect()
+    time.sleep(seconds)
+
+
 def run(args: argparse.Namespace) -> int:
     stack = parse_stack_file(read_stack_argument(args))
     expectations = pool_expectations(stack)
@@ -89,12 +97,12 @@ def run(args: argparse.Namespace) -> int:
             break
         _progress(f"{_summary(report)}; polling again in {min(args.poll_interval, remaining):.0f}s "
                   f"({remaining:.0f}s left)")
-        time.sleep(min(args.poll_interval, remaining))
+        wait(min(args.poll_interval, remaining))
 
     smoke: list[SmokeResult] = []
     if args.smoke:
         smoke = run_smoke(api, expectations, args.smoke_timeout, args.poll_interval, _progress,
-                          skip=smoke_skips(stack))
+                          skip=smoke_skips(stack), sleep=wait)
         report = dataclasses.replace(report, extra=[f for r in smoke if (f := r.finding()) is not None])
 
     header = f"stack {stack.stack}, cluster context {context} ({api.configuration.host})"

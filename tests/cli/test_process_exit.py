@@ -66,3 +66,15 @@ def test_a_thread_still_working_is_waited_for(tmp_path):
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["$schema"].endswith("2020-12/schema")
     assert marker.read_text() == "done"
+
+
+
+def test_a_command_runs_without_the_cyclic_collector(tmp_path):
+    result = run_command("""
+        import gc
+        import gpushare.cli
+        gpushare.cli.main = lambda: print("collector enabled:", gc.isenabled()) or 0
+        gpushare.cli.console_main()
+        """, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "collector enabled: False\n"
