@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import gc
 import json
 import logging
@@ -337,6 +338,13 @@ def _is_type_only(alias: Any) -> bool:
 _sdk_prepare_aliases = resource_runtime.prepare_aliases
 
 
+@functools.cache
+def _type_alias_spec(type_: str) -> alias_pb2.Alias:
+    """The spec of a type-only alias, built once per type: every AgentPool names the same 110 earlier types, and the
+    request copies the message it is given (protobuf's repeated message fields copy on construction)."""
+    return alias_pb2.Alias(spec=alias_pb2.Alias.Spec(name="", type=type_, stack="", project="", parentUrn=""))
+
+
 async def _prepare_aliases(resource: Any, options: pulumi.ResourceOptions | None, supports_alias_specs: bool) -> list:
     """The SDK's `prepare_aliases` (pulumi 3.272 runtime/resource.py), with the specs of type-only aliases (the
     typed classes' `pulumi.Alias(type_=...)`) built directly: the SDK lifts each into an Output and awaits it, about
@@ -348,8 +356,7 @@ async def _prepare_aliases(resource: Any, options: pulumi.ResourceOptions | None
     aliases = []
     for alias in options.aliases:
         if _is_type_only(alias):
-            aliases.append(alias_pb2.Alias(spec=alias_pb2.Alias.Spec(
-                name="", type=alias.type_, stack="", project="", parentUrn="")))
+            aliases.append(_type_alias_spec(alias.type_))
         else:
             aliases += await _sdk_prepare_aliases(resource, pulumi.ResourceOptions(aliases=[alias]), True)
     return aliases
