@@ -49,6 +49,12 @@ class AzureReadError(GpushareError):
     exit_code = 4
 
 
+class OutputError(GpushareError):
+    """Stdout cannot take the command's output (a full disk, a device gone): what reached it is incomplete."""
+
+    exit_code = 5
+
+
 class ClusterAccessError(GpushareError):
     """The Kubernetes API cannot be reached, or it refuses the credentials (`gpushare verify`)."""
 

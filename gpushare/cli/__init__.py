@@ -5,8 +5,9 @@ directory upwards (its Pulumi.yaml) or given by `--project DIR`.
 
 Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 1 a preflight check
 failed or `verify` found a mismatch, 2 invalid stack file or deployed-pools file (and argparse's usage errors) or no
-subscription to read, 3 guard violation, 4 Azure or the cluster could not be read. A `GpushareError` prints one `error:` block (plus `hint:`); anything
-else is a bug and keeps its traceback.
+subscription to read, 3 guard violation, 4 Azure or the cluster could not be read, 5 the output could not be written
+(a full disk). A `GpushareError` prints one `error:` block (plus `hint:`); anything else is a bug and keeps its
+traceback.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from gpushare.errors import GpushareError
+from gpushare.errors import GpushareError, OutputError
 
 COMMANDS = ("plan", "preflight", "report", "compare", "stacks", "prices", "verify", "schema")
 """Each is the module `gpushare.cli.<name>`, with `add_parser(commands)` and the `run` it sets."""
@@ -53,9 +54,44 @@ CLOSED_PIPE_EXIT = 0
 too (make reports any non-zero exit of its recipe)."""
 
 
+class _CommandStdout:
+    """sys.stdout while a command runs: a write that fails for any reason but the reader leaving (BrokenPipeError,
+    which `main` handles) is an `OutputError` naming the cause, not a traceback."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _output_error(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _output_error(exc) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _output_error(exc: OSError) -> OutputError:
+    error = OutputError(f"the output could not be written to stdout ({exc.strerror or exc}); what was written is "
+                        "incomplete")
+    error.hint = "free space where stdout goes, or redirect it elsewhere, and run the command again"
+    return error
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
+    stdout, sys.stdout = sys.stdout, _CommandStdout(sys.stdout)
     try:
         code = args.run(args)
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
@@ -70,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         if exc.hint:
             print(f"{_colour('hint:', '1;33', sys.stderr)} {exc.hint}", file=sys.stderr)
         return exc.exit_code
+    finally:
+        sys.stdout = stdout
 
 
 def run_as_command(entry: Callable[[], int]) -> NoReturn:
@@ -95,8 +133,10 @@ def run_as_command(entry: Callable[[], int]) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a reader gone (`| head`, already handled by main) or a closed stream
+        except BrokenPipeError:  # a reader gone (`| head`): it read what it wanted
             pass
+        except (OSError, ValueError):  # a write main reported (OutputError), or a stream closed under us
+            code = code or OutputError.exit_code
     os._exit(code)
 
 
