@@ -118,8 +118,8 @@ def run_as_command(entry: Callable[[], int]) -> NoReturn:
       providers' SDKs, the run's Outputs) lives until it ends. Such a plan leaves about 7,000 objects in cycles and
       peaks at the same memory without the collector. A command that polls collects while it waits
       (`gpushare.cli.verify.wait`);
-    - the interpreter's teardown, about a sixth of that plan's CPU: it clears every module, then collects and frees
-      the whole heap. The atexit handlers still run (temporary directories' finalizers, logging's flush), then
+    - the interpreter's teardown, about an eighth of that plan's CPU: it clears every module, then collects and
+      frees the whole heap. The atexit handlers still run (temporary directories' finalizers, logging's flush), then
       stdout and stderr are flushed, then `os._exit`. What is skipped is freeing memory the process hands back
       anyway and the `__del__` of objects still alive, which Python never promises at exit. A thread still running
       keeps the ordinary exit, which waits for it.
