@@ -62,16 +62,15 @@ class _CommandStdout:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise _output_error(exc) from None
+        return self._guarded(self._stream.write, text)
 
     def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    @staticmethod
+    def _guarded(call: Callable[..., object], *args: object):
         try:
-            self._stream.flush()
+            return call(*args)
         except BrokenPipeError:
             raise
         except OSError as exc:

@@ -70,7 +70,7 @@ def _summary(report: VerifyReport) -> str:
 
 def wait(seconds: float) -> None:
     """A pause between polls, which first collects the garbage in cycles: a command runs with the collector off
-    (`gpushare.cli.console_main`), and `--wait` or `--smoke` may poll for minutes."""
+    (`gpushare.cli.run_as_command`), and `--wait` or `--smoke` may poll for minutes."""
     gc.collect()
     time.sleep(seconds)
 

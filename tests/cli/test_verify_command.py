@@ -349,7 +349,7 @@ def test_wait_polls_until_the_node_is_ready(kube, dev, tmp_path, capsys, monkeyp
     ready = [t4ts_node(keys["t4ts"]), t4mps_node(keys["t4mps"]), t4_node(keys["t4"])]
     serve(kube, (joining, joining, ready), data,
           operator_pods(T4TS_NODE, T4MPS_NODE, T4_NODE, mps_nodes=(T4MPS_NODE,)), operator_daemon_sets(3, mps=1))
-    # The command runs with the cyclic collector off (console_main): a wait of many polls must not pile up what
+    # The command runs with the cyclic collector off (run_as_command): a wait of many polls must not pile up what
     # each poll leaves in cycles, so it collects between polls.
     collections = []
     monkeypatch.setattr(verify_command.gc, "collect", lambda: collections.append(1) or 0)
