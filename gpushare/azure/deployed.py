@@ -13,6 +13,7 @@ fail loudly here rather than compare unequal (a false violation) or equal (a mis
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,6 +198,9 @@ def read_file(path: str | Path) -> list[DeployedPool]:
     except json.JSONDecodeError as err:
         where = f"line {err.lineno}, column {err.colno}"
         raise DeployedFileError(f"{path}: not valid JSON ({where}: {err.msg}); {SAVE_HINT}") from None
+    except RecursionError:  # the decoder recurses per level; no node pool list is nested that deep
+        raise DeployedFileError(f"{path}: nested too deeply to be node pools (over {sys.getrecursionlimit()} "
+                                f"levels); {SAVE_HINT}") from None
     except UnicodeDecodeError as err:
         raise DeployedFileError(f"{path}: not a text file ({err.reason}); {SAVE_HINT}") from None
     if isinstance(document, dict) and "value" in document:

@@ -251,7 +251,7 @@ class PriceReader:
         path = self._cache / f"{hashlib.sha256(url.encode()).hexdigest()}.json"
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         fresh = isinstance(entry, dict) and entry.get("url") == url and isinstance(entry.get("items"), list) \
             and self._now() - float(entry.get("storedAt", 0)) < CACHE_SECONDS
@@ -282,7 +282,7 @@ def _currency_error(currency: str, endpoint: str) -> PricesError:
 def _checked_page(body: bytes, endpoint: str, currency: str) -> Mapping[str, Any]:
     try:
         page = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise PricesError(f"the Azure Retail Prices API at {endpoint} answered something that is not JSON: "
                           f"{body[:120]!r}") from None
     if not isinstance(page, dict) or not isinstance(page.get("Items"), list) \
@@ -305,7 +305,7 @@ def read_saved_answer(path: Path, region: str, currency: str | None) -> PriceShe
         doc = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise PricesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except ValueError:
+    except (ValueError, RecursionError):
         raise PricesError(f"{path}: not JSON; expected what `gpushare prices STACK > {path.name}` writes") from None
     if not isinstance(doc, dict) or doc.get("kind") != SAVED_ANSWER_KIND or doc.get("version") != SAVED_ANSWER_VERSION \
             or not isinstance(doc.get("items"), dict) \

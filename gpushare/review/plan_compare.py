@@ -9,6 +9,7 @@ the resource's `ignoreChanges` do not count. An empty plan file stands for a sta
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -88,6 +89,9 @@ def parse_plan(text: str, source: str) -> Plan:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise MalformedPlanError(f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+                                 f"expected the output of `python -m gpushare plan STACK --json`") from None
+    except RecursionError:  # the decoder recurses per level; no plan is nested that deep
+        raise MalformedPlanError(f"{source}: nested too deeply to be a plan (over {sys.getrecursionlimit()} levels); "
                                  f"expected the output of `python -m gpushare plan STACK --json`") from None
     problems = []
     if not isinstance(doc, dict):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -133,6 +134,10 @@ def parse_preview(text: str, source: str) -> Preview:
     except json.JSONDecodeError as exc:
         raise MalformedPreviewError(
             f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            f"expected the output of `pulumi preview --json`") from None
+    except RecursionError:  # the decoder recurses per level; no preview is nested that deep
+        raise MalformedPreviewError(
+            f"{source}: nested too deeply to be a preview (over {sys.getrecursionlimit()} levels); "
             f"expected the output of `pulumi preview --json`") from None
     problems = _shape_problems(doc)
     if problems:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,11 @@ def read_stack_file(path: Path) -> StackFile:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(source, [ConfigProblem(where, f"not valid YAML: {problem}")]) from None
+    except RecursionError:
+        # The parser recurses per level: a file nested hundreds of levels deep (no stack file is) exhausts it.
+        problem = (f"nested too deeply to read (over {sys.getrecursionlimit()} levels of lists or mappings); a stack "
+                   "file's values are a few levels deep, so look for runaway brackets")
+        raise ConfigError(source, [ConfigProblem("(file)", problem)]) from None
     document = document if isinstance(document, dict) else {}
     problems = [ConfigProblem(str(key), f"unknown top-level key{did_you_mean(str(key), STACK_FILE_KEYS)}; "
                                         f"gpushare settings go under `config:`")
