@@ -82,7 +82,7 @@ def provider_kubeconfig(encoded: str, token: str | None = None, login: str | Non
 def _load(text: str) -> dict[str, Any]:
     try:
         document = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+    except (yaml.YAMLError, RecursionError) as err:
         raise KubeconfigError(f"AKS returned a kubeconfig that is not YAML ({err})") from None
     if not isinstance(document, dict) or not isinstance(document.get("clusters"), list):
         raise KubeconfigError("AKS returned a kubeconfig without clusters")

@@ -236,7 +236,7 @@ def _parse_config(text: str | None) -> Mapping | None:
         return None
     try:
         doc = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return None
     return doc if isinstance(doc, Mapping) else None
 

@@ -8,6 +8,7 @@ inside the project and a path works from anywhere.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +52,8 @@ def project_at(directory: Path) -> Project:
         raise error from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ProjectError(f"{path}: cannot be read: {exc}") from None
+    except RecursionError:  # the parser recurses per level; no project file is nested that deep
+        raise ProjectError(f"{path}: cannot be read: nested too deeply (over {sys.getrecursionlimit()} levels)") from None
     # Pulumi resolves `stackConfigDir` against the project directory (Pulumi docs, "Pulumi.yaml project file").
     configured = document.get("stackConfigDir") if isinstance(document, dict) else None
     if configured is not None and not isinstance(configured, str):

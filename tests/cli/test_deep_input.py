@@ -42,3 +42,11 @@ def test_a_json_input_nested_too_deeply(command, expected, deep_json, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"error: {deep_json}: {expected} (over ")
     assert "Traceback" not in err
+
+
+def test_a_project_file_nested_too_deeply(tmp_path, capsys):
+    (tmp_path / "Pulumi.yaml").write_text("name: " + "[" * DEPTH + "]" * DEPTH + "\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+
+    assert main(["plan", "dev", "--project", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'Pulumi.yaml'}: cannot be read: nested too deeply")
