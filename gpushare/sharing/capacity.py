@@ -88,6 +88,16 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig)
             f"pool {pool.name}: time-slicing gives {pool.sharing.replicas} pods per {device} with no memory or fault "
             f"isolation between them{advice}"
         )
+    if pool.sharing and pool.sharing.strategy is SharingStrategy.MPS:
+        # nvidia-cuda-mps-control(1): the control daemon (one per node and resource, the device plugin's
+        # mps-control-daemon) runs one MPS server at a time, as the UID of the client that started it; a client of
+        # another UID is queued until that server's clients are all done. The GPUs are in EXCLUSIVE_PROCESS mode
+        # (cmd/mps-control-daemon), so nothing runs around the server.
+        warnings.append(
+            f"pool {pool.name}: MPS serves one Linux user at a time on each node: a pod whose CUDA processes run as "
+            f"another UID than those already on the node's GPUs waits at CUDA start-up until they have all exited; "
+            f"run every pod on this pool as the same user (securityContext.runAsUser)"
+        )
     if pool.vm_size.note:
         warnings.append(f"pool {pool.name}: {pool.vm_size.note}")
     if pool.vm_size.described_by_stack:

@@ -115,6 +115,9 @@ def test_plan_json_marks_only_the_recreate_pool_unprotected(tmp_path, capsys):
 PROMISED_WARNINGS = {
     "time-slicing-isolation": "pool t4ts: time-slicing gives 4 pods per GPU with no memory or fault isolation "
                               "between them; use MIG for multi-tenant work",
+    "mps-one-user": "pool t4mps: MPS serves one Linux user at a time on each node: a pod whose CUDA processes run as "
+                    "another UID than those already on the node's GPUs waits at CUDA start-up until they have all "
+                    "exited; run every pod on this pool as the same user (securityContext.runAsUser)",
     "nc-a100-v4-capacity": "pool a100: Azure deploys no new NC_A100_v4 capacity; prefer NCads_H100_v5 for new pools",
     "one-resource-two-devices": "pools t4ts, t4mps all advertise nvidia.com/gpu.shared but for different devices "
                                 "(T4 16GB mps x4; T4 16GB time-slicing x4)",

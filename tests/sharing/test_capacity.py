@@ -66,6 +66,17 @@ def test_full_layouts_do_not_warn(profile):
     assert capacity_warnings(p, pool_capacity(p, SINGLE), NO_TENANTS) == []
 
 
+@pytest.mark.parametrize("strategy, warns", [(MPS, True), (TS, False)], ids=["mps", "time-slicing"])
+def test_mps_pools_say_that_one_user_at_a_time_gets_the_gpus(strategy, warns):
+    # nvidia-cuda-mps-control(1): one MPS server per node at a time, as one UID; a client of another UID waits.
+    p = pool("Standard_NC4as_T4_v3", sharing=Sharing(strategy, 4))
+    one_user = [w for w in capacity_warnings(p, pool_capacity(p, SINGLE), NO_TENANTS) if "one Linux user" in w]
+    assert one_user == ([
+        "pool p: MPS serves one Linux user at a time on each node: a pod whose CUDA processes run as another UID "
+        "than those already on the node's GPUs waits at CUDA start-up until they have all exited; run every pod on "
+        "this pool as the same user (securityContext.runAsUser)"] if warns else [])
+
+
 def test_one_resource_name_for_different_devices_warns():
     from gpushare.sharing.capacity import ambiguous_resource_warnings
 
