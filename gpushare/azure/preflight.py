@@ -64,7 +64,7 @@ from gpushare.stackfile.model import (
     own_subnets,
     pool_subnet,
 )
-from gpushare.stackfile.network_config import vnet_name, vnet_of
+from gpushare.stackfile.network_config import vnet_id, vnet_name, vnet_of
 
 AKS_DEFAULT_MAX_SURGE = "10%"
 """The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
@@ -304,7 +304,7 @@ def _existing_vnet_checks(stack: StackConfig, cluster: DeployedCluster | None) -
                                 f"the subnet is in VNet {vnet_name(pool.subnet_id)}, the cluster's "
                                 f"system pool in {vnet_name(system)}: AKS puts every node pool of a "
                                 "cluster in one VNet",
-                                f"use a subnet of {system.rsplit('/subnets/', 1)[0]}"))
+                                f"use a subnet of {vnet_id(system)}"))
     return checks
 
 

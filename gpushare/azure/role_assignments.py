@@ -22,6 +22,7 @@ from gpushare.azure.deployed import get_json, read_cluster_resource
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError
 from gpushare.stackfile.model import StackConfig, own_subnets
+from gpushare.stackfile.network_config import vnet_id
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
@@ -99,10 +100,9 @@ def _remove_or_delete(principal_id: str, key: str) -> str:
 def _move_to_vnet(subnet_id: str, principal_id: str) -> str:
     # Deleting the grant first would leave the cluster's identity unable to join nodes to the subnet until `up`
     # creates gpushare's: a grant on the VNet first keeps it (inherited, it does not collide with gpushare's).
-    vnet = subnet_id.split("/subnets/")[0]
     return (f"grant it on the VNet first, then delete the subnet's: az role assignment create --assignee-object-id "
-            f"{principal_id} --assignee-principal-type ServicePrincipal --role \"Network Contributor\" --scope {vnet}"
-            " && az role assignment delete --ids {id}")
+            f"{principal_id} --assignee-principal-type ServicePrincipal --role \"Network Contributor\" "
+            f"--scope {vnet_id(subnet_id)} && az role assignment delete --ids {{id}}")
 
 
 def read_assignments(subscription_id: str, planned: Iterable[PlannedAssignment], *,

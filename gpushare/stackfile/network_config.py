@@ -60,9 +60,14 @@ AKS_RESERVED_RANGES = tuple(ipaddress.ip_network(cidr) for cidr in (
 concepts-network-cni-overview.md): 172.16.0.0/12, for one, contains two of them."""
 
 
+def vnet_id(subnet_id: str) -> str:
+    """The ARM ID of a subnet's VNet, as written: what a message tells the user to use."""
+    return subnet_id.rsplit("/subnets/", 1)[0]
+
+
 def vnet_of(subnet_id: str) -> str:
-    """The VNet part of a subnet's ARM ID, lowercased (ARM IDs compare case-insensitively)."""
-    return subnet_id.rsplit("/subnets/", 1)[0].lower()
+    """`vnet_id`, lowercased for comparing (ARM IDs compare case-insensitively)."""
+    return vnet_id(subnet_id).lower()
 
 
 def vnet_name(subnet_id: str) -> str:
@@ -146,8 +151,7 @@ def check_pool_subnets(c: Checker, network: Network, raw_pools: Any, pools: Sequ
             where = f"{POOLS_KEY}[{indexes.get(pool.name, '?')}].subnetId"
             c.add(where, f"pool {pool.name}'s subnet is in VNet {vnet_name(pool.subnet_id)}, but the cluster's "
                          f"({CLUSTER_KEY}.network.subnetId) is in {vnet_name(network.subnet_id)}: AKS puts every "
-                         f"node pool of a cluster in one VNet; use a subnet of "
-                         f"{network.subnet_id.rsplit('/subnets/', 1)[0]}")
+                         f"node pool of a cluster in one VNet; use a subnet of {vnet_id(network.subnet_id)}")
 
 
 def _network(c: Checker, value: Any, path: str) -> ipaddress.IPv4Network | None:
