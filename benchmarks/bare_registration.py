@@ -10,18 +10,24 @@ the same URNs), providers, depends_on, protect, ignore/replace options, secret i
 process ends as the `gpushare` command's does (`gpushare.cli.run_as_command`: collector off, no teardown). What `plan`
 spends beyond this is gpushare's own work: validation, the domain logic, the typed SDK classes and the Output plumbing.
 
-`register OUT --typed` first imports the typed SDK class of every recorded type (pulumi_azure_native's,
-pulumi_kubernetes's), then registers the same generic resources: the floor for any program that declares these
-resources through the providers' Python SDKs, as gpushare must (the SDKs build every input class's type hints when
-their modules load). What `plan` spends beyond this run is gpushare's own code.
+`register OUT --typed` declares the same resources through their typed SDK classes instead (pulumi_azure_native's,
+pulumi_kubernetes's: `AgentPool(name, agent_pool_name=..., opts=...)`), each recorded input as the class's keyword
+argument, with the same options: the floor for any program that declares these resources through the providers'
+Python SDKs, as gpushare must. It pays what those classes cost: their imports (the SDKs build every input class's
+type hints when their modules load) and their work per resource (every property of the class, set or not, becomes
+an Output of the registration). What `plan` spends beyond this run is gpushare's own code.
+
+Either replay exits non-zero unless it registered exactly the recorded resources with exactly the recorded inputs.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +61,28 @@ def sdk_class(type_token: str) -> type:
     return getattr(importlib.import_module(f"pulumi_{package.replace('-', '_')}.{module}"), name)
 
 
+def typed_constructor(type_token: str) -> Callable[[str, dict[str, Any], Any], Any]:
+    """Declares a recorded resource through its typed SDK class: each recorded wire name becomes the class's keyword
+    argument (`resourceName` is AgentPool's `resource_name_`), nested values stay as recorded."""
+    import pulumi._types
+
+    cls = sdk_class(type_token)
+    module = sys.modules[cls.__module__]
+    # The resource's own Args class is the one input type its module defines (AgentPoolArgs, ConfigMapInitArgs).
+    args_class = next(v for v in vars(module).values() if isinstance(v, type) and v.__module__ == module.__name__
+                      and pulumi._types.is_input_type(v))
+    wire_names = pulumi._types.input_type_py_to_pulumi_names(args_class)
+    keyword_for = {wire_names[p.rstrip("_") if p not in wire_names else p]: p
+                   for p in list(inspect.signature(cls._internal_init).parameters)[3:] if p != "__props__"}
+
+    def construct(name: str, props: dict[str, Any], opts: Any) -> Any:
+        unknown = sorted(set(props) - set(keyword_for))
+        if unknown:
+            raise SystemExit(f"{type_token} {name}: {cls.__name__} takes no input named {', '.join(unknown)}")
+        return cls(name, opts=opts, **{keyword_for[key]: value for key, value in props.items()})
+    return construct
+
+
 def register(recorded: Path, typed: bool = False) -> int:
     import pulumi
 
@@ -62,10 +90,7 @@ def register(recorded: Path, typed: bool = False) -> int:
 
     document = json.loads(recorded.read_text())
     resources: list[dict[str, Any]] = document["resources"]
-    if typed:
-        for r in resources:
-            if r["custom"]:
-                sdk_class(r["type"])
+    constructors = {r["type"]: typed_constructor(r["type"]) for r in resources if r["custom"]} if typed else {}
 
     def program() -> None:
         by_name: dict[str, pulumi.Resource] = {}
@@ -89,7 +114,9 @@ def register(recorded: Path, typed: bool = False) -> int:
                 aliases=[a["urn"] if "urn" in a else pulumi.Alias(name=a["name"], parent=a["parentUrn"])
                          for a in r["aliases"] if a.get("urn") or a.get("name")] or None,
             )
-            if r["type"].startswith(PROVIDER_PREFIX):
+            if typed:
+                resource = constructors[r["type"]](r["name"], props, opts)
+            elif r["type"].startswith(PROVIDER_PREFIX):
                 resource: pulumi.Resource = pulumi.ProviderResource(
                     r["type"][len(PROVIDER_PREFIX):], r["name"], props, opts)
             else:
@@ -101,10 +128,11 @@ def register(recorded: Path, typed: bool = False) -> int:
     def identity(r: dict[str, Any]) -> tuple:
         return (r["type"], r["name"], r["parent"], r["provider"], r["protect"], tuple(r["depends_on"]))
 
-    replayed = sorted(identity(dataclasses.asdict(r)) for r in recording.resources)
-    if replayed != sorted(identity(r) for r in resources):
-        raise SystemExit(f"the replay registered other resources than the plan recorded ({len(replayed)} of "
-                         f"{len(resources)})")
+    replayed = sorted(identity(dataclasses.asdict(r)) + (json.dumps(r.inputs, sort_keys=True),)
+                      for r in recording.resources)
+    if replayed != sorted(identity(r) + (json.dumps(r["inputs"], sort_keys=True),) for r in resources):
+        raise SystemExit(f"the replay registered other resources or inputs than the plan recorded "
+                         f"({len(replayed)} of {len(resources)})")
     return len(recording.resources)
 
 

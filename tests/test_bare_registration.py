@@ -1,5 +1,6 @@
-"""`make bench`'s baseline: the bare replay registers exactly what the plan recorded (same types, names, parents,
-providers and options), so plan/bare measures what gpushare adds on top of the registrations themselves."""
+"""`make bench`'s yardsticks: the bare and the typed replays register exactly what the plan recorded (same types,
+names, parents, providers, options and inputs), so plan/bare measures what gpushare adds on top of the registrations
+themselves, and plan/typed what it adds on top of the providers' typed SDK classes."""
 
 import subprocess
 import sys
@@ -38,3 +39,39 @@ def test_the_typed_yardstick_finds_the_sdk_class_of_every_recorded_type(tmp_path
     result = subprocess.run([sys.executable, "-m", "benchmarks.bare_registration", "register", str(recording),
                              "--typed"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_typed_replay_declares_each_resource_through_its_sdk_class():
+    import pulumi
+
+    from benchmarks.bare_registration import typed_constructor
+    from gpushare.render.mock_engine import run_pulumi
+
+    # AgentPool's `resourceName` input is the class's `resource_name_` (its first argument is the Pulumi name).
+    registered = []
+
+    def program():
+        registered.append(typed_constructor("azure-native:containerservice:AgentPool")(
+            "gpu", {"agentPoolName": "gpu", "resourceGroupName": "rg", "resourceName": "aks", "count": 2},
+            pulumi.ResourceOptions()))
+    recording = run_pulumi(program, stack="dev", preview=True)
+    assert type(registered[0]).__name__ == "AgentPool"
+    assert recording.resources[0].inputs == {"agentPoolName": "gpu", "resourceGroupName": "rg", "resourceName": "aks",
+                                             "count": 2}
+
+
+def test_a_typed_replay_that_registers_other_inputs_than_recorded_fails(tmp_path):
+    import json
+
+    recording = tmp_path / "dev.recording.json"
+    subprocess.run([sys.executable, "-m", "benchmarks.bare_registration", "record",
+                    str(ROOT / "stacks" / "Pulumi.dev.yaml"), str(recording)], cwd=ROOT, check=True)
+    document = json.loads(recording.read_text())
+    # The typed ConfigMap class sets its own `kind`, whatever the recording says: the replay must notice.
+    config_map = next(r for r in document["resources"] if r["type"] == "kubernetes:core/v1:ConfigMap")
+    config_map["inputs"]["kind"] = "NotAConfigMap"
+    recording.write_text(json.dumps(document))
+    result = subprocess.run([sys.executable, "-m", "benchmarks.bare_registration", "register", str(recording),
+                             "--typed"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert "other resources or inputs than the plan recorded" in result.stderr
