@@ -114,10 +114,11 @@ def register(recorded: Path, typed: bool = False) -> int:
                 aliases=[a["urn"] if "urn" in a else pulumi.Alias(name=a["name"], parent=a["parentUrn"])
                          for a in r["aliases"] if a.get("urn") or a.get("name")] or None,
             )
+            resource: pulumi.Resource
             if typed:
                 resource = constructors[r["type"]](r["name"], props, opts)
             elif r["type"].startswith(PROVIDER_PREFIX):
-                resource: pulumi.Resource = pulumi.ProviderResource(
+                resource = pulumi.ProviderResource(
                     r["type"][len(PROVIDER_PREFIX):], r["name"], props, opts)
             else:
                 resource = pulumi.CustomResource(r["type"], r["name"], props, opts)
