@@ -47,10 +47,10 @@ def test_the_typed_replay_declares_each_resource_through_its_sdk_class():
     from benchmarks.bare_registration import typed_constructor
     from gpushare.render.mock_engine import run_pulumi
 
-    # AgentPool's `resourceName` input is the class's `resource_name_` (its first argument is the Pulumi name).
     registered = []
 
     def program():
+        # AgentPool's `resourceName` input is the class's `resource_name_` (its first argument is the Pulumi name).
         registered.append(typed_constructor("azure-native:containerservice:AgentPool")(
             "gpu", {"agentPoolName": "gpu", "resourceGroupName": "rg", "resourceName": "aks", "count": 2},
             pulumi.ResourceOptions()))
