@@ -34,7 +34,15 @@ from collections.abc import Callable, Mapping
 from gpushare.azure import cluster_baseline as baseline
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
-from gpushare.azure.guard import DEPLOYED_FILE_ENV, GuardReport, Violation, carry_on_without, check_for_program
+from gpushare.azure.guard import (
+    DEPLOYED_FILE_ENV,
+    NONE_SUBNET,
+    NOT_REPORTED,
+    GuardReport,
+    Violation,
+    carry_on_without,
+    check_for_program,
+)
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.stackfile.model import StackConfig
 
@@ -72,8 +80,6 @@ CLUSTER_CREATE_ONLY: dict[str, tuple[str, str | None]] = {
 """Each create-only cluster setting: why AKS cannot apply a change in place, and the out-of-band migration if any."""
 
 NONE_SHOWN = "(none)"
-NONE_SUBNET = "none (a VNet AKS manages)"
-NOT_REPORTED = (None, "not reported")
 
 
 def _text(value: str | None, default: str | None = None) -> tuple[str, str]:

@@ -359,8 +359,14 @@ def _price(usd: float) -> tuple[float, str]:
     return usd, "-1 (up to the on-demand price)" if usd == SPOT_MARKET_PRICE else f"{usd:g} USD per node-hour"
 
 
+NONE_SUBNET = "none (a VNet AKS manages)"
+"""How a pool or cluster without a subnet of its own is shown."""
+NOT_REPORTED = (None, "not reported")
+"""A deployed setting Azure does not report: never compared (the cluster guard too)."""
+
+
 def _subnet(subnet_id: str | None) -> tuple[str, str]:
-    return (subnet_id.lower(), subnet_id) if subnet_id else ("", "none (a VNet AKS manages)")
+    return (subnet_id.lower(), subnet_id) if subnet_id else ("", NONE_SUBNET)
 
 
 def _wanted_settings(stack: StackConfig, pool: GpuPool) -> dict[str, tuple[object, str]]:
@@ -397,7 +403,7 @@ def _deployed_settings(live: DeployedPool) -> dict[str, tuple[object, str]]:
         "maxPods": _number(live.max_pods),
         "scaleSetPriority": _text(live.scale_set_priority or "Regular"),
         "scaleSetEvictionPolicy": _text(live.scale_set_eviction_policy or "Delete"),
-        "spotMaxPrice": _price(live.spot_max_price) if live.spot_max_price is not None else (None, "not reported"),
+        "spotMaxPrice": _price(live.spot_max_price) if live.spot_max_price is not None else NOT_REPORTED,
         "vnetSubnetID": _subnet(live.vnet_subnet_id),
     }
 
