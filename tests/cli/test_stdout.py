@@ -33,7 +33,6 @@ def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(args):
     assert result.returncode == CLOSED_PIPE_EXIT == 0, result.stderr
 
 
-
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux): every write fails with ENOSPC")
 @pytest.mark.parametrize("args", [["schema"], ["plan", "dev", "--json"]], ids=["schema", "plan"])
 def test_output_that_cannot_be_written_is_an_error_not_a_traceback(args):
