@@ -88,8 +88,12 @@ def register(recorded: Path, typed: bool = False) -> int:
 
     from gpushare.render.mock_engine import run_pulumi
 
-    document = json.loads(recorded.read_text())
-    resources: list[dict[str, Any]] = document["resources"]
+    try:
+        document = json.loads(recorded.read_text())
+        resources: list[dict[str, Any]] = document["resources"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{recorded}: not a recording ({exc}); write one with `bare_registration.py record "
+                         f"STACK_FILE {recorded}`") from None
     constructors = {r["type"]: typed_constructor(r["type"]) for r in resources if r["custom"]} if typed else {}
 
     def program() -> None:

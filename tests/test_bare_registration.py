@@ -75,3 +75,11 @@ def test_a_typed_replay_that_registers_other_inputs_than_recorded_fails(tmp_path
                              "--typed"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode != 0
     assert "other resources or inputs than the plan recorded" in result.stderr
+
+
+def test_a_missing_recording_is_a_one_line_error(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "benchmarks.bare_registration", "register",
+                             str(tmp_path / "none.json")], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"{tmp_path / 'none.json'}: not a recording")
