@@ -43,7 +43,7 @@ from gpushare.components.subnet_access import SubnetAccess, SubnetAccessArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.run_length import long_run_warning
-from gpushare.kubernetes.tenants import tenant_warnings
+from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
 from gpushare.sharing.autoscaling import pool_tags
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
 from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
@@ -143,7 +143,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     for pool, capacity in capacities:
         for warning in capacity_warnings(pool, capacity, validated):
             pulumi.log.warn(warning)
-    for warning in [*ambiguous_resource_warnings(capacities, validated), *tenant_warnings(validated)]:
+    for warning in [*ambiguous_resource_warnings(capacities, validated), *tenant_warnings(validated),
+                    *pod_security_warnings(validated)]:
         pulumi.log.warn(warning)
 
     access = ClusterAccess("cluster-access", ClusterAccessArgs(

@@ -1,5 +1,6 @@
 """The admission policy for every namespace that is no tenant's: GPU pods there may use only the pools no tenant
-lists (`gpushare.kubernetes.tenants.shared_pool_policy`). Registered only when the stack has tenants."""
+lists (`gpushare.kubernetes.tenants.shared_pool_policy`); and the one that judges debug containers in the exempt
+namespaces (`exempt_debug_policy`). Registered only when the stack has tenants."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 import pulumi
 
 from gpushare.components.tenant import register_manifest
-from gpushare.kubernetes.tenants import shared_pool_policy
+from gpushare.kubernetes.tenants import exempt_debug_policy, shared_pool_policy
 from gpushare.stackfile.model import StackConfig
 
 
@@ -30,12 +31,15 @@ class SharedGpuPools(pulumi.ComponentResource):
     """The ValidatingAdmissionPolicy's name."""
 
     def __init__(self, name: str, args: SharedGpuPoolsArgs, opts: pulumi.ResourceOptions | None = None):
-        policy_manifest, binding_manifest = shared_pool_policy(args.stack)
         super().__init__("gpushare:tenant:SharedGpuPools", name, None, opts)
         after = list(args.depends_on)
-        policy = register_manifest(f"{name}-policy", policy_manifest,
-                                   pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after))
-        register_manifest(f"{name}-binding", binding_manifest,
-                          pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[*after, policy]))
-        self.policy_name = policy.metadata.name
+        policies = []
+        for prefix, (policy_manifest, binding_manifest) in ((name, shared_pool_policy(args.stack)),
+                                                            (f"{name}-debug", exempt_debug_policy(args.stack))):
+            policy = register_manifest(f"{prefix}-policy", policy_manifest,
+                                       pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after))
+            register_manifest(f"{prefix}-binding", binding_manifest,
+                              pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[*after, policy]))
+            policies.append(policy)
+        self.policy_name = policies[0].metadata.name
         self.register_outputs({"policy_name": self.policy_name})

@@ -4,8 +4,10 @@ Everything is plain Kubernetes (no controller to run). Per tenant: a Namespace, 
 resources its pools advertise, a LimitRange whose container defaults make requests equal limits, `edit`
 RoleBindings for its Entra ID groups, and a ValidatingAdmissionPolicy (`admissionregistration.k8s.io/v1`, GA in
 Kubernetes 1.30) with its binding. One more policy covers every other namespace: pods there that could run on a GPU
-node may use only the pools no tenant lists, DaemonSets' pods excepted. `kube-system` and the GPU Operator's
-namespace are exempt. Who is judged, the device rules and UPDATE: see "the admission policy" below.
+node may use only the pools no tenant lists, except the workloads of `gpushare:platform` namespaces on their pools.
+`kube-system` and the GPU Operator's namespace are exempt. Who is judged, the device rules and UPDATE: see "the
+admission policy" below. The suite judges these policies with the API server's own ValidatingAdmissionPolicy plugin
+(`tools/vapcheck`).
 
 Admission order decides what the policy sees (kubernetes/website `access-authn-authz/admission-controllers.md`,
 "mutating then validating"; `pkg/apis/core/v1/defaults.go` `SetDefaults_Pod`; `plugin/pkg/admission/limitranger`):
@@ -227,6 +229,19 @@ def _promise_warning(promise: PoolPromise) -> str:
             f"pool's max")
 
 
+def pod_security_warnings(stack: StackConfig) -> list[str]:
+    """The namespaces the shared policy judges keep the Pod Security level their owners set, which gpushare cannot
+    see offline: a privileged container there sees every GPU of its node."""
+    if not stack.tenants:
+        return []
+    platform = "".join(f", {ns.name}" for ns in stack.platform)
+    return [f"Pod Security: gpushare enforces baseline in the tenants' namespaces only; the namespaces the shared "
+            f"policy judges (default{platform} and every add-on's) keep whatever level they have, and a privileged "
+            f"container there sees every GPU of its node, past the device plugin and the policies; label each with "
+            f"{POD_SECURITY_LABEL}=baseline (or restricted) unless it must run privileged pods, and keep write access "
+            f"to those to admins"]
+
+
 def tenant_warnings(stack: StackConfig) -> list[str]:
     """A quota above what the tenant's pools can ever advertise (at autoscale max) never binds; quotas that promise
     more of a shared pool than it has; namespaces left with no GPU pool: say so."""
@@ -301,9 +316,37 @@ def _cel_list(items: list[str] | tuple[str, ...]) -> str:
 DEVICE_ENV_VARS = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
                    "NVIDIA_IMEX_CHANNELS")
 """The variables the NVIDIA container toolkit reads to choose a container's devices (see above)."""
+GATED_DEVICE_ENV_VARS = ("NVIDIA_MOFED", "NVIDIA_NVSWITCH", "NVIDIA_GDS", "NVIDIA_GDRCOPY")
+"""Optional devices the toolkit adds to a container that already has GPUs, when the variable is exactly `enabled`,
+in its legacy and csv modes: /dev/infiniband/uverbs* and rdma_cm, /dev/nvidia-nvswitch*, /dev/nvidia-fs*,
+/dev/gdrdrv (NVIDIA/nvidia-container-toolkit v1.20.0 `internal/modifier/gated.go` newFeatureGatedModifier and
+`internal/modifier/cdi.go` gatedDevices; `internal/modifier/mode.go` supportedModifierTypes runs the feature-gated
+modifier in every mode but cdi). No device plugin allocates them."""
+GATE_ON = "enabled"
 VISIBLE_DEVICES = DEVICE_ENV_VARS[0]
 NO_DEVICES = ("void", "none")
 """Values of a device variable that give no device."""
+CDI_ANNOTATION_DOMAIN = "cdi.k8s.io/"
+"""CDI device requests by annotation: the toolkit prefers them over every other device list
+(`internal/config/image/cuda_image.go` VisibleDevices; its default prefix is `cdi.k8s.io/`, `api/config/v1/
+config.go`), and the device plugin's cdi-annotations strategy writes them under `<prefix>cdi.k8s.io/`."""
+NVIDIA_RUNTIME_CLASS_PREFIX = "nvidia"
+"""The runtime classes of NVIDIA's runtime: the operator's `nvidia`, `nvidia-cdi`, `nvidia-legacy` and AKS's
+`nvidia-container-runtime`. A GPU pod never needs one: on AKS's driver that runtime is already the default, and with
+the operator's driver the device plugin hands devices by CDI, which containerd applies itself; naming one runs a pod
+through the runtime that reads the image's NVIDIA_VISIBLE_DEVICES."""
+CONTROLLER_USERS = (
+    "system:kube-controller-manager",
+    *(f"system:serviceaccount:kube-system:{controller}-controller"
+      for controller in ("daemon-set", "replicaset", "statefulset", "job")),
+)
+"""Who creates a workload's pods: each controller's own service account when kube-controller-manager runs with
+`--use-service-account-credentials` (kubeadm's default since kubernetes/kubernetes#41759; AKS's predecessor
+acs-engine set it with RBAC, Azure/acs-engine#2066), otherwise the controller manager's own identity. AKS does not
+document which it runs, so both are accepted. Only the control plane can authenticate as either."""
+AGENT_POOL_LABELS = ("kubernetes.azure.com/agentpool", "agentpool")
+"""The labels AKS puts on every node with its agent pool's name: a pod that selects a pool gpushare does not manage
+by one of them cannot land on a gpushare pool."""
 POOLS_ANNOTATION = "gpushare.io/pools"
 """On each policy: the pools it lets its namespaces use, comma-separated (what `report` reads back)."""
 TENANT_TAINT_KEY = TENANT_LABEL
@@ -317,9 +360,16 @@ POD_SPEC_EXPRESSION = (
 """The pod spec judged: the Pod's own, or the template of the Pods a workload creates (`dyn`: one expression
 serves every matched kind without type-check warnings for fields another kind lacks)."""
 CONTAINERS_EXPRESSION = "variables.podSpec.containers + variables.podSpec.?initContainers.orValue([])"
-_REQUESTS_GPU = (f"(c.?resources.?limits.orValue({{}}).exists(r, r.startsWith('{GPU_RESOURCE_PREFIX}')) || "
-                 f"c.?resources.?requests.orValue({{}}).exists(r, r.startsWith('{GPU_RESOURCE_PREFIX}')))")
-"""Container `c` asks for a GPU resource."""
+_REQUESTS_GPU = " || ".join(
+    f"c.?resources.?{part}.orValue({{}}).exists(r, r.startsWith('{GPU_RESOURCE_PREFIX}') && "
+    f"sign(quantity(c.resources.{part}[r])) > 0)" for part in ("limits", "requests"))
+_REQUESTS_GPU = f"({_REQUESTS_GPU})"
+"""Container `c` asks for a positive quantity of a GPU resource. Zero is no request: the kubelet's device manager
+allocates nothing for it and sets no device variable, so the image's own NVIDIA_VISIBLE_DEVICES would reach the
+runtime (`_ZERO_GPU` refuses it)."""
+_ZERO_GPU_IN = ("c.?resources.?{part}.orValue({{}}).filter(r, r.startsWith('" + GPU_RESOURCE_PREFIX +
+                "') && sign(quantity(c.resources.{part}[r])) == 0)")
+_ZERO_GPU = " + ".join(_ZERO_GPU_IN.format(part=part) for part in ("limits", "requests"))
 GPU_POD_EXPRESSION = f"variables.containers.exists(c, {_REQUESTS_GPU})"
 POOL_EXPRESSION = f"variables.podSpec.?nodeSelector[?'{POOL_LABEL}'].orValue('')"
 TOLERATIONS_EXPRESSION = "variables.podSpec.?tolerations.orValue([])"
@@ -339,11 +389,17 @@ SELECTS_POOL_EXPRESSION = (
     f"p.preference.?matchExpressions.orValue([]).exists(e, e.key == '{POOL_LABEL}'))"
 )
 REACHES_GPU_NODES = "(size(variables.gpuTolerations) > 0 || variables.selectsPool || variables.nodeName != '')"
-DAEMON_SET_POD_EXPRESSION = (
-    "request.kind.kind == 'DaemonSet' || (request.kind.kind == 'Pod' && "
-    "object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet' && o.?controller.orValue(false)))"
-)
-"""A DaemonSet or one of its Pods (the controller sets a controller ownerReference on each)."""
+AGENT_POOLS_EXPRESSION = ("[" + ", ".join(f"variables.podSpec.?nodeSelector[?'{label}'].orValue('')"
+                                           for label in AGENT_POOL_LABELS) + "].filter(v, v != '')")
+
+
+def _aimed_elsewhere_expression(managed: list[str]) -> str:
+    """The pod selects, by AKS's agent pool label, only a pool gpushare does not manage, and no gpushare pool: it
+    can run only there, so the pool binding does not apply (the device rules still do)."""
+    return (f"variables.pool == '' && size(variables.agentPools) > 0 && "
+            f"variables.agentPools.all(v, !(v in {_cel_list(managed)}))")
+
+
 REACH_EXPRESSION = (
     "variables.gpuPod ? 'a container requests a GPU'"
     " : size(variables.gpuTolerations) > 0 ? 'spec.tolerations[' + "
@@ -368,15 +424,19 @@ def _per_container(condition: str, detail: str) -> str:
     return " + ".join(parts)
 
 
-_BAD_DEVICE_ENV = (f"e.name in {_cel_list(DEVICE_ENV_VARS)} && "
-                   f"(has(e.valueFrom) || !(e.?value.orValue('') in {_cel_list(NO_DEVICES)}))")
+_BAD_DEVICE_ENV = (f"(e.name in {_cel_list(DEVICE_ENV_VARS)} && "
+                   f"(has(e.valueFrom) || !(e.?value.orValue('') in {_cel_list(NO_DEVICES)}))) || "
+                   f"(e.name in {_cel_list(GATED_DEVICE_ENV_VARS)} && "
+                   f"(has(e.valueFrom) || e.?value.orValue('') == '{GATE_ON}'))")
 DEVICE_ENV_EXPRESSION = _per_container(
     f"c.?env.orValue([]).exists(e, {_BAD_DEVICE_ENV})",
     f"c.env.filter(e, {_BAD_DEVICE_ENV}).map(e, '.env[' + string(c.env.indexOf(e)) + '] sets ' + e.name + "
     "(has(e.valueFrom) ? ' from valueFrom' : '=' + e.?value.orValue('')))[0]",
 )
-"""Containers whose `env` sets a device variable to anything but void/none, first such entry each."""
-_UNSAFE_ENV_FROM = f"{_cel_list(DEVICE_ENV_VARS)}.exists(v, v.startsWith(f.?prefix.orValue('')))"
+"""Containers whose `env` sets a device variable to anything but void/none, or an optional-device variable to
+`enabled` (or from valueFrom, whose value admission cannot see), first such entry each."""
+_UNSAFE_ENV_FROM = (f"{_cel_list(DEVICE_ENV_VARS + GATED_DEVICE_ENV_VARS)}"
+                    ".exists(v, v.startsWith(f.?prefix.orValue('')))")
 UNSAFE_ENV_FROM_EXPRESSION = _per_container(
     f"{_REQUESTS_GPU} && c.?envFrom.orValue([]).exists(f, {_UNSAFE_ENV_FROM})",
     f"c.envFrom.filter(f, {_UNSAFE_ENV_FROM}).map(f, '.envFrom[' + string(c.envFrom.indexOf(f)) + ']')[0]",
@@ -389,6 +449,20 @@ NO_VOID_EXPRESSION = _per_container(
     "' (' + c.name + ')'",
 )
 """Containers without a GPU request that do not set NVIDIA_VISIBLE_DEVICES=void themselves."""
+ZERO_GPU_EXPRESSION = _per_container(f"size({_ZERO_GPU}) > 0", f"' asks for 0 ' + ({_ZERO_GPU})[0]")
+"""Containers that ask for 0 of an `nvidia.com/` resource, naming the first (a negative quantity never reaches
+admission: object validation refuses it first)."""
+POD_METADATA_EXPRESSION = (
+    "request.kind.kind == 'Pod' ? object.metadata"
+    " : request.kind.kind == 'CronJob' ? dyn(object.spec).jobTemplate.spec.template.?metadata.orValue({})"
+    " : dyn(object.spec).template.?metadata.orValue({})"
+)
+CDI_ANNOTATIONS_EXPRESSION = (
+    f"variables.podMetadata.?annotations.orValue({{}}).filter(k, k.startsWith('{CDI_ANNOTATION_DOMAIN}') || "
+    f"k.contains('.{CDI_ANNOTATION_DOMAIN}'))"
+)
+"""Annotations that request CDI devices (`cdi.k8s.io/...`, `<prefix>.cdi.k8s.io/...`)."""
+RUNTIME_CLASS_EXPRESSION = "variables.podSpec.?runtimeClassName.orValue('')"
 NOT_GUARANTEED_EXPRESSION = (
     "variables.containers.filter(c, !['cpu', 'memory'].all(r, "
     "c.?resources.?limits[?r].or(variables.defaults[?r]).hasValue() && "
@@ -399,7 +473,14 @@ NOT_GUARANTEED_EXPRESSION = (
 """Names of containers whose CPU or memory request differs from its limit, or that has none. A Pod arrives
 defaulted (requests from limits, then the LimitRange); for a template the same defaults are applied here."""
 KIND_PREFIX_EXPRESSION = "(request.kind.kind == 'Pod' ? '' : request.kind.kind + ' pod template: ')"
-DEBUG_EXPRESSION = "request.kind.kind == 'Pod' && request.subResource == 'ephemeralcontainers'"
+# The request's optional fields are read with optional syntax: the plugin builds `request` from
+# admissionv1.AdmissionRequest through the unstructured converter, and `subResource`, `namespace`, `name`,
+# `userInfo.username` and `userInfo.groups` are `omitempty` there (k8s.io/api admission/v1 types.go,
+# authentication/v1 types.go), so an empty one is no key at all and a plain read fails the request
+# ("no such key"), which `failurePolicy: Fail` turns into a denial of every pod.
+NAMESPACE_EXPRESSION = "request.?namespace.orValue('')"
+USERNAME_EXPRESSION = "request.userInfo.?username.orValue('')"
+DEBUG_EXPRESSION = "request.kind.kind == 'Pod' && request.?subResource.orValue('') == 'ephemeralcontainers'"
 """A debug container being added (`kubectl debug`: the pods/ephemeralcontainers subresource). Its environment is
 judged like any container's; the rest of the pod was judged when it was created or last changed."""
 SUBJECT_EXPRESSION = "(variables.gpuPod ? 'GPU pods' : 'Pods that can run on GPU nodes (' + variables.reach + ')')"
@@ -420,10 +501,15 @@ def _defaults_expression(defaults: dict[str, str]) -> str:
     return f"request.kind.kind == 'Pod' ? {{}} : {template}"
 
 
-def _match_constraints() -> dict[str, Any]:
+DEBUG_CONTAINER_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                        "resources": ["pods/ephemeralcontainers"]}
+
+
+def _match_constraints(debug_only: bool = False) -> dict[str, Any]:
+    if debug_only:
+        return {"resourceRules": [dict(DEBUG_CONTAINER_RULE)]}
     rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]},
-             {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
-              "resources": ["pods/ephemeralcontainers"]}]
+             dict(DEBUG_CONTAINER_RULE)]
     rules += [{"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                "resources": list(resources)} for group, resources in GUARDED_WORKLOADS]
     return {"resourceRules": rules}
@@ -436,28 +522,33 @@ def pool_message(namespace: str, pools: list[str]) -> str:
 def _pool_validation(message: str, namespace_expression: str, tail: str, pools: list[str]) -> dict[str, str]:
     got = "(variables.pool == '' ? '' : '; got ' + variables.pool)"
     return {
-        "expression": f"variables.debug || !variables.judged || variables.pool in {_cel_list(pools)}",
+        "expression": (f"variables.debug || !variables.judged || variables.aimedElsewhere || "
+                       f"variables.pool in {_cel_list(pools)}"),
         "message": message,
         "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + {SUBJECT_EXPRESSION} + ' in namespace ' + "
                               f"{namespace_expression} + {_cel_string(tail)} + {got}"),
     }
 
 
-def _list_validation(variable: str, message: str, tail: str) -> dict[str, str]:
-    """Refused while `variables.<variable>` (field paths) is not empty; the message names the first, then `tail`."""
+def _list_validation(variable: str, message: str, tail: str, unless: str = "") -> dict[str, str]:
+    """Refused while `variables.<variable>` (field paths) is not empty, unless `unless` holds; the message names the
+    first, then `tail`."""
     return {
-        "expression": f"size(variables.{variable}) == 0",
+        "expression": f"{unless + ' || ' if unless else ''}size(variables.{variable}) == 0",
         "message": message,
         "messageExpression": f"{KIND_PREFIX_EXPRESSION} + variables.{variable}[0] + {_cel_string(tail)}",
     }
 
 
-def _device_validations(judged_pods: str) -> list[dict[str, str]]:
+def _device_validations(judged_pods: str, exempt: str = "") -> dict[str, dict[str, str]]:
+    """The device rules by the variable each reads; `exempt`: a CEL condition under which all but the zero-quantity
+    rule pass (platform workloads)."""
     no_devices = "/".join(NO_DEVICES)
     env = ("containers must not set NVIDIA device variables (" + ", ".join(DEVICE_ENV_VARS) +
-           f") in env to anything but {no_devices}: the NVIDIA container toolkit would give the container the GPUs "
-           "they name, past the device plugin; remove the variable (the device plugin sets it for the GPUs a "
-           "container requests) or set it to void")
+           f") in env to anything but {no_devices}, nor " + ", ".join(GATED_DEVICE_ENV_VARS) +
+           f" to {GATE_ON}: the NVIDIA container toolkit would give the container the GPUs or devices they name, "
+           "past the device plugin; remove the variable (the device plugin sets it for the GPUs a container "
+           "requests) or set it to void")
     env_from = ("GPU containers' envFrom must have a prefix that cannot spell an NVIDIA device variable: a key "
                 f"{VISIBLE_DEVICES} would override the GPUs the device plugin allocated; set envFrom[].prefix "
                 "(e.g. APP_) or list the keys in env")
@@ -465,16 +556,35 @@ def _device_validations(judged_pods: str) -> list[dict[str, str]]:
             "the NVIDIA runtime is containerd's default and gives a container the GPUs its image's "
             f"{VISIBLE_DEVICES} names (nvidia/cuda images set all); add "
             f"{{name: {VISIBLE_DEVICES}, value: void}} to its env")
-    return [
-        _list_validation("deviceEnv", env, " (" + env + ")"),
-        _list_validation("unsafeEnvFrom", env_from, " has no safe prefix (" + env_from + ")"),
-        {**_list_validation("noVoid", void, ": " + void),
-         "expression": "!variables.judged || size(variables.noVoid) == 0"},
-    ]
+    zero = (f"containers must not ask for 0 of a {GPU_RESOURCE_PREFIX} resource: the device plugin allocates "
+            f"nothing for it, so the image's own {VISIBLE_DEVICES} (all, in nvidia/cuda images) would reach the "
+            "NVIDIA runtime; ask for 1 or more, or remove the resource")
+    cdi = (f"pods must not carry {CDI_ANNOTATION_DOMAIN} annotations: the NVIDIA toolkit and containerd give a "
+           "container the CDI devices they name before any other device list, past the device plugin; remove the "
+           "annotation (the device plugin requests a GPU container's devices itself)")
+    runtime = (f"{judged_pods} must not set spec.runtimeClassName to an NVIDIA runtime class: GPU pods get their "
+               "devices from the device plugin without one, and with one the NVIDIA runtime would read the image's "
+               f"{VISIBLE_DEVICES}; remove spec.runtimeClassName")
+    unless = " || ".join(part for part in (exempt, "variables.debug") if part)
+    return {
+        "zeroGpu": _list_validation("zeroGpu", zero, " (" + zero + ")"),
+        "deviceEnv": _list_validation("deviceEnv", env, " (" + env + ")", exempt),
+        "unsafeEnvFrom": _list_validation("unsafeEnvFrom", env_from, " has no safe prefix (" + env_from + ")", exempt),
+        "noVoid": _list_validation("noVoid", void, ": " + void,
+                                   " || ".join(part for part in (exempt, "!variables.judged") if part)),
+        "cdiAnnotations": {"expression": f"{unless} || size(variables.cdiAnnotations) == 0", "message": cdi,
+         "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + 'metadata.annotations[' + variables.cdiAnnotations[0] + "
+                               f"'] is set: ' + {_cel_string(cdi)}")},
+        "runtimeClass": {"expression": (f"{unless} || !variables.judged || variables.aimedElsewhere || "
+                        f"!variables.runtimeClass.startsWith('{NVIDIA_RUNTIME_CLASS_PREFIX}')"),
+         "message": runtime,
+         "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + 'spec.runtimeClassName is ' + variables.runtimeClass + "
+                               f"': ' + {_cel_string(runtime)}")},
+    }
 
 
 def _policy(name: str, variables: list[tuple[str, str]], validations: list[dict[str, str]],
-            labels: dict[str, str], pools: list[str]) -> dict[str, Any]:
+            labels: dict[str, str], pools: list[str], debug_only: bool = False) -> dict[str, Any]:
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -482,7 +592,7 @@ def _policy(name: str, variables: list[tuple[str, str]], validations: list[dict[
                      "annotations": {POOLS_ANNOTATION: ",".join(pools)}},
         "spec": {
             "failurePolicy": "Fail",
-            "matchConstraints": _match_constraints(),
+            "matchConstraints": _match_constraints(debug_only),
             "matchConditions": [dict(condition) for condition in MATCH_CONDITIONS],
             "variables": [{"name": var, "expression": expression} for var, expression in variables],
             "validations": validations,
@@ -504,13 +614,19 @@ def _binding(policy_name: str, operator: str, namespaces: list[str], labels: dic
     }
 
 
-def _common_variables(judged: str) -> list[tuple[str, str]]:
-    return [("podSpec", POD_SPEC_EXPRESSION), ("debug", DEBUG_EXPRESSION), ("containers", CONTAINERS_EXPRESSION),
-            ("gpuPod", GPU_POD_EXPRESSION), ("pool", POOL_EXPRESSION), ("tolerations", TOLERATIONS_EXPRESSION),
-            ("gpuTolerations", GPU_TOLERATIONS_EXPRESSION), ("nodeName", NODE_NAME_EXPRESSION),
-            ("selectsPool", SELECTS_POOL_EXPRESSION), ("judged", judged), ("reach", REACH_EXPRESSION),
-            ("deviceEnv", DEVICE_ENV_EXPRESSION), ("unsafeEnvFrom", UNSAFE_ENV_FROM_EXPRESSION),
-            ("noVoid", NO_VOID_EXPRESSION)]
+def _common_variables(stack: StackConfig, judged: str,
+                      before_judged: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str]]:
+    """The variables both policies read, in dependency order (a variable may read only those before it)."""
+    managed = [pool.name for pool in stack.pools]
+    return [("podSpec", POD_SPEC_EXPRESSION), ("podMetadata", POD_METADATA_EXPRESSION), ("debug", DEBUG_EXPRESSION),
+            ("containers", CONTAINERS_EXPRESSION), ("gpuPod", GPU_POD_EXPRESSION), ("pool", POOL_EXPRESSION),
+            ("agentPools", AGENT_POOLS_EXPRESSION), ("aimedElsewhere", _aimed_elsewhere_expression(managed)),
+            ("tolerations", TOLERATIONS_EXPRESSION), ("gpuTolerations", GPU_TOLERATIONS_EXPRESSION),
+            ("nodeName", NODE_NAME_EXPRESSION), ("selectsPool", SELECTS_POOL_EXPRESSION), *before_judged,
+            ("judged", judged), ("reach", REACH_EXPRESSION), ("deviceEnv", DEVICE_ENV_EXPRESSION),
+            ("unsafeEnvFrom", UNSAFE_ENV_FROM_EXPRESSION), ("noVoid", NO_VOID_EXPRESSION),
+            ("zeroGpu", ZERO_GPU_EXPRESSION), ("cdiAnnotations", CDI_ANNOTATIONS_EXPRESSION),
+            ("runtimeClass", RUNTIME_CLASS_EXPRESSION)]
 
 
 def tenant_policy_name(tenant: Tenant) -> str:
@@ -540,7 +656,7 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
     labels = {TENANT_LABEL: tenant.name}
     pools = list(tenant.pools)
     message = pool_message(tenant.name, pools)
-    variables = _common_variables(f"variables.gpuPod || {REACHES_GPU_NODES}")
+    variables = _common_variables(stack, f"variables.gpuPod || {REACHES_GPU_NODES}")
     variables.append(("foreignTolerations", _foreign_tolerations_expression(tenant)))
     own = f"{GPU_TAINT_KEY} and {tenant_taint(tenant.name).split(':')[0]}"
     tolerations = (f"pods in namespace {tenant.name} may tolerate only {own} (key, operator Equal, value): "
@@ -552,11 +668,11 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
     validations = [
         {"expression": "variables.debug || variables.nodeName == ''", "message": node_name,
          "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {_cel_string('spec.nodeName is set: ' + node_name)}"},
-        {**_list_validation("foreignTolerations", tolerations, ": " + tolerations),
-         "expression": "variables.debug || size(variables.foreignTolerations) == 0"},
+        _list_validation("foreignTolerations", tolerations, ": " + tolerations,
+                         "variables.debug || variables.aimedElsewhere"),
         _pool_validation(message, _cel_string(tenant.name),
                          f" must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)}", pools),
-        *_device_validations(f"namespace {tenant.name}'s pods that can run on GPU nodes"),
+        *_device_validations(f"namespace {tenant.name}'s pods that can run on GPU nodes").values(),
     ]
     if tenant.guaranteed:
         defaults = container_defaults(stack, tenant)
@@ -571,32 +687,83 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
     return [_policy(name, variables, validations, labels, pools), _binding(name, "In", [tenant.name], labels)]
 
 
+ALL_POOLS = "*"
+"""In the policy's map of platform namespaces: the namespace's workloads may reach every pool."""
+
+
+def _platform_variables(stack: StackConfig) -> tuple[tuple[str, str], ...]:
+    """`platform`: the request is a platform namespace's workload, or a pod its controller creates (never a debug
+    container, never a pod a person creates directly); `platformPools`: the pools it may reach (`*`: all);
+    `platformPlaced`: it can reach only those."""
+    namespaces = "{" + ", ".join(
+        f"{_cel_string(ns.name)}: {_cel_list(list(ns.pools) if ns.pools is not None else [ALL_POOLS])}"
+        for ns in stack.platform) + "}"
+    required_terms = f"{_NODE_AFFINITY}.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([])"
+    return (
+        ("platform", f"!variables.debug && {NAMESPACE_EXPRESSION} in {namespaces} && "
+                     f"(request.kind.kind != 'Pod' || {USERNAME_EXPRESSION} in {_cel_list(CONTROLLER_USERS)})"),
+        ("platformPools", f"variables.platform ? {namespaces}[{NAMESPACE_EXPRESSION}] : []"),
+        ("platformPlaced", (
+            f"'{ALL_POOLS}' in variables.platformPools || !(variables.gpuPod || {REACHES_GPU_NODES}) || "
+            f"variables.pool in variables.platformPools || (size({required_terms}) > 0 && {required_terms}.all(t, "
+            f"t.?matchExpressions.orValue([]).exists(e, e.key == '{POOL_LABEL}' && e.operator == 'In' && "
+            f"e.?values.orValue([]).all(v, v in variables.platformPools))))")),
+    )
+
+
 def shared_pool_policy(stack: StackConfig) -> list[dict[str, Any]]:
     """The policy for every namespace that is neither a tenant's nor exempt; none while there are no tenants.
 
-    Node agents (log shippers, node exporters, security agents) run as DaemonSets that tolerate every taint: a
-    DaemonSet's pods are placed wherever they land unless they request a GPU. Device variables are refused as in
-    tenant namespaces."""
+    Pods there that can reach a GPU node may use only the pools no tenant lists, and the device rules hold, except
+    for the workloads of `gpushare:platform` namespaces (node agents, CNI, monitoring) on the pools each may use."""
     if not stack.tenants:
         return []
     pools = shared_pools(stack)
     owners = "; ".join(f"{t.name}: {', '.join(t.pools)}" for t in stack.tenants)
-    judged = f"variables.gpuPod || (!({DAEMON_SET_POD_EXPRESSION}) && {REACHES_GPU_NODES})"
+    judged = f"!variables.platform && (variables.gpuPod || {REACHES_GPU_NODES})"
     if pools:
         tail = f" must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)} (the pools no tenant lists)"
-        validation = _pool_validation("GPU pods outside tenant namespaces" + tail, "request.namespace", tail, pools)
+        validation = _pool_validation("GPU pods outside tenant namespaces" + tail, NAMESPACE_EXPRESSION, tail, pools)
     else:
         tail = f" are not allowed: every GPU pool belongs to a tenant ({owners})"
         validation = {
-            "expression": "variables.debug || !variables.judged",
+            "expression": "variables.debug || !variables.judged || variables.aimedElsewhere",
             "message": "GPU pods outside tenant namespaces" + tail,
             "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + {SUBJECT_EXPRESSION} + ' in namespace ' + "
-                                  f"request.namespace + {_cel_string(tail)}"),
+                                  f"{NAMESPACE_EXPRESSION} + {_cel_string(tail)}"),
         }
-    validations = [validation, *_device_validations("pods outside tenant namespaces that can run on GPU nodes")]
+    placed = (f"workloads of platform namespaces (gpushare:platform.namespaces) may run only on the pools listed for "
+              f"their namespace: select them with nodeSelector {POOL_LABEL}, or a required nodeAffinity term "
+              f"{POOL_LABEL} In [...] of those pools, or list the pool for the namespace")
+    validations = [
+        {"expression": "!variables.platform || variables.platformPlaced", "message": placed,
+         "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + 'pods of platform namespace ' + {NAMESPACE_EXPRESSION} + "
+                               f"' may run only on pools ' + variables.platformPools.join(', ') + ' (' + "
+                               f"variables.reach + '): ' + {_cel_string(placed)}")},
+        validation,
+        *_device_validations("pods outside tenant namespaces that can run on GPU nodes", "variables.platform").values(),
+    ]
     excluded = sorted({*EXEMPT_NAMESPACES, *(t.name for t in stack.tenants)})
-    return [_policy(SHARED_POLICY_NAME, _common_variables(judged), validations, {}, pools),
+    variables = _common_variables(stack, judged, _platform_variables(stack))
+    return [_policy(SHARED_POLICY_NAME, variables, validations, {}, pools),
             _binding(SHARED_POLICY_NAME, "NotIn", excluded, {})]
+
+
+EXEMPT_DEBUG_POLICY_NAME = "gpushare-debug-containers"
+
+
+def exempt_debug_policy(stack: StackConfig) -> list[dict[str, Any]]:
+    """The exempt namespaces (kube-system, the GPU Operator's) are judged for debug containers alone: a debug
+    container added to one of their node agents' pods lands on a GPU node like any other, so it must not name
+    devices and, where the pod can reach a GPU node, sets NVIDIA_VISIBLE_DEVICES=void. None while there are no
+    tenants."""
+    if not stack.tenants:
+        return []
+    judged = f"variables.gpuPod || {REACHES_GPU_NODES}"
+    device = _device_validations("pods of kube-system and the GPU Operator's namespace that can run on GPU nodes")
+    validations = [device["deviceEnv"], device["noVoid"]]
+    return [_policy(EXEMPT_DEBUG_POLICY_NAME, _common_variables(stack, judged), validations, {}, [], debug_only=True),
+            _binding(EXEMPT_DEBUG_POLICY_NAME, "In", list(EXEMPT_NAMESPACES), {})]
 
 
 # --- the namespace and what lives in it --------------------------------------------------------------------------
@@ -649,7 +816,8 @@ def tenant_objects(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
 
 def tenant_manifests(stack: StackConfig) -> list[dict[str, Any]]:
     """Every Kubernetes object the tenants need, as plain manifests (what `verify` looks for in a cluster)."""
-    return [obj for tenant in stack.tenants for obj in tenant_objects(stack, tenant)] + shared_pool_policy(stack)
+    return ([obj for tenant in stack.tenants for obj in tenant_objects(stack, tenant)] + shared_pool_policy(stack) +
+            exempt_debug_policy(stack))
 
 
 # --- what a team copies ---------------------------------------------------------------------------------------------
@@ -699,3 +867,9 @@ def tenant_plan(stack: StackConfig) -> list[dict[str, Any]]:
         "policy": tenant_policy_name(tenant),
         "podSpec": pod_spec(stack, tenant),
     } for tenant in stack.tenants]
+
+
+def platform_plan(stack: StackConfig) -> list[dict[str, Any]]:
+    """The `platformNamespaces` list of `plan --json`: each namespace and the pools it may reach (null: every
+    pool)."""
+    return [{"name": ns.name, "pools": list(ns.pools) if ns.pools is not None else None} for ns in stack.platform]

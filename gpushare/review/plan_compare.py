@@ -30,7 +30,14 @@ from gpushare.review.gpu_changes import (
     operator_section,
 )
 from gpushare.review.markdown import code
-from gpushare.review.tenant_changes import churn_counts, tenants_section, view_from_plan, warnings_section
+from gpushare.review.tenant_changes import (
+    churn_counts,
+    platform_from_plan,
+    platform_section,
+    tenants_section,
+    view_from_plan,
+    warnings_section,
+)
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, is_operator_chart
 
 AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourceGroupName", "vmSize",
@@ -59,6 +66,9 @@ class Plan:
     warnings: tuple[str, ...] = ()
     cost: Mapping | None = None
     """The plan's `cost` object (`plan --prices`), or None."""
+    platform: Mapping[str, tuple[str, ...] | None] | None = None
+    """`platformNamespaces`: namespace -> the pools its workloads may reach (None: every pool); None in a plan that
+    predates it."""
 
     def pool_cost(self, pool: str) -> SideCost | None:
         if self.cost is None:
@@ -107,7 +117,7 @@ def parse_plan(text: str, source: str) -> Plan:
     operator = doc.get("operator") if isinstance(doc.get("operator"), Mapping) else {}
     cost = doc.get("cost") if isinstance(doc.get("cost"), Mapping) else None
     return Plan(doc.get("stack"), tuple(doc["pools"]), tuple(doc["resources"]), tuple(doc["devicePluginConfigs"]),
-                operator.get("migStrategy"), *_tenant_keys(doc), cost)
+                operator.get("migStrategy"), *_tenant_keys(doc), cost, platform_from_plan(doc.get("platformNamespaces")))
 
 
 def _tenant_keys(doc: Mapping) -> tuple[tuple[Mapping, ...], tuple[str, ...] | None, tuple[str, ...]]:
@@ -204,7 +214,8 @@ def tenant_compare_lines(base: Plan, head: Plan) -> list[str]:
     before = view_from_plan(base.tenants, base.shared_pools if base is not EMPTY else None)
     after = view_from_plan(head.tenants, head.shared_pools if head is not EMPTY else None)
     churn = churn_counts(pool_transitions(base, head), operator_transition(base, head))
-    return tenants_section(before, after, churn) + warnings_section(base.warnings, head.warnings)
+    return (tenants_section(before, after, churn) + platform_section(base.platform, head.platform) +
+            warnings_section(base.warnings, head.warnings))
 
 
 def render_compare(base: Plan, head: Plan) -> str:

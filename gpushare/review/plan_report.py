@@ -13,7 +13,7 @@ import yaml
 
 from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.azure.prices import HOW_TO_PRICE
-from gpushare.kubernetes.tenants import promise_plan, shared_pools, tenant_plan
+from gpushare.kubernetes.tenants import platform_plan, promise_plan, shared_pools, tenant_plan
 from gpushare.review.cost import cost_lines
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.pool_facts import stack_pool_facts
@@ -163,6 +163,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "tenants": tenant_plan(stack),
         "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
         "poolPromises": promise_plan(stack),
+        "platformNamespaces": platform_plan(stack),
         "cost": cost,
     }
 
@@ -266,7 +267,16 @@ def _tenant_lines(document: dict[str, Any]) -> list[str]:
                                   "metadata": {"name": "gpu-check", "namespace": tenant["namespace"]},
                                   "spec": tenant["podSpec"]}, sort_keys=False)
         lines += [f"      {line}" for line in snippet.rstrip().splitlines()]
-    return lines + _promise_lines(document)
+    return lines + _promise_lines(document) + _platform_lines(document)
+
+
+def _platform_lines(document: dict[str, Any]) -> list[str]:
+    platform = document.get("platformNamespaces") or []
+    if not platform:
+        return []
+    reach = "; ".join(f"{ns['name']} on {'every pool' if ns['pools'] is None else ', '.join(ns['pools'])}"
+                      for ns in platform)
+    return [f"  Platform namespaces (their workloads may tolerate every taint and set device variables): {reach}"]
 
 
 def _promise_lines(document: dict[str, Any]) -> list[str]:

@@ -157,6 +157,41 @@ def tenants_section(before: TenantsView, after: TenantsView, churn: tuple[int, i
     return ["#### Tenants", "", *lines, ""] if lines else []
 
 
+def platform_from_plan(value: object) -> dict[str, tuple[str, ...] | None] | None:
+    """`plan --json` `platformNamespaces` -> namespace -> its pools (None: every pool); None when absent or not
+    that shape."""
+    if not isinstance(value, list):
+        return None
+    platform = {}
+    for item in value:
+        if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            pools = item.get("pools")
+            platform[item["name"]] = tuple(map(str, pools)) if isinstance(pools, list) else None
+    return platform
+
+
+def _reach(pools: tuple[str, ...] | None) -> str:
+    return "every pool" if pools is None else "pools " + ", ".join(map(code, pools))
+
+
+def platform_section(before: Mapping[str, tuple[str, ...] | None] | None,
+                     after: Mapping[str, tuple[str, ...] | None] | None) -> list[str]:
+    """The platform namespaces added, removed or given other pools: whose workloads may tolerate every taint and
+    set device variables where."""
+    if before is None or after is None:
+        return []
+    lines = []
+    for name in dict.fromkeys([*before, *after]):
+        if name not in before:
+            lines.append(f"- {code(name)}: added; its workloads may reach {_reach(after[name])}")
+        elif name not in after:
+            lines.append(f"- {code(name)}: removed; its pods are judged like any other namespace's (those that "
+                         f"tolerate every taint are refused at their next create)")
+        elif before[name] != after[name]:
+            lines.append(f"- {code(name)}: {_reach(before[name])} -> {_reach(after[name])}")
+    return ["#### Platform namespaces (gpushare:platform)", "", *lines, ""] if lines else []
+
+
 def warnings_section(before: Sequence[str], after: Sequence[str]) -> list[str]:
     """The plan warnings that appear or disappear between base and head."""
     appeared = [w for w in after if w not in before]

@@ -23,6 +23,7 @@ from gpushare.stackfile.keys import (
     GUARD_KEY,
     NS,
     OPERATOR_KEY,
+    PLATFORM_KEY,
     POOLS_KEY,
     PREFLIGHT_KEY,
     TENANTS_KEY,
@@ -30,6 +31,7 @@ from gpushare.stackfile.keys import (
 from gpushare.stackfile.model import StackConfig
 from gpushare.stackfile.network_config import check_pool_subnets
 from gpushare.stackfile.operator_config import OPERATOR_FIELD, OPERATOR_KEYS, parse_operator
+from gpushare.stackfile.platform_config import PLATFORM_FIELD, PLATFORM_KEYS, parse_platform
 from gpushare.stackfile.pool_config import POOL_KEYS, POOLS_FIELD, parse_pools
 from gpushare.stackfile.stack_settings import (
     ENVIRONMENT,
@@ -48,7 +50,7 @@ from gpushare.stackfile.stack_settings import (
 from gpushare.stackfile.tenant_config import TENANT_KEYS, TENANTS_FIELD, parse_tenants
 
 CONFIG = Section((LOCATION, SUBSCRIPTION, ENVIRONMENT, CLUSTER_FIELD, OPERATOR_FIELD, POOLS_FIELD, GUARD, PREFLIGHT,
-                  TENANTS_FIELD), closed=False)
+                  TENANTS_FIELD, PLATFORM_FIELD), closed=False)
 """A stack file's `config:`: the keys gpushare reads. Other providers' keys (`<namespace>:<key>`) are left alone;
 a `gpushare:` key not declared here is refused."""
 GPUSHARE_KEYS = tuple(key for key in CONFIG.keys if key.startswith(f"{NS}:"))
@@ -82,6 +84,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GUARD.default)
     tenants = optional(raw, TENANTS_KEY,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())
+    platform = optional(raw, PLATFORM_KEY, lambda v: parse_platform(c, v, raw.get(POOLS_KEY), tenants), ())
     preflight = optional(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PREFLIGHT.default)
     azure = parse_azure(c, raw)
     check_region_cloud(c, location, azure.environment, ENVIRONMENT_KEY in raw)
@@ -92,11 +95,13 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
         raise ConfigError(source, c.problems)
     assert cluster is not None  # any path that leaves it None recorded a problem
     return StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
-                       pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants)
+                       pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants,
+                       platform=platform)
 
 
 SECTION_KEYS: dict[str, tuple[str, ...]] = {
     CLUSTER_KEY: CLUSTER_KEYS, OPERATOR_KEY: OPERATOR_KEYS, POOLS_KEY: POOL_KEYS, TENANTS_KEY: TENANT_KEYS,
+    PLATFORM_KEY: PLATFORM_KEYS,
 }
 """Each section's own keys, for a key written one level too high (`gpushare:migStrategy`)."""
 LIST_SECTIONS = (POOLS_KEY, TENANTS_KEY)

@@ -417,6 +417,17 @@ class Tenant:
     """GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits in every container)."""
 
 
+@dataclass(frozen=True)
+class PlatformNamespace:
+    """A namespace of cluster add-ons (`gpushare:platform.namespaces`: CNI, node agents, monitoring) whose workloads
+    may tolerate every taint and set device variables on `pools`, past the pool binding (see
+    `gpushare.kubernetes.tenants.shared_pool_policy`). Writing to it is trusted like writing to kube-system."""
+
+    name: str
+    pools: tuple[str, ...] | None = None
+    """The GPU pools its workloads may reach; None: every pool."""
+
+
 def dedicated_tenant(stack: StackConfig, pool_name: str) -> str | None:
     """The tenant a pool is dedicated to: the only tenant listing it, or None (no tenant, or several)."""
     owners = [tenant.name for tenant in stack.tenants if pool_name in tenant.pools]
@@ -468,3 +479,5 @@ class StackConfig:
     preflight: PreflightMode = PreflightMode.STRICT
     azure: AzureSettings = AzureSettings()
     tenants: tuple[Tenant, ...] = ()
+    platform: tuple[PlatformNamespace, ...] = ()
+    """`gpushare:platform.namespaces`, in stack order."""

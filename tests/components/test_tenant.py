@@ -9,7 +9,7 @@ import yaml
 
 from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
-from gpushare.kubernetes.tenants import shared_pool_policy, tenant_objects
+from gpushare.kubernetes.tenants import exempt_debug_policy, shared_pool_policy, tenant_objects
 from gpushare.render.mock_engine import Recording, run_pulumi
 from gpushare.stackfile.config import parse_config
 
@@ -82,7 +82,11 @@ def test_a_tenant_without_quota_or_groups_gets_neither(recording):
 
 def test_the_shared_policy_registers_once_for_all_tenants(recording):
     shared = children(recording, "shared-gpu-pools")
-    assert [r.inputs for r in shared] == shared_pool_policy(STACK)
+    inputs = {r.name: r.inputs for r in shared}
+    assert inputs == dict(zip(["shared-gpu-pools-policy", "shared-gpu-pools-binding", "shared-gpu-pools-debug-policy",
+                               "shared-gpu-pools-debug-binding"], shared_pool_policy(STACK) + exempt_debug_policy(STACK)))
+    assert "shared-gpu-pools-debug-policy" in next(r for r in shared if r.name == "shared-gpu-pools-debug-binding"
+                                                   ).depends_on
     binding = next(r for r in shared if r.name == "shared-gpu-pools-binding")
     assert "shared-gpu-pools-policy" in binding.depends_on
     assert all(r.provider == "cluster-provider" for r in shared)

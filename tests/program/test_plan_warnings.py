@@ -8,7 +8,7 @@ from pathlib import Path
 from gpushare.cli import main
 from gpushare.kubernetes.tenants import tenant_manifests
 from gpushare.stackfile.config import load_stack_file
-from tests.kubernetes.admission import Cluster
+from tests.kubernetes.apiserver_admission import plugin_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 SAME_NAME = "all advertise nvidia.com/gpu.shared"
@@ -49,7 +49,7 @@ def test_a_tenant_pins_every_gpu_pod_to_one_pool_so_the_same_name_is_moot(tmp_pa
     warnings = plan_warnings(path, capsys)
     assert not any(SAME_NAME in w for w in warnings), warnings
     # Why it is moot: the real policies refuse a GPU pod that names no pool, in the tenant's namespace and outside.
-    cluster = Cluster(tenant_manifests(load_stack_file(path)))
+    cluster = plugin_cluster(tenant_manifests(load_stack_file(path)))
     for namespace in ("vision", "default"):
         assert not cluster.admit(gpu_pod(None), namespace).allowed
     assert cluster.admit(gpu_pod("t4mps"), "default").allowed

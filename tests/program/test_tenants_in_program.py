@@ -11,7 +11,7 @@ from gpushare.cli import main
 from gpushare.kubernetes.tenants import tenant_manifests
 from gpushare.stackfile.config import load_stack_file
 from gpushare.stackfile.project import resolve_stack_file
-from tests.kubernetes.admission import Cluster
+from tests.kubernetes.apiserver_admission import plugin_cluster
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -52,13 +52,13 @@ def test_the_operator_daemonsets_and_nfd_worker_tolerate_the_tenant_taints(prod)
 
 def test_tenant_objects_go_through_the_clusters_provider(prod):
     kubernetes = [r for r in prod["resources"] if r["name"].startswith(("tenant-", "shared-gpu-pools"))]
-    assert len(kubernetes) == 13
+    assert len(kubernetes) == 15
     assert {r["provider"] for r in kubernetes} == {resource(prod, "gpu-operator-release")["provider"]}
 
 
 def test_plan_json_lists_each_tenant_with_a_pod_spec_the_policy_admits(prod):
     stack = load_stack_file(resolve_stack_file("prod"))
-    cluster = Cluster(tenant_manifests(stack))
+    cluster = plugin_cluster(tenant_manifests(stack))
     assert [t["name"] for t in prod["tenants"]] == ["vision", "nlp"]
     vision = prod["tenants"][0]
     assert {"name", "pools", "quota", "podSpec"} <= set(vision)
