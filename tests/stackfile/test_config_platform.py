@@ -8,15 +8,13 @@ import io
 import json
 from typing import Any
 
-import pytest
 import yaml
 
 from gpushare.cli import main
-from gpushare.errors import ConfigError
 from gpushare.review.plan_compare import parse_plan, tenant_compare_lines
 from gpushare.stackfile.config import parse_config
 from gpushare.stackfile.model import PlatformNamespace
-from tests.stackfile.test_config_tenants import BASE
+from tests.stackfile.test_config_tenants import BASE, problems
 
 PLATFORM = "gpushare:platform"
 
@@ -25,12 +23,6 @@ def with_platform(value: Any) -> dict[str, Any]:
     raw = copy.deepcopy(BASE)
     raw[PLATFORM] = value
     return raw
-
-
-def problems(raw: dict[str, Any]) -> dict[str, str]:
-    with pytest.raises(ConfigError) as caught:
-        parse_config(raw, source="stacks/Pulumi.test.yaml", stack="test")
-    return {p.path: p.message for p in caught.value.problems}
 
 
 def test_namespaces_parse_with_every_pool_by_default():
