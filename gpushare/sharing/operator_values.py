@@ -336,15 +336,31 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
         driver = (f"driver: AKS's preinstalled driver and toolkit (driver.enabled=false, toolkit.enabled=false, "
                   f"operator.runtimeClass={AKS_RUNTIME_CLASS}, cdi.enabled=false: the device list goes in "
                   "NVIDIA_VISIBLE_DEVICES, which AKS's default runtime reads)")
+        # The kubelet puts the device plugin's Allocate env first and the pod's own after it (pkg/kubelet/
+        # kubelet_pods.go GenerateRunContainerOptions), so the tenant policies' device rules are what keeps a
+        # container to its allocation; AKS owns the toolkit's config.toml, so no node setting can back them.
+        devices = ("devices: a GPU container gets the device plugin's NVIDIA_VISIBLE_DEVICES; AKS's default runtime "
+                   "reads every container's, so the tenant policies' device rules are the one layer that keeps a pod "
+                   "to its allocation (AKS owns the toolkit's config)")
     else:
         driver = ("driver: installed by the operator (driver.enabled=true, toolkit.enabled=true); "
                   "GPU pools skip AKS's driver (gpuProfile.driver=None)")
+        # gpu-operator v26.7.0 controllers/object_controls.go: with CDI on, transformToolkitCtrForCDI sets
+        # NVIDIA_RUNTIME_SET_AS_DEFAULT=false and the device plugin DEVICE_LIST_STRATEGY=cdi-annotations,cdi-cri, so
+        # containerd injects a container's allocated devices itself and the NVIDIA runtime runs only pods that name
+        # its runtime class, which the tenant policies refuse. The operator's own management containers get every
+        # GPU through that class and NVIDIA_VISIBLE_DEVICES (the same function's comment), so the toolkit's
+        # accept-nvidia-visible-devices-envvar-when-unprivileged stays at its default.
+        devices = ("devices: the device plugin hands a GPU container its devices by CDI (cdi-annotations,cdi-cri) "
+                   "and containerd injects them; runc is the default runtime, so an image's NVIDIA_VISIBLE_DEVICES "
+                   "is read only under an NVIDIA runtime class, which the tenant policies refuse: two layers")
     taints = ", ".join(stack_pool_taints(stack)) or "none"
     user = len(value_leaf_paths(operator.values))
     return (
         f"chart: {CHART_NAME} {operator.chart_version} from {operator.repository}, release {RELEASE_NAME} "
         f"in namespace {NAMESPACE}",
         driver,
+        devices,
         f"mig.strategy={operator.mig_strategy.value} (overrides flags.migStrategy in every device-plugin config); "
         f"migManager.enabled=false (AKS partitions MIG pools)",
         f"device-plugin configs: ConfigMap {CONFIG_MAP_NAME} (data sha256 {data_hash[:12]}), default key "

@@ -317,6 +317,20 @@ def test_plan_summary_states_the_decisions(driver, expected):
     assert "nvidia.com/gpu=present:NoSchedule" in summary
 
 
+@pytest.mark.parametrize(("driver", "layers"), [
+    (DriverOwner.AKS, "the tenant policies' device rules are the one layer"),
+    (DriverOwner.OPERATOR, "runc is the default runtime, so an image's NVIDIA_VISIBLE_DEVICES is read only under an "
+                           "NVIDIA runtime class, which the tenant policies refuse: two layers"),
+], ids=["aks", "operator"])
+def test_plan_says_which_layers_keep_a_container_to_its_devices(driver, layers):
+    """With the operator's toolkit CDI is on, so containerd injects the allocation and the NVIDIA runtime is no
+    longer every container's (the chart's cdi.enabled, which gpushare owns); with AKS's, admission is all there is."""
+    config = dataclasses.replace(MIXED_FLEET, operator=dataclasses.replace(MIXED_FLEET.operator, driver=driver))
+    values = operator_plan(config).values
+    assert values["cdi"]["enabled"] is (driver is DriverOwner.OPERATOR)
+    assert layers in "\n".join(operator_plan(config).summary)
+
+
 # --- the user's own values (issue 19) -------------------------------------------------------------------------
 
 def test_user_values_merge_key_by_key_and_replace_lists():
