@@ -287,6 +287,10 @@ JUDGED_ADMITTED = {
     "its own tenant taint": (
         pod(container(limits=gpu()), pool="h100mig", tolerations=[TOLERATE_GPU, tolerate_tenant("vision")]),
         "vision"),
+    "its own tenant taint without operator (Kubernetes defaults it to Equal)": (
+        pod(container(limits=gpu()), pool="h100mig",
+            tolerations=[TOLERATE_GPU, {"key": "gpushare.io/tenant", "value": "vision", "effect": "NoSchedule"}]),
+        "vision"),
     "a toleration of an unrelated taint is not judged": (
         pod(container(), tolerations=[{"key": "CriticalAddonsOnly", "operator": "Exists"}]), "vision"),
     "a sidecar that sets NVIDIA_VISIBLE_DEVICES=void": (
