@@ -137,7 +137,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
         pulumi.log.warn(warning)
     if warning := long_run_warning(validated, report):
         pulumi.log.warn(warning)
-    cluster = _cluster(validated)
+    cluster, subnet_access = _cluster(validated)
     pool_facts = stack_pool_facts(validated)
     capacities = [(facts.pool, facts.capacity) for facts in pool_facts.values()]
     for pool, capacity in capacities:
@@ -170,6 +170,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
             settled=report.settled(validated, pool) if report else (),
             after=previous, device_config=operator.config_map,
             tags=pool_tags(pool, capacity),
+            subnet_access=subnet_access.by_subnet.get(pool_subnet(validated, pool)) if subnet_access else None,
         ))
         previous = pools[pool.name].agent_pool
     # Exported by deploy() itself, whatever else the caller exports: the next run reads it back (a StackReference to
@@ -187,18 +188,19 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
         capacities={pool.name: capacity for pool, capacity in capacities}, tenants=tenants, shared_pools=shared_pools)
 
 
-def _cluster(stack: StackConfig) -> AksCluster | ExistingCluster:
+def _cluster(stack: StackConfig) -> tuple[AksCluster | ExistingCluster, SubnetAccess | None]:
     """The cluster gpushare creates, or the existing one it only reads (`existing: true`); both give the same
     outputs. Either way, the cluster's identity gets Network Contributor on each subnet of your own that a pool
-    uses (`network.subnetId`, a pool's `subnetId`)."""
+    uses (`network.subnetId`, a pool's `subnetId`): those assignments, or None."""
     if stack.cluster.existing:
         cluster = ExistingCluster("cluster", ExistingClusterArgs(cluster=stack.cluster))
     else:
         cluster = AksCluster("cluster", AksClusterArgs(cluster=stack.cluster, location=stack.location))
-    if subnets := own_subnets(stack):
-        SubnetAccess("cluster-subnets", SubnetAccessArgs(
-            subnet_ids=subnets, principal_id=cluster.identity_principal_id, cluster_id=cluster.resource_id))
-    return cluster
+    subnets = own_subnets(stack)
+    access = SubnetAccess("cluster-subnets", SubnetAccessArgs(
+        subnet_ids=subnets, principal_id=cluster.identity_principal_id, cluster_id=cluster.resource_id)) \
+        if subnets else None
+    return cluster, access
 
 
 def _pool_subnet(stack: StackConfig, cluster: AksCluster | ExistingCluster, pool: GpuPool) -> pulumi.Input[str] | None:

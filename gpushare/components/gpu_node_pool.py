@@ -56,6 +56,10 @@ class GpuNodePoolArgs:
     subnet_id: pulumi.Input[str] | None = None
     """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: a VNet AKS
     manages."""
+    subnet_access: pulumi.Resource | None = None
+    """Optional. The role assignment that lets the cluster's identity join nodes to `subnet_id` (`SubnetAccess`):
+    the pool is created after it, since AKS checks that right when it creates the pool. Default: none (a subnet
+    AKS or the cluster's owners manage)."""
     tags: Mapping[str, str] | None = None
     """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the user's `tags` merged with the
     cluster autoscaler's node-template tags (`gpushare.sharing.autoscaling.pool_tags`). Default: none."""
@@ -139,7 +143,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 # A replaced pool is deleted before it is recreated, with every pod on it; `recreate: true` is the
                 # user's explicit consent to that for one run (the guard reports it).
                 protect=not pool.recreate,
-                depends_on=[waited for waited in (args.after, args.device_config) if waited] or None,
+                depends_on=[waited for waited in (args.after, args.device_config, args.subnet_access) if waited]
+                or None,
                 ignore_changes=[*(["count"] if count_unknown else []), *args.settled] or None,
                 # AKS fixes these at creation too, but azure-native only force-replaces vmSize and
                 # gpuInstanceProfile: without this a change reaches AKS as an update it rejects at apply time.

@@ -54,6 +54,8 @@ class SubnetAccess(pulumi.ComponentResource):
             )
             for subnet in args.subnet_ids
         ]
+        self.by_subnet: dict[str, authorization.RoleAssignment] = dict(zip(args.subnet_ids, self.assignments))
+        """Each subnet's assignment: the pools that join it wait for it."""
         self.register_outputs({})
 
 

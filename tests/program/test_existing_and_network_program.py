@@ -155,6 +155,20 @@ def test_byo_subnet_puts_the_system_pool_and_every_gpu_pool_in_it():
         "cluster-subnets-vnet-snet-gpu", "cluster-subnets-vnet-snet-nodes"]
 
 
+def test_each_gpu_pool_is_created_after_the_role_on_its_own_subnet():
+    """AKS checks the cluster identity's right to join the subnet when it creates the pool: the pool waits for the
+    assignment on the subnet it joins, not on another subnet's."""
+    recording = run_program("prod", encode_engine_config(byo_subnet_stack()))
+    pools = recording.by_type(AGENT_POOL)
+    waits = {p.inputs["vnetSubnetID"]: [d for d in p.depends_on if d.startswith("cluster-subnets")] for p in pools}
+    assert waits == {NODES: ["cluster-subnets-vnet-snet-nodes"], GPU: ["cluster-subnets-vnet-snet-gpu"]}
+
+
+def test_a_pool_in_aks_own_vnet_waits_for_no_role_assignment():
+    recording = run_program("prod", encode_engine_config(read_stack_file(resolve_stack_file("prod")).config))
+    assert all(not any(d.startswith("cluster-subnets") for d in p.depends_on) for p in recording.by_type(AGENT_POOL))
+
+
 def test_private_cluster():
     raw = read_stack_file(resolve_stack_file("contoso-prod")).config
     raw["gpushare:cluster"]["apiServer"] = {"private": True, "privateDnsZone": "none"}
