@@ -64,6 +64,7 @@ from gpushare.stackfile.model import (
     own_subnets,
     pool_subnet,
 )
+from gpushare.stackfile.kubernetes_version import TENANTS_MIN_KUBERNETES_VERSION, kubernetes_version_problem
 from gpushare.stackfile.network_config import vnet_id, vnet_name, vnet_of
 
 AKS_DEFAULT_MAX_SURGE = "10%"
@@ -196,6 +197,7 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
         checks += _baseline_checks(stack, cluster)
         checks += _existing_vnet_checks(stack, cluster)
         checks += _operator_node_checks(stack, live)
+        checks += _existing_version_checks(stack, cluster)
     else:
         checks.append(_version_check(stack, offers, live))
     ranges = {} if existing else {
@@ -231,6 +233,24 @@ def role_assignment_checks(stack: StackConfig, subscription_id: str, cluster: De
                 "RoleAssignmentExists (Azure keeps one per principal, role and scope)",
                 planned.fix.replace("{id}", found.id)))
     return checks
+
+
+def _existing_version_checks(stack: StackConfig, cluster: DeployedCluster | None) -> list[Check]:
+    """An existing cluster's Kubernetes runs the tenants' policies only from 1.30 (ValidatingAdmissionPolicy v1):
+    below that the API server does not serve the kind and `pulumi up` fails on the first policy."""
+    if not stack.tenants or cluster is None or cluster.kubernetes_version is None:
+        return []
+    version = cluster.kubernetes_version
+    minimum = ".".join(map(str, TENANTS_MIN_KUBERNETES_VERSION))
+    if kubernetes_version_problem(version) is None:
+        return [Check("kubernetes-version", f"cluster {stack.cluster.name} {version}", Verdict.PASS,
+                      f"runs Kubernetes {version}: the tenants' admission policies need {minimum} or newer")]
+    return [Check("kubernetes-version", f"cluster {stack.cluster.name} {version}", Verdict.FAIL,
+                  f"the cluster runs Kubernetes {version}; the tenants' admission policies need {minimum} or newer "
+                  f"(ValidatingAdmissionPolicy v1), so `pulumi up` would fail on the first policy",
+                  f"have the cluster's owners upgrade it (`az aks upgrade -g {stack.cluster.resource_group} -n "
+                  f"{stack.cluster.name} --kubernetes-version {minimum}`, one minor at a time), or remove "
+                  f"gpushare:tenants")]
 
 
 def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> list[Check]:

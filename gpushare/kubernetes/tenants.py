@@ -51,8 +51,6 @@ from gpushare.stackfile.model import (
 )
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpushare"}
-MIN_KUBERNETES_VERSION = (1, 30)
-"""ValidatingAdmissionPolicy is GA (`admissionregistration.k8s.io/v1`) from Kubernetes 1.30."""
 NAMESPACE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 """A DNS-1123 label, as Kubernetes requires of namespace names."""
 EXEMPT_NAMESPACES = ("kube-system", OPERATOR_NAMESPACE)
@@ -81,20 +79,6 @@ def namespace_problem(name: str) -> str | None:
     if name == "default" or name.startswith("kube-") or name == OPERATOR_NAMESPACE:
         return (f"{name!r} is reserved (default, kube-*, and the GPU Operator's namespace {OPERATOR_NAMESPACE}); "
                 f"choose the team's name")
-    return None
-
-
-def _version_tuple(version: str) -> tuple[int, int]:
-    major, minor = version.split(".")[:2]
-    return int(major), int(minor)
-
-
-def kubernetes_version_problem(version: str | None) -> str | None:
-    """Why the cluster's version cannot run tenants' admission policies, or None (AKS's default is newer)."""
-    if version is not None and _version_tuple(version) < MIN_KUBERNETES_VERSION:
-        minimum = ".".join(map(str, MIN_KUBERNETES_VERSION))
-        return (f"tenants need Kubernetes {minimum} or newer (ValidatingAdmissionPolicy v1), got {version!r}; "
-                f"set kubernetesVersion to \"{minimum}\" or later")
     return None
 
 

@@ -11,6 +11,9 @@ from gpushare.stackfile.catalog import KNOWLEDGE_DATE, NEWEST_AKS_KUBERNETES_MIN
 from gpushare.stackfile.model import StackConfig
 
 VERSION_KEY = "gpushare:cluster.kubernetesVersion"
+TENANTS_MIN_KUBERNETES_VERSION = (1, 30)
+"""The tenants' admission policies need ValidatingAdmissionPolicy v1 (`admissionregistration.k8s.io/v1`), GA from
+Kubernetes 1.30."""
 
 
 def _minor_text(minor: tuple[int, int]) -> str:
@@ -33,3 +36,17 @@ def kubernetes_version_warnings(stack: StackConfig) -> list[str]:
         f"kubernetesVersion to take AKS's default, or pin {_minor_text(oldest)} or newer; `gpushare preflight` checks "
         f"the versions AKS offers in {stack.location} live"
     ]
+
+
+def _version_tuple(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def kubernetes_version_problem(version: str | None) -> str | None:
+    """Why a cluster on `version` cannot run the tenants' admission policies, or None (AKS's default is newer)."""
+    if version is not None and _version_tuple(version) < TENANTS_MIN_KUBERNETES_VERSION:
+        minimum = _minor_text(TENANTS_MIN_KUBERNETES_VERSION)
+        return (f"tenants need Kubernetes {minimum} or newer (ValidatingAdmissionPolicy v1), got {version!r}; "
+                f"set kubernetesVersion to \"{minimum}\" or later")
+    return None

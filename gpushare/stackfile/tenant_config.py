@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpushare.kubernetes.tenants import NAMESPACE_RE, kubernetes_version_problem, namespace_problem
+from gpushare.kubernetes.tenants import NAMESPACE_RE, namespace_problem
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.stackfile.checks import GUID_RE, Checker, did_you_mean, earlier_use, kind_of, optional, show
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY, TENANTS_KEY
+from gpushare.stackfile.kubernetes_version import kubernetes_version_problem
 from gpushare.stackfile.model import (
     Cluster,
     GpuPool,

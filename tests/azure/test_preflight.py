@@ -10,7 +10,7 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.preflight import Verdict, evaluate
 from gpushare.azure.region_offers import KubernetesVersionOffer, QuotaUsage, RegionOffers, VmSizeOffer
-from gpushare.stackfile.model import Autoscale, Upgrade
+from gpushare.stackfile.model import Autoscale, Tenant, Upgrade
 from tests.builders import pool, stack, with_pool
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
@@ -153,3 +153,19 @@ def test_an_untainted_pool_or_the_operators_own_tolerations_need_no_warning():
     assert operator_rows(evaluate(tolerating, OFFERS, [SYSTEM_ONLY_FOR_ADDONS], SUB)) == []
     # A cluster gpushare creates has its own untainted system pool.
     assert operator_rows(evaluate(CONFIG, OFFERS, [SYSTEM_ONLY_FOR_ADDONS], SUB)) == []
+
+
+@pytest.mark.parametrize(("version", "verdict"), [("1.29.9", Verdict.FAIL), ("1.30.0", Verdict.PASS)])
+def test_an_existing_cluster_below_the_tenants_kubernetes_is_refused_with_the_upgrade(version, verdict):
+    """ValidatingAdmissionPolicy v1 is GA from 1.30: on 1.29 the first tenant policy fails `pulumi up`."""
+    config = dataclasses.replace(existing(), tenants=(Tenant(name="vision", pools=("small",)),))
+    report = evaluate(config, OFFERS, [], SUB, cluster=DeployedCluster(name="gpushare-dev", kubernetes_version=version))
+    (row,) = [c for c in report.checks if c.check == "kubernetes-version"]
+    assert row.verdict is verdict
+    if verdict is Verdict.FAIL:
+        assert "the cluster runs Kubernetes 1.29.9; the tenants' admission policies need 1.30 or newer" in row.detail
+        assert "az aks upgrade" in row.fix and "--kubernetes-version 1.30" in row.fix
+        assert not report.passed
+    assert not [c for c in evaluate(existing(), OFFERS, [], SUB, cluster=DeployedCluster(
+        name="gpushare-dev", kubernetes_version="1.29.9")).checks if c.check == "kubernetes-version"], \
+        "without tenants the version is the cluster's owners' business"
