@@ -120,8 +120,19 @@ EXISTING_CLUSTER_LINE = ("  existing cluster: gpushare adds its GPU pools, the G
                          "changes or deletes the cluster or its resource group; its tier, upgrades, network and access "
                          "are read, not written (`preflight` reports each one below gpushare's baseline)")
 PRIVATE_CLUSTER_LINE = ("  private API server: previews, deploys and `verify` need a runner inside the cluster's "
-                        "network (GitHub-hosted runners cannot reach it; map the stack to a self-hosted runner's "
-                        "label in the repository variable GPUSHARE_RUNNERS, which both workflows read)")
+                        "network or one peered with it (GitHub-hosted runners cannot reach it; map the stack to a "
+                        "self-hosted runner's label in the repository variable GPUSHARE_RUNNERS, which both workflows "
+                        "read)")
+PRIVATE_DNS_LINES = {
+    # aks-docs private-clusters.md: AKS makes a private DNS zone for the private FQDN, which resolves only in the
+    # VNets linked to it; with privateDnsZone none there is no zone, and the public FQDN's A record holds the
+    # private address.
+    "system": ("  its kubeconfig names the private FQDN, which resolves only in VNets linked to the private DNS zone "
+               "AKS makes in the node resource group: link a peered runner's VNet to it (`az network private-dns "
+               "link vnet create`), or forward the runner's DNS to a resolver in the cluster's VNet"),
+    "none": ("  privateDnsZone none: no private zone; the API server's public FQDN resolves to its private address, "
+             "so a runner in a peered VNet needs only the route to it"),
+}
 
 
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
@@ -200,7 +211,9 @@ def render_text(document: dict[str, Any]) -> str:
         f"Stack {document['stack']} ({document['stackFile']}): cluster {cluster['name']} in {document['location']}, "
         f"resource group {cluster['resourceGroup']}",
         EXISTING_CLUSTER_LINE if cluster.get("existing") else _cluster_line(cluster),
-        *([PRIVATE_CLUSTER_LINE] if cluster["apiServer"].get("private") else []),
+        *([PRIVATE_CLUSTER_LINE, PRIVATE_DNS_LINES.get(cluster["apiServer"].get("privateDnsZone"),
+                                                       PRIVATE_DNS_LINES["system"])]
+          if cluster["apiServer"].get("private") else []),
         "",
     ]
     rows = []
