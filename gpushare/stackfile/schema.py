@@ -9,6 +9,7 @@ it; a test keeps the two equal).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,53 @@ STACK_FILE = Section((
           required=True, section=CONFIG),
     *PULUMI_STACK_FIELDS,
 ))
+
+
+PYTHON_ONLY_SYNTAX = ("(?P=", "\\A", "\\Z", "(?i", "(?x", "(?s", "(?m", "(?a", "(?L", "(?u")
+"""Python `re` syntax with no ECMA-262 equivalent: a declared pattern must not use it (`ecma_pattern` refuses)."""
+
+
+def ecma_pattern(compiled: re.Pattern[str]) -> str:
+    """A validator pattern as JSON Schema writes it: an ECMA-262 regular expression (JSON Schema 2020-12, section
+    6.4; what ajv and the YAML language server compile, and check-jsonschema's default engine). Python's named groups
+    `(?P<name>...)` become ECMA's `(?<name>...)`; JSON Schema has no flags, so under re.IGNORECASE each ASCII letter
+    outside an escape becomes both cases (`[sS]`, in a class `a-f` -> `a-fA-F`). Anything else Python-only is a bug
+    in the declaration."""
+    pattern = compiled.pattern
+    assert not any(token in pattern for token in PYTHON_ONLY_SYNTAX), f"not ECMA-262: {pattern}"
+    pattern = pattern.replace("(?P<", "(?<")
+    return _both_cases(pattern) if compiled.flags & re.IGNORECASE else pattern
+
+
+def _both_cases(pattern: str) -> str:
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if pattern.startswith("(?<", i) and not pattern.startswith(("(?<=", "(?<!"), i):
+            end = pattern.index(">", i)  # a group's name keeps its case
+            out.append(pattern[i:end + 1])
+            i = end + 1
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        elif char.isascii() and char.isalpha():
+            if in_class and pattern[i + 1:i + 2] == "-" and pattern[i + 2:i + 3].isalpha():
+                low, high = char, pattern[i + 2]
+                out.append(f"{low.lower()}-{high.lower()}{low.upper()}-{high.upper()}")
+                i += 3
+                continue
+            out.append(f"{char.lower()}{char.upper()}" if in_class else f"[{char.lower()}{char.upper()}]")
+            i += 1
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def _section_schema(section: Section) -> dict[str, Any]:
@@ -62,7 +110,7 @@ def _value_schema(field: Field) -> dict[str, Any]:
     if field.enum_values:
         schema["enum"] = list(field.enum_values)
     if field.pattern is not None:
-        schema["pattern"] = field.pattern.pattern
+        schema["pattern"] = ecma_pattern(field.pattern)
     for key, value in (("minimum", field.minimum), ("maximum", field.maximum)):
         if value is not None:
             schema[key] = value

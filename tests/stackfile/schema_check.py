@@ -1,5 +1,5 @@
-"""Every stack the validator accepts anywhere in the suite must also pass the JSON Schema, or editors would mark a
-good stack as wrong. `tests/conftest.py` makes `accepted_stacks_pass_the_schema` autouse for every test."""
+"""Every stack the validator accepts anywhere in the suite must also pass the JSON Schema, with JSON Schema's own
+regular expressions (ECMA-262), or editors would mark a good stack as wrong. `tests/conftest.py` makes `accepted_stacks_pass_the_schema` autouse for every test."""
 
 from __future__ import annotations
 
@@ -10,14 +10,30 @@ from typing import Any
 
 import jsonschema
 import pytest
+import regress
 
 from gpushare.stackfile import config
 from gpushare.stackfile.schema import stack_file_schema
 
 
 @cache
+def _ecma(pattern: str) -> regress.Regex:
+    return regress.Regex(pattern, flags="u")
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]):
+    """`pattern` as JSON Schema defines it (ECMA-262, unicode mode), with check-jsonschema's own engine (regress),
+    not Python's `re`: what editors and ajv apply."""
+    if validator.is_type(instance, "string") and _ecma(pattern).find(instance) is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+ECMA_VALIDATOR = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
+
+
+@cache
 def schema_validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(stack_file_schema())
+    return ECMA_VALIDATOR(stack_file_schema())
 
 
 def schema_problems(document: Any) -> list[str]:

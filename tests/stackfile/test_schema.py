@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import jsonschema
 import pytest
+import regress
 import yaml
 
 from benchmarks.plan_benchmark import stack_with
@@ -52,7 +53,36 @@ def problems_of(document: dict[str, Any], tmp_path: Path) -> list[ConfigProblem]
 def test_schema_is_valid_draft_2020_12():
     schema = stack_file_schema()
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    jsonschema.Draft202012Validator.check_schema(schema)
+    # The `regex` format is ECMA-262 (JSON Schema 2020-12 section 7.3.8), not Python's `re`.
+    ecma = jsonschema.FormatChecker(formats=())
+    ecma.checks("regex", raises=regress.RegressError)(lambda pattern: regress.Regex(pattern, flags="u") is not None)
+    jsonschema.Draft202012Validator.check_schema(schema, format_checker=ecma)
+
+
+def test_every_ecmascript_validator_compiles_the_shipped_schema():
+    """The YAML language server and ajv are JavaScript: each pattern must be an ECMA-262 regular expression
+    (check-jsonschema's default engine checks the `regex` format, and compiles the schema's patterns to validate)."""
+    tool = Path(sys.executable).with_name("check-jsonschema")
+    checked = subprocess.run([str(tool), "--check-metaschema", str(SCHEMA_FILE)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    stacks = subprocess.run([str(tool), "--schemafile", str(SCHEMA_FILE), *map(str, EXAMPLE_STACKS)],
+                            capture_output=True, text=True)
+    assert stacks.returncode == 0, stacks.stdout + stacks.stderr
+
+
+@pytest.mark.parametrize(("value", "valid"), [
+    ("/subscriptions/3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3/resourceGroups/rg/providers/Microsoft.Network/"
+     "virtualNetworks/v/subnets/s", True),
+    ("/SUBSCRIPTIONS/3F2C9A10-7B1D-4C55-9E0A-2B8F6D41C7E3/resourcegroups/rg/providers/microsoft.network/"
+     "virtualnetworks/v/subnets/s", True),
+    ("/subscriptions/x/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s", False),
+])
+def test_a_case_insensitive_pattern_is_case_insensitive_in_the_schema_too(value, valid):
+    """JSON Schema has no flags: the validator's re.IGNORECASE (ARM IDs are case-insensitive) is spelt out."""
+    from gpushare.stackfile.network_config import SUBNET_ID_RE
+    from gpushare.stackfile.schema import ecma_pattern
+    assert bool(SUBNET_ID_RE.match(value)) is valid
+    assert (regress.Regex(ecma_pattern(SUBNET_ID_RE), flags="u").find(value) is not None) is valid
 
 
 def test_schema_says_cross_field_rules_stay_in_the_validator():
