@@ -117,7 +117,8 @@ def parse_plan(text: str, source: str) -> Plan:
     operator = doc.get("operator") if isinstance(doc.get("operator"), Mapping) else {}
     cost = doc.get("cost") if isinstance(doc.get("cost"), Mapping) else None
     return Plan(doc.get("stack"), tuple(doc["pools"]), tuple(doc["resources"]), tuple(doc["devicePluginConfigs"]),
-                operator.get("migStrategy"), *_tenant_keys(doc), cost, platform_from_plan(doc.get("platformNamespaces")))
+                operator.get("migStrategy"), *_tenant_keys(doc), cost,
+                platform_from_plan(doc.get("platformNamespaces")))
 
 
 def _tenant_keys(doc: Mapping) -> tuple[tuple[Mapping, ...], tuple[str, ...] | None, tuple[str, ...]]:

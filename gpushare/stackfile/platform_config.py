@@ -77,7 +77,8 @@ def _parse_namespace(c: Checker, value: Any, path: str, pool_names: list[str],
     return PlatformNamespace(name=name, pools=pools) if ok else None
 
 
-def parse_platform(c: Checker, value: Any, raw_pools: Any, tenants: tuple[Tenant, ...]) -> tuple[PlatformNamespace, ...]:
+def parse_platform(c: Checker, value: Any, raw_pools: Any,
+                   tenants: tuple[Tenant, ...]) -> tuple[PlatformNamespace, ...]:
     raw = c.mapping(value, PLATFORM_KEY, PLATFORM_KEYS)
     if raw is None:
         return ()

@@ -676,8 +676,8 @@ def test_pods_aimed_at_a_pool_gpushare_does_not_manage_are_admitted(cluster, nam
     # Its device rules still hold, and naming a gpushare pool as well is judged as before.
     assert not cluster.admit(pod(container(limits={"nvidia.com/gpu": 1}, env=DCGM), nodeSelector=UNMANAGED),
                              namespace).allowed
-    assert not cluster.admit(pod(container(limits={"nvidia.com/gpu": 1}), nodeSelector={**UNMANAGED, "agentpool": "a100"}),
-                             namespace).allowed
+    also_a100 = {**UNMANAGED, "agentpool": "a100"}
+    assert not cluster.admit(pod(container(limits={"nvidia.com/gpu": 1}), nodeSelector=also_a100), namespace).allowed
 
 
 def test_no_expression_reads_an_optional_request_field_without_optional_syntax(stack):

@@ -25,6 +25,7 @@ from gpushare.stackfile.config import GPUSHARE_KEYS, load_stack_file, parse_conf
 from gpushare.stackfile.declarations import Field, Section
 from gpushare.stackfile.schema import SCHEMA_FILE, STACK_FILE, stack_file_schema
 from tests.builders import MINIMAL_STACK_YAML, T4
+from tests.stackfile.ajv import ajv_check
 from tests.stackfile.schema_check import schema_problems
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +69,28 @@ def test_every_ecmascript_validator_compiles_the_shipped_schema():
     stacks = subprocess.run([str(tool), "--schemafile", str(SCHEMA_FILE), *map(str, EXAMPLE_STACKS)],
                             capture_output=True, text=True)
     assert stacks.returncode == 0, stacks.stdout + stacks.stderr
+
+
+def test_ajv_compiles_the_shipped_schema_and_accepts_every_example_stack(tmp_path):
+    """ajv (draft 2020-12, strict, unicode patterns) is what JavaScript editors compile the schema with."""
+    documents = []
+    for stack in EXAMPLE_STACKS:
+        document = tmp_path / f"{stack.stem}.json"
+        document.write_text(json.dumps(yaml.safe_load(stack.read_text())))
+        documents.append(document)
+    verdict = ajv_check(SCHEMA_FILE, documents)
+    assert verdict["compiled"], verdict.get("error")
+    assert [(Path(r["file"]).name, r["valid"], r["errors"]) for r in verdict["results"]] == [
+        (document.name, True, []) for document in documents]
+
+
+def test_ajv_refuses_a_python_only_pattern(tmp_path):
+    """The check can fail: the schema as shipped before used Python's (?P<name>) groups, which ECMA-262 has not."""
+    schema = tmp_path / "python.schema.json"
+    schema.write_text(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "string",
+                                  "pattern": "^(?P<x>a)$"}))
+    verdict = ajv_check(schema, [])
+    assert verdict["compiled"] is False and "Invalid" in verdict["error"]
 
 
 @pytest.mark.parametrize(("value", "valid"), [
