@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
     warnings = with_long_run_warning(recording.warnings, stack, guard) if guard else list(recording.warnings)
     cost = None
     try:
-        sheet = price_sheet(args, stack.location, priced_vm_sizes(stack))
-        cost = stack_cost(stack, sheet) if sheet else None
+        deployed = guard.deployed if guard else None
+        sheet = price_sheet(args, stack.location, priced_vm_sizes(stack, deployed))
+        cost = stack_cost(stack, sheet, deployed) if sheet else None
         warnings += spot_cap_warnings(cost) if cost else []
     except PricesError as exc:
         # The plan stands without prices: say why there is no cost, and carry on.

@@ -8,19 +8,21 @@ replica), per tenant, and for the whole stack, from a `PriceSheet` (gpushare.azu
   that pool's price per device-hour x 730 (of a resource several of its shared pools advertise, the dearest).
   A shared pool on which it has no quota is not priced (nothing bounds its use), and says so.
 - The stack: the system pool, every GPU pool at its fewest and its most nodes, and the Standard tier's cluster fee
-  (the Free tier has none).
+  (the Free tier has none). On an existing cluster the system pools and the tier are the cluster's, priced as
+  deployed (`--deployed`) and unknown without that, never gpushare's defaults.
 A size or region the API has no meter for is unknown: it is left out of the sums, which then say they are partial.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import LIST_PRICE_NOTE, PriceSheet
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.model import SPOT_MARKET_PRICE, GpuPool, SharingStrategy, StackConfig, Tier
+from gpushare.stackfile.model import SPOT_MARKET_PRICE, SYSTEM_POOL_NAME, GpuPool, SharingStrategy, StackConfig, Tier
 
 HOURS_PER_MONTH = 730
 """Azure's pricing month (the pricing calculator's 730 hours)."""
@@ -34,9 +36,30 @@ def monthly(hourly: float, units: float) -> float:
     return hourly * units * HOURS_PER_MONTH
 
 
-def priced_vm_sizes(stack: StackConfig) -> list[str]:
-    """The VM sizes whose prices the stack's cost needs: every GPU pool's and the system pool's."""
-    return list(dict.fromkeys([*(pool.vm_size.name for pool in stack.pools), stack.cluster.system_pool.vm_size]))
+@dataclass(frozen=True)
+class SystemPool:
+    name: str
+    vm_size: str
+    count: int | None
+    """None: the pool autoscales, or Azure reported no count (unknown, never zero)."""
+
+
+def system_pools(stack: StackConfig, deployed: Iterable[DeployedPool] | None) -> tuple[SystemPool, ...] | None:
+    """The cluster's system pools as the cost counts them: the stack's for a cluster gpushare creates; for an
+    existing cluster those the deployed pools (`--deployed`, or Azure) report in mode System; None when that is not
+    known (an existing cluster planned offline without a deployed file): never gpushare's default."""
+    if not stack.cluster.existing:
+        system = stack.cluster.system_pool
+        return (SystemPool(SYSTEM_POOL_NAME, system.vm_size, system.count),)
+    if deployed is None:
+        return None
+    return tuple(SystemPool(p.name, p.vm_size, p.count) for p in deployed if p.mode == "System")
+
+
+def priced_vm_sizes(stack: StackConfig, deployed: Iterable[DeployedPool] | None = None) -> list[str]:
+    """The VM sizes whose prices the stack's cost needs: every GPU pool's and the system pools'."""
+    system = [pool.vm_size for pool in system_pools(stack, deployed) or ()]
+    return list(dict.fromkeys([*(pool.vm_size.name for pool in stack.pools), *system]))
 
 
 def isolation(pool: GpuPool) -> str:
@@ -177,22 +200,59 @@ def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: 
     }
 
 
-def stack_cost(stack: StackConfig, sheet: PriceSheet) -> dict[str, Any]:
-    """The `plan --json` `cost` object: numbers are numbers (rounded to cents, or 4 places per hour), in the sheet's
-    currency; `null` wherever the API has no meter."""
-    costs = {pool.name: pool_cost(stack, pool, sheet) for pool in stack.pools}
-    system = stack.cluster.system_pool
-    system_meter = sheet.vm_meter(system.vm_size)
-    system_monthly = monthly(system_meter.hourly, system.count) if system_meter else None
-    fee_meter = sheet.cluster_fee_meter() if stack.cluster.tier is Tier.STANDARD else None
-    fee_hourly = (fee_meter.hourly if fee_meter else None) if stack.cluster.tier is Tier.STANDARD else 0.0
+def _system_pools_cost(pools: tuple[SystemPool, ...] | None, sheet: PriceSheet,
+                       existing: bool) -> tuple[dict[str, Any], list[str]]:
+    """`cost.systemPool` (the total of every system pool, each in `pools`) and what it leaves unknown."""
+    source = "unknown" if pools is None else "deployed" if existing else "stack"
+    if pools is None:
+        return ({"vmSize": None, "count": None, "nodeHourly": None, "monthly": None, "source": source, "pools": []},
+                ["the existing cluster's system pools (pass --deployed FILE, `az aks nodepool list -o json`)"])
+    rows, unknown = [], []
+    for pool in pools:
+        meter = sheet.vm_meter(pool.vm_size)
+        cost = monthly(meter.hourly, pool.count) if meter and pool.count is not None else None
+        if cost is None:
+            unknown.append(f"{pool.vm_size} (system pool {pool.name}"
+                           + (", no node count)" if meter else ")"))
+        rows.append({"name": pool.name, "vmSize": pool.vm_size, "count": pool.count,
+                     "nodeHourly": _round(meter.hourly, 4) if meter else None, "monthly": _round(cost)})
+    sizes = list(dict.fromkeys(row["vmSize"] for row in rows))
+    counts = [row["count"] for row in rows]
+    return ({"vmSize": sizes[0] if len(sizes) == 1 else (", ".join(sizes) or None),
+             "count": sum(counts) if None not in counts else None,
+             "nodeHourly": rows[0]["nodeHourly"] if len(rows) == 1 else None,
+             "monthly": None if unknown else _round(_sum([row["monthly"] for row in rows])),
+             "source": source, "pools": rows}, unknown)
+
+
+def _cluster_fee(stack: StackConfig, sheet: PriceSheet, tier: Tier | None) -> tuple[dict[str, Any], list[str]]:
+    """`cost.clusterFee`: the Standard tier's fee, none on Free; unknown for an existing cluster whose tier was not
+    read (`tier` None)."""
+    if stack.cluster.existing and tier is None:
+        return ({"tier": None, "meter": None, "hourly": None, "monthly": None, "source": "unknown"},
+                ["the existing cluster's tier fee (its tier is not read offline)"])
+    tier = tier or stack.cluster.tier
+    fee_meter = sheet.cluster_fee_meter() if tier is Tier.STANDARD else None
+    fee_hourly = (fee_meter.hourly if fee_meter else None) if tier is Tier.STANDARD else 0.0
     fee_monthly = None if fee_hourly is None else monthly(fee_hourly, 1)
+    return ({"tier": tier.value, "meter": fee_meter.meter_name if fee_meter else None,
+             "hourly": _round(fee_hourly, 4), "monthly": _round(fee_monthly),
+             "source": "deployed" if stack.cluster.existing else "stack"},
+            [] if fee_monthly is not None else ["the Standard tier's cluster fee"])
+
+
+def stack_cost(stack: StackConfig, sheet: PriceSheet, deployed: Iterable[DeployedPool] | None = None,
+               tier: Tier | None = None) -> dict[str, Any]:
+    """The `plan --json` `cost` object: numbers are numbers (rounded to cents, or 4 places per hour), in the sheet's
+    currency; `null` wherever the API has no meter or a fact is unknown. `deployed`, `tier`: an existing cluster's
+    pools and tier as read; the cluster's own parts (system pools, tier fee) are priced from them, never from
+    gpushare's defaults, and are unknown without them."""
+    costs = {pool.name: pool_cost(stack, pool, sheet) for pool in stack.pools}
+    system, system_unknown = _system_pools_cost(system_pools(stack, deployed), sheet, stack.cluster.existing)
+    fee, fee_unknown = _cluster_fee(stack, sheet, tier)
     unknown = [f"{c.vm_size} (pool {c.pool})" for c in costs.values() if c.node_hourly is None]
-    if system_meter is None:
-        unknown.append(f"{system.vm_size} (system pool)")
-    if fee_monthly is None:
-        unknown.append("the Standard tier's cluster fee")
-    fixed = _sum([system_monthly, fee_monthly])
+    unknown += system_unknown + fee_unknown
+    fixed = _sum([system["monthly"], fee["monthly"]])
     tenants = {t.name: t for t in stack.tenants}
     return {
         "currency": sheet.currency,
@@ -201,11 +261,8 @@ def stack_cost(stack: StackConfig, sheet: PriceSheet) -> dict[str, Any]:
         "note": LIST_PRICE_NOTE,
         "hoursPerMonth": HOURS_PER_MONTH,
         "pools": [c.to_json() for c in costs.values()],
-        "systemPool": {"vmSize": system.vm_size, "count": system.count,
-                       "nodeHourly": _round(system_meter.hourly, 4) if system_meter else None,
-                       "monthly": _round(system_monthly)},
-        "clusterFee": {"tier": stack.cluster.tier.value, "meter": fee_meter.meter_name if fee_meter else None,
-                       "hourly": _round(fee_hourly, 4), "monthly": _round(fee_monthly)},
+        "systemPool": system,
+        "clusterFee": fee,
         "tenants": [_tenant_cost(stack, t.name, list(t.pools), dict(t.quota), costs) for t in tenants.values()],
         "total": {
             "monthlyMin": _round(fixed + _sum([c.monthly(c.min_nodes) for c in costs.values()])),
@@ -263,8 +320,17 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
                      f"{pool['minNodes']}{'' if pool['minNodes'] == pool['maxNodes'] else '-' + str(pool['maxNodes'])}"
                      f" node(s); {per_device} ({pool['isolation']})")
     system, fee = cost["systemPool"], cost["clusterFee"]
-    lines.append(f"  system pool: {system['count']} x {system['vmSize']}, {money(system['monthly'], currency)}/month")
-    lines.append(f"  cluster fee ({fee['tier']} tier): {money(fee['monthly'], currency)}/month")
+    if system.get("source") == "unknown":
+        lines.append("  system pool: unknown (the existing cluster's own; plan --deployed FILE prices what it has)")
+    else:
+        read = " (as deployed)" if system.get("source") == "deployed" else ""
+        pools = system.get("pools") or [{"count": system["count"], "vmSize": system["vmSize"]}]
+        shown = " + ".join(f"{p['count'] if p['count'] is not None else '?'} x {p['vmSize']}" for p in pools) or "none"
+        lines.append(f"  system pool: {shown}{read}, {money(system['monthly'], currency)}/month")
+    if fee.get("source") == "unknown":
+        lines.append("  cluster fee: unknown (the existing cluster's tier is not read offline)")
+    else:
+        lines.append(f"  cluster fee ({fee['tier']} tier): {money(fee['monthly'], currency)}/month")
     for tenant in cost["tenants"]:
         parts = [f"dedicated {', '.join(d['pool'] for d in tenant['dedicated'])}"] if tenant["dedicated"] else []
         parts += [f"{s['quota']} x {s['resource']} on {', '.join(s['pools'])} {money(s['monthly'], currency)}"

@@ -68,6 +68,30 @@ def test_plan_prices_reads_the_api_and_shows_the_cost_lines(stub, capsys):
     assert "cluster fee (Standard tier): $73/month" in out
 
 
+EXISTING_SYSTEM_POOL = [{
+    "name": "sys", "vmSize": "Standard_D8ds_v5", "mode": "System", "count": 3, "osSku": "Ubuntu",
+    "id": "/subscriptions/3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3/resourcegroups/rg-platform/providers/"
+          "Microsoft.ContainerService/managedClusters/platform-aks/agentPools/sys", "resourceGroup": "rg-platform"}]
+
+
+def test_an_existing_cluster_is_priced_with_the_system_pool_it_has(stub, capsys, tmp_path):
+    """The adopter's existing cluster runs 3 x D8ds_v5 as its system pool: `plan --deployed --prices` prices that,
+    reads no price for gpushare's default system size, and says the tier fee is unknown instead of adding it."""
+    stub.serve_stack(REGION, {"Standard_NC4as_T4_v3": 0.6, "Standard_NC24ads_A100_v4": 4.0, "Standard_D8ds_v5": 0.4})
+    deployed = tmp_path / "pools.json"
+    deployed.write_text(json.dumps(EXISTING_SYSTEM_POOL))
+    code, out, _ = run(capsys, "plan", "existing", "--json", "--deployed", str(deployed), "--prices")
+    assert code == 0
+    cost = json.loads(out)["cost"]
+    assert (cost["systemPool"]["vmSize"], cost["systemPool"]["count"]) == ("Standard_D8ds_v5", 3)
+    assert cost["systemPool"]["monthly"] == round(0.4 * 3 * 730, 2)
+    assert cost["clusterFee"]["monthly"] is None and not cost["total"]["complete"]
+    filters = [(request.query.get("$filter") or [""])[0] for request in stub.requests]
+    assert any("Standard_D8ds_v5" in f for f in filters) and not any("Standard_D4ds_v5" in f for f in filters)
+    code, out, _ = run(capsys, "plan", "existing", "--prices")
+    assert code == 0 and "system pool: unknown (the existing cluster's own" in out
+
+
 def test_plan_without_prices_says_how_to_get_them_in_one_line(capsys):
     code, out, _ = run(capsys, "plan", "dev")
     assert code == 0

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
 from gpushare.review.cost import HOURS_PER_MONTH, cost_lines, money, stack_cost
 from gpushare.stackfile.catalog import MigProfile
@@ -48,7 +49,8 @@ def test_the_stack_total_holds_the_system_pool_and_the_standard_tier_fee():
     cost = stack_cost(stack(T4TS), sheet())
     fixed = 0.2 * 2 * HOURS_PER_MONTH + 0.10 * HOURS_PER_MONTH
     assert cost["systemPool"]["monthly"] == round(0.2 * 2 * 730, 2)
-    assert cost["clusterFee"] == {"tier": "Standard", "meter": "Standard Uptime SLA", "hourly": 0.1, "monthly": 73.0}
+    assert cost["clusterFee"] == {"tier": "Standard", "meter": "Standard Uptime SLA", "hourly": 0.1, "monthly": 73.0,
+                                  "source": "stack"}
     assert cost["total"]["monthlyMin"] == round(fixed + 0.6 * 730, 2)
     assert cost["total"]["monthlyMax"] == round(fixed + 0.6 * 3 * 730, 2)
     assert cost["total"]["complete"] and cost["currency"] == "USD" and cost["priceDate"] == "2026-12-01"
@@ -146,3 +148,44 @@ def test_a_spot_cap_equal_to_the_spot_price_does_not_run():
 
     cost = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot(max_price=0.12))), sheet())
     assert by_pool(cost, "t4ts")["runsAtCurrentPrice"] is False
+
+
+def existing_cluster(config):
+    return dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, existing=True))
+
+
+SYSTEM_D8 = DeployedPool(name="sys", vm_size="Standard_D8ds_v5", mode="System", count=3)
+APPS = DeployedPool(name="apps", vm_size="Standard_D4ds_v5", mode="User", count=5)
+
+
+def test_an_existing_cluster_is_priced_from_its_deployed_system_pools_not_gpushares_defaults():
+    """The adopter's cluster has a 3 x D8ds_v5 system pool: that is priced, not gpushare's 2 x D4ds_v5 default, and
+    its user pools (not gpushare's) are not."""
+    cost = stack_cost(existing_cluster(stack(T4TS)), sheet({**PRICES, "Standard_D8ds_v5": 0.4}),
+                      deployed=[SYSTEM_D8, APPS])
+    system = cost["systemPool"]
+    assert (system["vmSize"], system["count"], system["source"]) == ("Standard_D8ds_v5", 3, "deployed")
+    assert system["monthly"] == round(0.4 * 3 * HOURS_PER_MONTH, 2)
+    assert [p["name"] for p in system["pools"]] == ["sys"]
+    # Its tier is not in a deployed-pools file: unknown, so the total says it is partial.
+    assert cost["clusterFee"]["monthly"] is None and cost["clusterFee"]["source"] == "unknown"
+    assert cost["total"]["complete"] is False
+    assert cost["unknown"] == ["the existing cluster's tier fee (its tier is not read offline)"]
+    assert cost["total"]["monthlyMin"] == round((0.4 * 3 + 0.6) * HOURS_PER_MONTH, 2)
+    lines = "\n".join(cost_lines(cost))
+    assert "system pool: 3 x Standard_D8ds_v5 (as deployed)" in lines and "D4ds_v5" not in lines
+    assert "cluster fee: unknown" in lines
+
+
+def test_an_existing_cluster_planned_without_a_deployed_file_has_unknown_system_pools_never_zero():
+    cost = stack_cost(existing_cluster(stack(T4TS)), sheet())
+    assert cost["systemPool"]["monthly"] is None and cost["systemPool"]["source"] == "unknown"
+    assert "the existing cluster's system pools (pass --deployed FILE, `az aks nodepool list -o json`)" in cost["unknown"]
+    assert cost["total"]["complete"] is False
+    assert cost["total"]["monthlyMin"] == round(0.6 * HOURS_PER_MONTH, 2), "only what is known is summed"
+    assert "system pool: unknown" in "\n".join(cost_lines(cost))
+
+
+def test_an_existing_clusters_read_tier_prices_its_fee():
+    cost = stack_cost(existing_cluster(stack(T4TS)), sheet(), deployed=[SYSTEM_D8], tier=Tier.FREE)
+    assert cost["clusterFee"]["monthly"] == 0.0 and cost["clusterFee"]["source"] == "deployed"
