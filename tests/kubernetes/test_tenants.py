@@ -534,6 +534,22 @@ def test_a_debug_container_is_judged_in_platform_and_other_namespaces(cluster):
             "spec.ephemeralContainers[0] (debugger): " + ELSEWHERE_VOID], namespace
 
 
+@pytest.mark.parametrize("namespace", ["kube-system", "gpu-operator"])
+def test_a_debug_container_in_an_exempt_namespace_is_judged_by_its_environment_alone(cluster, namespace):
+    """kube-system and the operator's namespace are never judged, except for debug containers: one added to a node
+    agent's pod (which tolerates every taint) must not name devices and sets void."""
+    agent = daemon_set_pod(container(env=DCGM), tolerations=[TOLERATE_ALL])
+
+    def debug(env: list[dict[str, Any]] | None) -> list[str]:
+        return cluster.admit(with_debug_container(agent, env), namespace, operation="UPDATE", old=agent,
+                             subresource="ephemeralcontainers", user=CONTROLLER_MANAGER).messages
+    where = "pods of kube-system and the GPU Operator's namespace that can run on GPU nodes"
+    assert debug(ALL_GPUS) == [f"spec.ephemeralContainers[0].env[0] sets NVIDIA_VISIBLE_DEVICES=all ({ENV_RULE})",
+                               "spec.ephemeralContainers[0] (debugger): " + void_rule(where)]
+    assert debug(VOID) == []
+    assert cluster.admit(agent, namespace).allowed, "the pod itself is not judged there"
+
+
 # --- devices the device plugin did not allocate ------------------------------------------------------------------
 
 ZERO_RULE = ("containers must not ask for 0 of a nvidia.com/ resource: the device plugin allocates nothing for it, "
