@@ -103,6 +103,9 @@ def container(name: str = "main", limits: dict | None = None, requests: dict | N
 def workload(kind: str, template_pod: dict[str, Any]) -> dict[str, Any]:
     template = {"metadata": {"labels": {"app": "a"}}, "spec": template_pod["spec"]}
     group = "batch/v1" if kind in ("Job", "CronJob") else "apps/v1"
+    if kind in ("Job", "CronJob"):
+        # A Job's pods may not restart Always (the API server refuses such a template before admission).
+        template["spec"] = {"restartPolicy": "Never", **template["spec"]}
     if kind == "CronJob":
         spec = {"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": template}}}
     elif kind == "Job":
