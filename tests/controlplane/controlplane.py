@@ -48,10 +48,10 @@ from typing import Any
 
 import pytest
 
+from tests import go_tools
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "tools" / "controlplane" / "build"
-GO_MISSING = 3
-"""`tools/controlplane/build`'s exit status when Go is not installed (or too old)."""
 
 ADMIN = "admin"
 AKS_ADMISSION_PLUGINS = ("ExtendedResourceToleration", "PodNodeSelector", "PodTolerationRestriction", "NodeRestriction")
@@ -68,29 +68,11 @@ def group_user(group: str) -> str:
     return f"member-of-{group}@example.com"
 
 
-def _tail(text: str, lines: int = 25) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
 @cache
 def unavailable_reason() -> str | None:
     """None when the control plane can be built here; else the one-line reason (Go is not installed), for
     `pytest.skip`. Under CI=true a missing Go raises instead: CI must run these tests."""
-    try:
-        r = subprocess.run([str(BUILD), "--check"], capture_output=True, text=True, timeout=60)
-    except OSError as error:
-        reason = f"controlplane: cannot run {BUILD.relative_to(ROOT)}: {error}"
-        returncode = GO_MISSING
-    else:
-        if r.returncode == 0:
-            return None
-        reason = (r.stderr.strip().splitlines() or [f"{BUILD.name} --check exited {r.returncode}"])[-1]
-        returncode = r.returncode
-    if returncode != GO_MISSING:
-        raise RuntimeError(f"{BUILD.relative_to(ROOT)} --check failed (exit {returncode}): {reason}")
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"{reason} (CI=true: the control-plane tests must run there)")
-    return reason
+    return go_tools.unavailable_reason(BUILD, "the control-plane tests")
 
 
 def binaries() -> Path:
@@ -98,10 +80,7 @@ def binaries() -> Path:
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    r = subprocess.run([str(BUILD)], capture_output=True, text=True, timeout=3600)
-    if r.returncode != 0:
-        raise RuntimeError(f"building the control plane failed (exit {r.returncode}):\n{_tail(r.stderr)}")
-    folder = Path(r.stdout.strip().splitlines()[-1])
+    folder = go_tools.built(BUILD, timeout=3600)
     missing = [b for b in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
                if not os.access(folder / b, os.X_OK)]
     if missing:
@@ -143,7 +122,7 @@ class Process:
 
     def tail(self) -> str:
         try:
-            return _tail(self.log.read_text(errors="replace"))
+            return go_tools.tail(self.log.read_text(errors="replace"))
         except OSError:
             return "(no log)"
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gpushare.kubernetes.tenants import pod_spec, pool_offers, pool_share, tenant_manifests
-from tests.controlplane.controlplane import ADMIN, ROOT, ApiError, group_user
+from tests.controlplane.controlplane import ADMIN, ROOT, ApiError, group_user, resource_path
 from tests.kubernetes import test_tenants as judged
 
 SCHEDULE_TIMEOUT = 30
@@ -70,7 +70,28 @@ def applied(control_plane, stack):
         if obj["kind"] == "ResourceQuota":
             control_plane.wait_for(f"quota {meta['name']}'s status", lambda: control_plane.get(
                 "v1", "ResourceQuota", meta["name"], meta["namespace"]).get("status", {}).get("hard"))
+    # A new binding reaches the admission plugin through its informers a moment after it is stored: until each
+    # namespace's policy refuses a pod, a test could see it admit what it will refuse.
+    ensure_namespace(control_plane, ENFORCEMENT_PROBE_NAMESPACE)
+    for namespace in [*(tenant.name for tenant in stack.tenants), ENFORCEMENT_PROBE_NAMESPACE]:
+        control_plane.wait_for(f"the policy bound to namespace {namespace}",
+                               lambda namespace=namespace: _refused_by_a_policy(control_plane, namespace))
     return manifests, created
+
+
+ENFORCEMENT_PROBE_NAMESPACE = "gpushare-probe"
+"""A namespace the shared policy binds, to see it enforced."""
+
+
+def _refused_by_a_policy(plane, namespace: str) -> bool:
+    """A dry-run pod that every gpushare policy refuses (it names every GPU of its node) is refused by one."""
+    probe = bare_pod("enforcement-probe", {"containers": [{"name": "c", "image": "busybox", "env": [
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]})
+    try:
+        plane.request("POST", resource_path("v1", "Pod", namespace) + "?dryRun=All", probe)
+    except ApiError as error:
+        return "ValidatingAdmissionPolicy" in str(error.body.get("message", ""))
+    return False
 
 
 def test_the_api_server_accepts_every_tenant_object(applied):

@@ -36,12 +36,12 @@ from typing import Any
 
 import pytest
 
+from tests import go_tools
+
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "tools" / "vapcheck" / "build"
 DEFAULT_USER = {"username": "alice@example.com", "groups": ["system:authenticated"]}
-GO_MISSING = 3
-"""`tools/vapcheck/build`'s exit status when Go is not installed (or too old)."""
 
 _build_lock = threading.Lock()
 
@@ -78,37 +78,16 @@ def default_pod(pod: dict[str, Any], limit_range: dict[str, Any] | None) -> dict
     return pod
 
 
-def _tail(text: str, lines: int = 15) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
 @cache
 def unavailable_reason() -> str | None:
     """None when vapcheck can be built here; else the one-line reason (Go is not installed), for `pytest.skip`.
     Under CI=true a missing Go raises instead: CI must run these tests."""
-    try:
-        r = subprocess.run([str(BUILD), "--check"], capture_output=True, text=True, timeout=60)
-    except OSError as error:  # no bash, or the script is not executable
-        reason = f"vapcheck: cannot run {BUILD.relative_to(ROOT)}: {error}"
-        returncode = GO_MISSING
-    else:
-        if r.returncode == 0:
-            return None
-        reason = (r.stderr.strip().splitlines() or [f"{BUILD.name} --check exited {r.returncode}"])[-1]
-        returncode = r.returncode
-    if returncode != GO_MISSING:
-        raise RuntimeError(f"{BUILD.relative_to(ROOT)} --check failed (exit {returncode}): {reason}")
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"{reason} (CI=true: the API server admission tests must run there)")
-    return reason
+    return go_tools.unavailable_reason(BUILD, "the API server admission tests")
 
 
 @cache
 def _built() -> Path:
-    r = subprocess.run([str(BUILD)], capture_output=True, text=True, timeout=1800)
-    if r.returncode != 0:
-        raise RuntimeError(f"building vapcheck failed (exit {r.returncode}):\n{_tail(r.stderr)}")
-    path = Path(r.stdout.strip().splitlines()[-1])
+    path = go_tools.built(BUILD, timeout=1800)
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise RuntimeError(f"{BUILD.relative_to(ROOT)} printed {path}, which is not an executable")
     return path
@@ -228,7 +207,7 @@ class PluginCluster:
                 self._process.wait(timeout=10)
                 self._stderr.seek(0)
                 raise RuntimeError(f"vapcheck --serve exited {self._process.returncode}: "
-                                   f"{_tail(self._stderr.read(), 5)}")
+                                   f"{go_tools.tail(self._stderr.read(), 5)}")
             return json.loads(line)
 
     def request(self, obj: dict[str, Any] | None, namespace: str, operation: str = "CREATE",
