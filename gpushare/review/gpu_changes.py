@@ -118,6 +118,8 @@ class StackCostChange:
     after_max: float
     complete: bool
     """Every size on both sides had a price."""
+    unknown: tuple[str, ...] = ()
+    """What is left out of the totals (a size without a price, an existing cluster's own pools or tier), as said."""
 
 
 @dataclass(frozen=True)
@@ -385,7 +387,9 @@ def cost_summary(change: StackCostChange) -> str:
     head = f"{signed_money(at_max, change.currency)}/month at max" if round(at_max) else "no cost change at max"
     if round(at_min) and round(at_min) != round(at_max):
         head += f" ({signed_money(at_min, change.currency)} at min)"
-    partial = "" if change.complete else "; partial: some sizes have no price"
+    partial = ("" if change.complete else
+               f"; partial, without {', '.join(change.unknown)}" if change.unknown else
+               "; partial: some sizes have no price")
     return (f"{head}: {money_span(change.before_min, change.before_max, change.currency)} -> "
             f"{money_span(change.after_min, change.after_max, change.currency)} a month, list prices of "
             f"{change.price_date}{partial}")

@@ -195,8 +195,9 @@ def stack_cost_change(base: Plan, head: Plan) -> StackCostChange | None:
 
     (before_min, before_max, before_ok), (after_min, after_max, after_ok) = totals(base), totals(head)
     newest = max(str(cost.get("priceDate", "")) for cost in sides)
+    unknown = tuple(dict.fromkeys(str(part) for cost in sides for part in cost.get("unknown") or ()))
     return StackCostChange(str(sides[0].get("currency")), newest, before_min, before_max, after_min, after_max,
-                           before_ok and after_ok)
+                           before_ok and after_ok, unknown)
 
 
 def cost_line(base: Plan, head: Plan, change: StackCostChange | None) -> str:

@@ -423,25 +423,32 @@ def _side_cost(side: PoolSide | None, sheet: PriceSheet) -> SideCost | None:
                     meter.hourly / nodes.per_node if nodes.per_node else None)
 
 
-def _cluster_monthly(preview: Preview, side: str, sheet: PriceSheet) -> float | None:
-    """The system pool and the Standard tier's fee on one side; None when the cluster is not in the preview."""
+EXISTING_CLUSTER_PARTS = "the cluster's system pools and tier fee (no ManagedCluster in the preview: an existing cluster's)"
+
+
+def _cluster_monthly(preview: Preview, side: str, sheet: PriceSheet) -> tuple[float | None, list[str]]:
+    """The system pool and the Standard tier's fee on one side, and what of them has no price; None (and
+    `EXISTING_CLUSTER_PARTS`) when the cluster is not in the preview: an existing one, whose parts are not priced
+    from gpushare's defaults."""
     cluster = next((s for s in preview.steps if s.type == MANAGED_CLUSTER_TYPE), None)
     inputs = cluster.inputs(side) if cluster else None
     if inputs is None:
-        return 0.0 if cluster else None
-    total = 0.0
+        return (0.0, []) if cluster else (None, [EXISTING_CLUSTER_PARTS])
+    total, unknown = 0.0, []
     for profile in inputs.get("agentPoolProfiles") or ():
         meter = sheet.vm_meter(str(profile.get("vmSize", ""))) if isinstance(profile, Mapping) else None
         if meter is None:
-            return None
+            unknown.append(f"{profile.get('vmSize') if isinstance(profile, Mapping) else '?'} (system pool)")
+            continue
         total += monthly(meter.hourly, float(profile.get("count") or 0))
     sku = inputs.get("sku") if isinstance(inputs.get("sku"), Mapping) else {}
     if sku.get("tier") == "Standard":
         fee = sheet.cluster_fee_meter()
         if fee is None:
-            return None
-        total += monthly(fee.hourly, 1)
-    return total
+            unknown.append("the Standard tier's cluster fee")
+        else:
+            total += monthly(fee.hourly, 1)
+    return (None if unknown else total), unknown
 
 
 def priced(preview: Preview, transitions: list[PoolTransition],
@@ -449,14 +456,18 @@ def priced(preview: Preview, transitions: list[PoolTransition],
     """The transitions with each side's cost, and the stack's total before -> after."""
     with_cost = [dataclasses.replace(t, cost_before=_side_cost(t.before, sheet), cost_after=_side_cost(t.after, sheet))
                  for t in transitions]
-    totals, complete = {}, True
+    totals, complete, unknown = {}, True, []
     for side, attr in (("old", "cost_before"), ("new", "cost_after")):
-        fixed = _cluster_monthly(preview, side, sheet)
-        costs = [getattr(t, attr) for t in with_cost if getattr(t, attr) is not None]
-        complete &= fixed is not None and all(c.monthly_max is not None for c in costs)
-        totals[side] = tuple((fixed or 0.0) + sum(getattr(c, bound) or 0.0 for c in costs)
+        fixed, missing = _cluster_monthly(preview, side, sheet)
+        unknown += missing
+        sides = [(t, getattr(t, attr)) for t in with_cost if getattr(t, attr) is not None]
+        unknown += [f"{(t.before if attr == 'cost_before' else t.after).inputs.get('vmSize')} (pool {t.name})"
+                    for t, c in sides if c.monthly_max is None]
+        complete &= fixed is not None and all(c.monthly_max is not None for _, c in sides)
+        totals[side] = tuple((fixed or 0.0) + sum(getattr(c, bound) or 0.0 for _, c in sides)
                              for bound in ("monthly_min", "monthly_max"))
-    change = StackCostChange(sheet.currency, sheet.read_at[:10], *totals["old"], *totals["new"], complete)
+    change = StackCostChange(sheet.currency, sheet.read_at[:10], *totals["old"], *totals["new"], complete,
+                             tuple(dict.fromkeys(unknown)))
     return with_cost, change
 
 

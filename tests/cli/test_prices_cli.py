@@ -88,6 +88,12 @@ def test_an_existing_cluster_is_priced_with_the_system_pool_it_has(stub, capsys,
     assert cost["clusterFee"]["monthly"] is None and not cost["total"]["complete"]
     filters = [(request.query.get("$filter") or [""])[0] for request in stub.requests]
     assert any("Standard_D8ds_v5" in f for f in filters) and not any("Standard_D4ds_v5" in f for f in filters)
+    (tmp_path / "head.json").write_text(run(capsys, "plan", "existing", "--json", "--deployed", str(deployed),
+                                            "--prices")[1])
+    (tmp_path / "base.json").write_text(json.dumps(json.loads((tmp_path / "head.json").read_text())))
+    code, out, _ = run(capsys, "compare", str(tmp_path / "base.json"), str(tmp_path / "head.json"))
+    assert code == 0 and "partial, without the existing cluster's tier fee (its tier is not read offline)" in out, \
+        "the PR's cost headline names what it leaves out"
     code, out, _ = run(capsys, "plan", "existing", "--prices")
     assert code == 0 and "system pool: unknown (the existing cluster's own" in out
 

@@ -47,7 +47,9 @@ def test_a_mig_profile_change_shows_the_slice_price_change():
     row = next(line for line in out.splitlines() if line.startswith("| **a100mig**"))
     # 8 GPUs: 56 slices of 1g.5gb -> 16 of 3g.20gb per node.
     assert "$0.5000 -> $1.7500 per device-hour" in row
-    assert "partial: some sizes have no price" in out, "no ManagedCluster step: the fixed part is unknown"
+    # No ManagedCluster step (an existing cluster): its own parts are unknown, and the headline names them.
+    assert ("partial, without the cluster's system pools and tier fee (no ManagedCluster in the preview: an existing "
+            "cluster's)** ·") in next(line for line in out.splitlines() if line.startswith("**"))
 
 
 def test_the_region_comes_from_the_cluster_or_the_config():
