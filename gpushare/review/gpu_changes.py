@@ -71,6 +71,9 @@ class PoolSide:
     """The config YAML its nodes read; None when the ConfigMap is not in the input."""
     mig_strategy: str | None = None
     """The release's `mig.strategy`, when known."""
+    planned: tuple[str, int] | None = None
+    """(resource, per node) as the plan itself computed them (`plan --json` pools[]), for a size the catalog lacks
+    (`describedBy: stack`); None from a preview, which does not carry them."""
 
     @property
     def config_key(self) -> str:
@@ -277,7 +280,8 @@ def capacity(side: PoolSide) -> Capacity:
         min_nodes = max_nodes = _int(inputs.get("count"))
     size = find_vm_size(str(inputs.get("vmSize", "")))
     if size is None:
-        return Capacity(None, None, min_nodes, max_nodes)
+        resource, per_node = side.planned or (None, None)
+        return Capacity(resource, per_node, min_nodes, max_nodes)
     try:
         mig = MigProfile(inputs["gpuInstanceProfile"]) if inputs.get("gpuInstanceProfile") else None
     except ValueError:

@@ -132,7 +132,10 @@ def _tenant_keys(doc: Mapping) -> tuple[tuple[Mapping, ...], tuple[str, ...] | N
 
 def _side(plan: Plan, name: str) -> PoolSide:
     resource = plan.agent_pool(name) or {}
-    return PoolSide(name, resource.get("inputs") or {}, plan.config_for(name), plan.mig_strategy)
+    row = next((p for p in plan.pools if p.get("name") == name), {})
+    planned = ((str(row["resource"]), int(row["perNode"]))
+               if isinstance(row.get("resource"), str) and isinstance(row.get("perNode"), int) else None)
+    return PoolSide(name, resource.get("inputs") or {}, plan.config_for(name), plan.mig_strategy, planned)
 
 
 def _pool_op(base: Plan, head: Plan, name: str) -> str:

@@ -5,6 +5,7 @@ from a private registry, the pool's own labels, taints, OS disk, max pods and ta
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 
@@ -83,6 +84,19 @@ def test_an_uncatalogued_size_is_planned_from_its_gpu_block_and_marked(document)
     assert agent_pool(document, "l4")["vmSize"] == "Standard_NC16ads_L4_v9"
     assert any("Standard_NC16ads_L4_v9 is described by the stack, not the catalog" in w
                for w in document["warnings"])
+
+
+def test_compare_shows_an_uncatalogued_pools_resource_and_counts_from_the_plans_own_figures(document, tmp_path,
+                                                                                           capsys):
+    """compare cannot look the size up in the catalog: it reads what the plans computed (pools[].resource, perNode)."""
+    head = copy.deepcopy(document)
+    next(r for r in head["resources"] if r["type"] == AGENT_POOL and r["inputs"]["agentPoolName"] == "l4")[
+        "inputs"]["count"] = 3
+    (tmp_path / "base.json").write_text(json.dumps(document))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "head.json")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| **l4**"))
+    assert row == "| **l4** | update | `count: 1 -> 3` | nvidia.com/gpu.shared | 2 | 1 -> 3 | 2 -> 6 |"
 
 
 def test_a10_time_slicing_pool_from_the_catalog(document):
