@@ -231,7 +231,27 @@ def operator_warnings(stack: StackConfig) -> list[str]:
             f"--version {operator.chart_version}` before deploying"
         )
     warnings += check_user_values(operator.values, operator.chart_version).warnings
+    warnings += _inert_value_warnings(stack)
     return warnings
+
+
+AKS_DRIVER_INERT = ("driver.", "toolkit.")
+"""Chart value paths whose component `operator.driver: aks` turns off (driver.enabled and toolkit.enabled false:
+AKS installs both on its GPU nodes), so a value set under them takes no effect."""
+
+
+def _inert_value_warnings(stack: StackConfig) -> list[str]:
+    """User values under a component the driver mode turns off: accepted (Helm renders nothing from them), and
+    named, since the user meant them to act."""
+    if stack.operator.driver is not DriverOwner.AKS:
+        return []
+    inert = [path for path in value_leaf_paths(stack.operator.values) if path.startswith(AKS_DRIVER_INERT)]
+    if not inert:
+        return []
+    return [f"gpushare:operator.values {', '.join(inert)} take no effect with gpushare:operator.driver aks: AKS "
+            f"installs the NVIDIA driver and container toolkit itself, so gpushare sets driver.enabled and "
+            f"toolkit.enabled false and the chart renders neither; drop them, or set gpushare:operator.driver: "
+            f"operator to have the operator install its own"]
 
 
 def chart_reference(repository: str) -> tuple[str, str | None]:

@@ -374,3 +374,21 @@ def test_an_unverified_chart_version_turns_unknown_paths_into_warnings():
     assert findings.problems == ()
     assert findings.warnings[0].startswith("newComponent.enabled is not a value of GPU Operator chart v26.7.0")
     assert findings.warnings[0].endswith("chart v27.1.0 itself was not checked")
+
+
+@pytest.mark.parametrize(("driver", "warned"), [(DriverOwner.AKS, True), (DriverOwner.OPERATOR, False)])
+def test_values_for_a_component_the_driver_mode_turns_off_are_named(driver, warned):
+    """With AKS's driver the chart renders no driver or toolkit: their values would be silently inert."""
+    from gpushare.sharing.operator_values import operator_warnings
+    values = {"driver": {"version": "570.86.15"}, "toolkit": {"env": [{"name": "X", "value": "1"}]},
+              "dcgmExporter": {"serviceMonitor": {"enabled": False}}}
+    config = dataclasses.replace(MIXED_FLEET, operator=dataclasses.replace(MIXED_FLEET.operator, driver=driver,
+                                                                           values=values))
+    inert = [w for w in operator_warnings(config) if "take no effect" in w]
+    if warned:
+        assert inert == ["gpushare:operator.values driver.version, toolkit.env take no effect with "
+                         "gpushare:operator.driver aks: AKS installs the NVIDIA driver and container toolkit itself, "
+                         "so gpushare sets driver.enabled and toolkit.enabled false and the chart renders neither; "
+                         "drop them, or set gpushare:operator.driver: operator to have the operator install its own"]
+    else:
+        assert inert == []
