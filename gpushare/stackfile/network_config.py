@@ -136,6 +136,14 @@ def check_pool_subnets(c: Checker, network: Network, raw_pools: Any, pools: Sequ
     indexes = {item.get("name"): i for i, item in enumerate(raw_pools or []) if isinstance(item, dict)}
     if network.subnet_id is None:
         if existing:
+            # The cluster's VNet is read by preflight; offline, two pools in different VNets cannot both be in it.
+            named = [pool for pool in pools if pool.subnet_id]
+            for pool in named[1:]:
+                if vnet_of(pool.subnet_id) != vnet_of(named[0].subnet_id):
+                    c.add(f"{POOLS_KEY}[{indexes.get(pool.name, '?')}].subnetId",
+                          f"pool {pool.name}'s subnet is in VNet {vnet_name(pool.subnet_id)}, pool "
+                          f"{named[0].name}'s in {vnet_name(named[0].subnet_id)}: AKS puts every node pool of a "
+                          f"cluster in one VNet, the cluster's; use subnets of the VNet of its system pool")
             return
         for pool in pools:
             if pool.subnet_id:

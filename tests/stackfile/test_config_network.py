@@ -129,3 +129,14 @@ def test_an_existing_clusters_pools_may_name_subnets_preflight_checks():
     """An existing cluster's VNet is not in the stack: a pool's subnetId is checked against it by `preflight`."""
     stack = parse(raw_with(cluster(resourceGroup="rg", existing=True), pool(subnetId=GPU)))
     assert stack.pools[0].subnet_id == GPU
+
+
+def test_an_existing_clusters_pools_in_two_vnets_are_refused_offline():
+    """The cluster's VNet is read only by preflight, but two pools in different VNets cannot both be in it."""
+    def second_pool(raw):
+        raw["gpushare:pools"].append({**raw["gpushare:pools"][0], "name": "t4b", "subnetId": OTHER_VNET_SUBNET})
+    found = problems_of(raw_with(cluster(resourceGroup="rg", existing=True), pool(subnetId=GPU), second_pool))
+    assert [(p.path, p.message) for p in found] == [(
+        "gpushare:pools[1].subnetId",
+        "pool t4b's subnet is in VNet vnet-hub, pool t4's in vnet-spoke: AKS puts every node pool of a cluster in one "
+        "VNet, the cluster's; use subnets of the VNet of its system pool")]
