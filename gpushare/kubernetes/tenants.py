@@ -344,16 +344,18 @@ POD_SPEC_EXPRESSION = (
 """The pod spec judged: the Pod's own, or the template of the Pods a workload creates (`dyn`: one expression
 serves every matched kind without type-check warnings for fields another kind lacks)."""
 CONTAINERS_EXPRESSION = "variables.podSpec.containers + variables.podSpec.?initContainers.orValue([])"
-_REQUESTS_GPU = " || ".join(
-    f"c.?resources.?{part}.orValue({{}}).exists(r, r.startsWith('{GPU_RESOURCE_PREFIX}') && "
-    f"sign(quantity(c.resources.{part}[r])) > 0)" for part in ("limits", "requests"))
-_REQUESTS_GPU = f"({_REQUESTS_GPU})"
+def _gpu_resources(macro: str, sign: str) -> list[str]:
+    """`macro` (exists, filter) over container `c`'s `nvidia.com/` limits, then requests, whose quantity's sign is
+    `sign` (`> 0`, `== 0`)."""
+    return [f"c.?resources.?{part}.orValue({{}}).{macro}(r, r.startsWith('{GPU_RESOURCE_PREFIX}') && "
+            f"sign(quantity(c.resources.{part}[r])) {sign})" for part in ("limits", "requests")]
+
+
+_REQUESTS_GPU = f"({' || '.join(_gpu_resources('exists', '> 0'))})"
 """Container `c` asks for a positive quantity of a GPU resource. Zero is no request: the kubelet's device manager
 allocates nothing for it and sets no device variable, so the image's own NVIDIA_VISIBLE_DEVICES would reach the
 runtime (`_ZERO_GPU` refuses it)."""
-_ZERO_GPU_IN = ("c.?resources.?{part}.orValue({{}}).filter(r, r.startsWith('" + GPU_RESOURCE_PREFIX +
-                "') && sign(quantity(c.resources.{part}[r])) == 0)")
-_ZERO_GPU = " + ".join(_ZERO_GPU_IN.format(part=part) for part in ("limits", "requests"))
+_ZERO_GPU = " + ".join(_gpu_resources("filter", "== 0"))
 GPU_POD_EXPRESSION = f"variables.containers.exists(c, {_REQUESTS_GPU})"
 POOL_EXPRESSION = f"variables.podSpec.?nodeSelector[?'{POOL_LABEL}'].orValue('')"
 TOLERATIONS_EXPRESSION = "variables.podSpec.?tolerations.orValue([])"
