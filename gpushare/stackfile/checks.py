@@ -11,6 +11,7 @@ from typing import Any, Callable, TypeVar
 
 from gpushare.errors import ConfigProblem
 from gpushare.stackfile.declarations import BOOLEAN, INTEGER, STRING, Field
+from gpushare.stackfile.keys import POOLS_KEY
 
 GUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 MAX_POOL_NODES = 1000
@@ -141,3 +142,20 @@ def optional(raw: dict[str, Any], key: str, parse: Callable[[Any], Any], default
         return default
     parsed = parse(raw[key])
     return default if parsed is None else parsed
+
+
+def pool_references(c: Checker, items: list[Any], path: str, pool_names: list[str]) -> tuple[list[str], bool]:
+    """A list of pool names (a tenant's or a platform namespace's `pools`): the known ones, each once, and whether
+    every item names a pool; an unknown name (with the closest) and a repeat are reported at their index."""
+    pools: list[str] = []
+    known = True
+    for i, pool in enumerate(items):
+        if pool not in pool_names:
+            c.add(f"{path}[{i}]", f"unknown pool {show(pool)}{did_you_mean(str(pool), pool_names)}; "
+                                  f"pools in {POOLS_KEY}: {', '.join(pool_names)}")
+            known = False
+        elif pool in pools:
+            c.add(f"{path}[{i}]", f"pool {pool!r} is listed twice")
+        else:
+            pools.append(pool)
+    return pools, known

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpushare.kubernetes.tenants import EXEMPT_NAMESPACES, NAMESPACE_RE
-from gpushare.stackfile.checks import Checker, did_you_mean, earlier_use, kind_of, optional, show
+from gpushare.stackfile.checks import Checker, earlier_use, kind_of, optional, pool_references, show
 from gpushare.stackfile.declarations import ARRAY, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import PLATFORM_KEY, POOLS_KEY
 from gpushare.stackfile.model import PlatformNamespace, Tenant
@@ -37,15 +37,7 @@ def _parse_pools(c: Checker, value: Any, path: str, pool_names: list[str]) -> tu
         c.add(path, f"expected a list of at least one pool name, got {kind_of(value)} {show(value)}; leave the key "
                     f"out for every pool; pools: {', '.join(pool_names)}")
         return None
-    pools: list[str] = []
-    for i, pool in enumerate(value):
-        if pool not in pool_names:
-            c.add(f"{path}[{i}]", f"unknown pool {show(pool)}{did_you_mean(str(pool), pool_names)}; "
-                                  f"pools in {POOLS_KEY}: {', '.join(pool_names)}")
-        elif pool in pools:
-            c.add(f"{path}[{i}]", f"pool {pool!r} is listed twice")
-        else:
-            pools.append(pool)
+    pools, _ = pool_references(c, value, path, pool_names)
     return tuple(pools) if len(pools) == len(value) else None
 
 

@@ -6,7 +6,16 @@ from typing import Any
 
 from gpushare.kubernetes.tenants import NAMESPACE_RE, namespace_problem
 from gpushare.sharing.capacity import pool_capacity
-from gpushare.stackfile.checks import GUID_RE, Checker, did_you_mean, earlier_use, kind_of, optional, show
+from gpushare.stackfile.checks import (
+    GUID_RE,
+    Checker,
+    did_you_mean,
+    earlier_use,
+    kind_of,
+    optional,
+    pool_references,
+    show,
+)
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY, TENANTS_KEY
 from gpushare.stackfile.kubernetes_version import kubernetes_version_problem
@@ -93,15 +102,7 @@ def _parse_tenant(c: Checker, value: Any, path: str, pool_names: list[str],
                                f"{show(value_pools)}; pools: {', '.join(pool_names)}")
         references_ok = False
     else:
-        for i, pool in enumerate(value_pools):
-            if pool not in pool_names:
-                c.add(f"{path}.pools[{i}]", f"unknown pool {show(pool)}{did_you_mean(str(pool), pool_names)}; "
-                                            f"pools in {POOLS_KEY}: {', '.join(pool_names)}")
-                references_ok = False
-            elif pool in tenant_pools:
-                c.add(f"{path}.pools[{i}]", f"pool {pool!r} is listed twice")
-            else:
-                tenant_pools.append(pool)
+        tenant_pools, references_ok = pool_references(c, value_pools, f"{path}.pools", pool_names)
     by_name = {pool.name: pool for pool in pools}
     advertised: dict[str, list[str]] = {}
     if references_ok and all(p in by_name for p in tenant_pools):
