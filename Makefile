@@ -1,7 +1,8 @@
 # Two commands on a fresh clone: `make plan` and `make test`. Both create and reuse .venv.
-# `make plan` installs only what `plan` needs (requirements.txt, the Pulumi program's pinned runtime set); `make test`
-# adds the test tools (requirements-dev.txt). Each set has its stamp, named after a checksum of its files, so an edit
-# to a requirements file reinstalls on the next run.
+# `make plan` installs only what `plan` needs (requirements.txt: the Pulumi program's pinned runtime set, and the
+# clone itself editable, which maps gpushare.components to components/); `make test` adds the test tools
+# (requirements-dev.txt). Each set has its stamp, named after a checksum of its files (pyproject.toml's too), so an
+# edit to a requirements file or to the package list reinstalls on the next run.
 # Stdout carries only the command's output (`make plan JSON=1 > plan.json` must parse): the install recipe is not
 # echoed and sends pip's output to stderr. (`make -C DIR` and sub-makes print "Entering directory" to stdout before
 # reading this file: add --no-print-directory there.)
@@ -9,8 +10,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 checksum = $(shell cat $(1) | cksum | cut -d' ' -f1)
-RUNTIME_STAMP := $(VENV)/.installed-runtime-$(call checksum,requirements.txt)
-TEST_STAMP := $(VENV)/.installed-test-$(call checksum,requirements.txt requirements-dev.txt)
+RUNTIME_STAMP := $(VENV)/.installed-runtime-$(call checksum,requirements.txt pyproject.toml)
+TEST_STAMP := $(VENV)/.installed-test-$(call checksum,requirements.txt requirements-dev.txt pyproject.toml)
 STACK ?= dev
 
 .PHONY: plan test bench clean
@@ -24,10 +25,10 @@ define install
 	@rm -f $(VENV)/.installed-$(2)-* && touch $@
 endef
 
-$(RUNTIME_STAMP): requirements.txt
+$(RUNTIME_STAMP): requirements.txt pyproject.toml
 	$(call install,requirements.txt,runtime)
 
-$(TEST_STAMP): requirements.txt requirements-dev.txt | $(RUNTIME_STAMP)
+$(TEST_STAMP): requirements.txt requirements-dev.txt pyproject.toml | $(RUNTIME_STAMP)
 	$(call install,requirements-dev.txt,test)
 
 # JSON=1 (or any value but 0, no, false) prints JSON; JSON=0 and no JSON print the tables.

@@ -1,6 +1,7 @@
 """The domain stays plain Python: importing any module outside `gpushare.components` and `gpushare.render` loads
 no Pulumi SDK, and the CLI loads the Pulumi side only when a command runs the program."""
 
+import importlib.util
 import pkgutil
 import subprocess
 import sys
@@ -12,9 +13,21 @@ ROOT = Path(__file__).resolve().parents[1]
 PULUMI_SIDE = ("gpushare.components", "gpushare.render")
 
 
+def package_paths() -> dict[str, list[str]]:
+    """Where each part of the package is imported from: gpushare/ and, wherever it lives (the clone's top-level
+    components/ through the editable install's mapping, or gpushare/components in a wheel), gpushare.components."""
+    components = importlib.util.find_spec("gpushare.components")
+    assert components is not None, "gpushare.components is not importable: `make test` installs the clone editable"
+    return {"gpushare.": list(gpushare.__path__), "gpushare.components.": list(components.submodule_search_locations)}
+
+
+def all_modules() -> list[str]:
+    return sorted({m.name for prefix, paths in package_paths().items()
+                   for m in pkgutil.walk_packages(paths, prefix)} | {"gpushare.components"})
+
+
 def domain_modules() -> list[str]:
-    modules = sorted(m.name for m in pkgutil.walk_packages(gpushare.__path__, "gpushare."))
-    return [m for m in modules if not m.startswith(PULUMI_SIDE)]
+    return [m for m in all_modules() if not m.startswith(PULUMI_SIDE)]
 
 
 def test_no_domain_module_imports_pulumi():
@@ -31,7 +44,8 @@ def test_no_domain_module_imports_pulumi():
 
 
 def test_every_module_sits_in_a_stage_package():
-    top_level = sorted(m.name for m in pkgutil.iter_modules(gpushare.__path__))
+    top_level = sorted({m.name for m in pkgutil.iter_modules(gpushare.__path__)} | {"components"})
+    assert "gpushare.components.gpu_node_pool" in all_modules() and "gpushare.components.tenant" in all_modules()
     assert top_level == ["__main__", "azure", "cli", "components", "errors", "kubernetes", "render", "review",
                          "sharing", "stackfile"]
 

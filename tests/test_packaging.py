@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from email.parser import Parser
 from importlib.metadata import version
@@ -39,7 +40,8 @@ def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    shutil.copytree(ROOT / "gpushare", source / "gpushare", ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("gpushare", "components"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
     # tests/ too, as in a clone: the package list in pyproject.toml must leave it out.
     shutil.copytree(ROOT / "tests", source / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
@@ -59,6 +61,8 @@ def test_wheel_holds_every_module_and_the_package_data_but_no_tests(wheel):
         names = set(archive.namelist())
     shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "gpushare").rglob("*")
                if p.is_file() and p.suffix in (".py", ".txt", ".tsv", ".json") and "__pycache__" not in p.parts}
+    # The top-level components/ folder ships as the package's gpushare.components.
+    shipped |= {f"gpushare/components/{p.name}" for p in (ROOT / "components").glob("*.py")}
     assert "gpushare/components/deployment.py" in shipped and "gpushare/render/mock_engine.py" in shipped
     assert "gpushare/sharing/chart_value_paths/v26.7.0.txt" in shipped
     assert shipped <= names, sorted(shipped - names)
@@ -76,7 +80,7 @@ def test_dependency_ranges_admit_the_pinned_runtime_set(wheel):
     metadata = Parser().parsestr(wheel_text(wheel, ".dist-info/METADATA"))
     ranges = {Requirement(r).name.lower(): Requirement(r) for r in metadata.get_all("Requires-Dist")}
     pins = [Requirement(line) for line in (ROOT / "requirements.txt").read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
+            if line.strip() and not line.startswith(("#", "-e "))]
     assert sorted(ranges) == sorted(pin.name.lower() for pin in pins)
     for pin in pins:
         (version,) = [spec.version for spec in pin.specifier]
@@ -101,3 +105,22 @@ def test_installed_command_plans_a_stack_from_another_directory(wheel, tmp_path)
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == (ROOT / "tests" / "golden" / "plan" / "dev.json").read_text(encoding="utf-8")
+
+
+def test_the_package_list_names_every_package_folder():
+    """pyproject.toml lists the packages (a package-dir mapping cannot be found by `packages.find`): a new stage
+    package left out of the list would be missing from `pip install .`."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "gpushare").rglob("__init__.py")}
+    assert sorted(setuptools["packages"]) == sorted(folders | {"gpushare.components"})
+    assert setuptools["package-dir"] == {"gpushare.components": "components"}
+
+
+def test_the_clone_imports_the_components_from_the_top_level_folder():
+    """The design card's layout: the ComponentResources in components/ beside Pulumi.yaml and __main__.py. The venv's
+    editable install (requirements.txt's `-e .`) maps gpushare.components there, for the tests, `make plan` and the
+    Pulumi CLI's run of __main__.py alike; no second copy inside gpushare/."""
+    assert not (ROOT / "gpushare" / "components").exists()
+    code = "import gpushare.components.deployment as d; print(d.__file__)"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert Path(result.stdout.strip()) == ROOT / "components" / "deployment.py"

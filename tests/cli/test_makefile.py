@@ -22,18 +22,23 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def fresh_clone(tmp_path_factory) -> Path:
-    """A copy of the project whose `.venv` has this test run's packages but no install stamp, so `make` runs the
-    install recipe as on a fresh clone. The venv's `bin` and `lib` are links to this interpreter's venv; pip finds
-    every pinned requirement installed and, with PIP_NO_INDEX, needs no network."""
+    """A copy of the project whose `.venv` sees this test run's packages but has no install stamp, so `make` runs
+    the install recipe as on a fresh clone. The venv's `bin` links to this interpreter's venv; its site-packages is
+    its own, with a path entry for this venv's, so pip finds every pinned requirement installed (with PIP_NO_INDEX,
+    no network) and installs only the clone itself, editable (requirements.txt's `-e .`), into the copy's venv,
+    leaving this venv's own editable install of the work tree alone."""
     clone = tmp_path_factory.mktemp("clone")
     shutil.copytree(REPO_ROOT, clone, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache"))
+                    ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache", "*.egg-info",
+                                                  "build"))
     venv = clone / ".venv"
     venv.mkdir()
-    for part in ("bin", "lib", "include"):
-        if (Path(sys.prefix) / part).exists():
-            (venv / part).symlink_to(Path(sys.prefix) / part)
+    (venv / "bin").symlink_to(Path(sys.prefix) / "bin")
     shutil.copy(Path(sys.prefix) / "pyvenv.cfg", venv / "pyvenv.cfg")
+    (site_packages,) = [Path(p) for p in sys.path if p.startswith(sys.prefix) and p.endswith("site-packages")]
+    own = venv / site_packages.relative_to(sys.prefix)
+    own.mkdir(parents=True)
+    (own / "this-test-runs-packages.pth").write_text(f"{site_packages}\n")
     return clone
 
 
@@ -43,6 +48,8 @@ def make(clone: Path, *args: str) -> subprocess.CompletedProcess:
     env = {key: value for key, value in os.environ.items()
            if key not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "FORCE_COLOR")}
     env["PIP_NO_INDEX"] = "1"
+    # The editable install builds with this venv's setuptools rather than one fetched into an isolated build env.
+    env["PIP_NO_BUILD_ISOLATION"] = "0"
     return subprocess.run(["make", *args], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
 
 
