@@ -194,7 +194,8 @@ class ControlPlane:
         return self.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review,
                             user)["status"]["allowed"]
 
-    def wait_for(self, what: str, check, timeout: float = 30, interval: float = 0.2):
+    def wait_for(self, what: str, check, timeout: float = 120, interval: float = 0.2):
+        """Generous: on a loaded 2-core machine the controllers took over 30 s to type-check every policy."""
         deadline = time.monotonic() + timeout
         while True:
             try:
