@@ -79,16 +79,17 @@ def run(args: argparse.Namespace) -> int:
     stack, recording, guard = _program_run(args) if args.program else _own_program_run(args)
     resources = [r.to_json() for r in recording.resources if r.custom]
     warnings = with_long_run_warning(recording.warnings, stack, guard) if guard else list(recording.warnings)
-    cost = None
+    cost, unpriced = None, None
     try:
         deployed = guard.deployed if guard else None
         sheet = price_sheet(args, stack.location, priced_vm_sizes(stack, deployed))
         cost = stack_cost(stack, sheet, deployed) if sheet else None
         warnings += spot_cap_warnings(cost) if cost else []
     except PricesError as exc:
-        # The plan stands without prices: say why there is no cost, and carry on.
-        warnings.append(f"prices: {exc}" + (f"; {exc.hint}" if exc.hint else ""))
-    document = plan_document(stack, resources, warnings, guard, cost)
+        # The plan stands without prices: say why there is no cost (on the cost line and as a warning), carry on.
+        unpriced = f"{exc}" + (f"; {exc.hint}" if exc.hint else "")
+        warnings.append(f"prices: {unpriced}")
+    document = plan_document(stack, resources, warnings, guard, cost, unpriced)
     print(json.dumps(document, indent=2, sort_keys=False) if args.json else render_text(document))
     if guard:
         raise_for_violations(guard)

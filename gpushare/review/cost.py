@@ -63,6 +63,23 @@ def priced_vm_sizes(stack: StackConfig, deployed: Iterable[DeployedPool] | None 
     return list(dict.fromkeys([*(pool.vm_size.name for pool in stack.pools), *system]))
 
 
+def priced_meters(stack: StackConfig, deployed: Iterable[DeployedPool] | None = None) -> dict[str, tuple[bool, bool]]:
+    """Per VM size the cost prices: (reads its pay-as-you-go meter, reads its Spot meter); the system pools and
+    on-demand GPU pools take the first, Spot pools the second (`pool_cost`, `_system_pools_cost`)."""
+    system = {pool.vm_size for pool in system_pools(stack, deployed) or ()}
+    meters: dict[str, tuple[bool, bool]] = {}
+    for size in priced_vm_sizes(stack, deployed):
+        gpu = [pool for pool in stack.pools if pool.vm_size.name == size]
+        meters[size] = (size in system or any(p.spot is None for p in gpu), any(p.spot is not None for p in gpu))
+    return meters
+
+
+def needs_cluster_fee(stack: StackConfig) -> bool:
+    """Whether the cost reads the Standard tier's fee meter: a cluster gpushare creates in that tier (an existing
+    cluster's tier is not read offline, `_cluster_fee`)."""
+    return not stack.cluster.existing and stack.cluster.tier is Tier.STANDARD
+
+
 def isolation(pool: GpuPool) -> str:
     """What one advertised device of this pool isolates, as the README's sharing table says."""
     if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:

@@ -136,8 +136,10 @@ PRIVATE_DNS_LINES = {
 
 
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
-                  guard: GuardReport | None = None, cost: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`)."""
+                  guard: GuardReport | None = None, cost: dict[str, Any] | None = None,
+                  unpriced: str | None = None) -> dict[str, Any]:
+    """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`); `unpriced`:
+    why `--prices` gave no cost (the prices could not be read, or the file was refused)."""
     operator = operator_plan(stack)
     return {
         "stack": stack.stack,
@@ -176,6 +178,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "poolPromises": promise_plan(stack),
         "platformNamespaces": platform_plan(stack),
         "cost": cost,
+        "costUnpriced": unpriced,
     }
 
 
@@ -227,7 +230,11 @@ def render_text(document: dict[str, Any]) -> str:
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
-    lines += ["", *(cost_lines(document["cost"]) if document.get("cost") else [HOW_TO_PRICE])]
+    if document.get("cost"):
+        lines += ["", *cost_lines(document["cost"])]
+    else:
+        why = document.get("costUnpriced")
+        lines += ["", f"cost: not priced: {why}" if why else HOW_TO_PRICE]
     lines += ["", "Upgrades (node image, Kubernetes):"]
     lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
     lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
