@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpushare.azure.deployed import read_file
 from gpushare.azure.guard import GuardReport, check_file, raise_for_violations
 from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.run_length import with_long_run_warning
+from gpushare.review.cluster_facts import agent_pool_profiles, vnet_warnings
 from gpushare.review.cost import priced_vm_sizes, spot_cap_warnings, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
@@ -58,7 +60,8 @@ def _program_run(args: argparse.Namespace) -> tuple[StackConfig, Recording, Guar
     if (args.program / PROJECT_FILE).is_file():
         stack_file = project_at(args.program).stack_file(args.stack)
         config = encode_engine_config(read_stack_file(stack_file).config) if stack_file.is_file() else {}
-    run = run_user_program(args.program, args.stack, config)
+    deployed = read_file(args.deployed) if args.deployed else None
+    run = run_user_program(args.program, args.stack, config, {"agentPoolProfiles": agent_pool_profiles(deployed)})
     # The program rendered offline (its guard skipped); the stack it validated is compared with the deployed pools.
     return run.stack, run.recording, check_file(run.stack, args.deployed) if args.deployed else None
 
@@ -71,14 +74,18 @@ def _own_program_run(args: argparse.Namespace) -> tuple[StackConfig, Recording, 
     from gpushare.render.mock_engine import run_program
 
     guard = check_file(stack, args.deployed) if args.deployed else None
-    # The guard ran above; the program renders offline so the plan shows what it would create.
-    return stack, run_program(stack.stack, encode_engine_config(stack_file.config), stack_file=stack_file.path), guard
+    # The guard ran above; the program renders offline so the plan shows what it would create, an existing
+    # cluster's read answering with the pools the guard read (or an unknown subnet).
+    read = {"agentPoolProfiles": agent_pool_profiles(guard.deployed if guard else None)}
+    return stack, run_program(stack.stack, encode_engine_config(stack_file.config), stack_file=stack_file.path,
+                              existing_cluster=read), guard
 
 
 def run(args: argparse.Namespace) -> int:
     stack, recording, guard = _program_run(args) if args.program else _own_program_run(args)
     resources = [r.to_json() for r in recording.resources if r.custom]
     warnings = with_long_run_warning(recording.warnings, stack, guard) if guard else list(recording.warnings)
+    warnings += vnet_warnings(stack, guard.deployed if guard else None)
     cost, unpriced = None, None
     try:
         deployed = guard.deployed if guard else None

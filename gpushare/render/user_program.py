@@ -97,9 +97,11 @@ def _run_main(main: Path) -> None:
         raise _ProgramExit(f"sys.exit({exc.code!r})") from exc
 
 
-def run_user_program(directory: Path, stack: str, config: dict[str, str]) -> ProgramRun:
+def run_user_program(directory: Path, stack: str, config: dict[str, str],
+                     existing_cluster: dict[str, Any] | None = None) -> ProgramRun:
     """Run DIR/__main__.py under mocks and return what it registered and the stack its `deploy()` validated.
-    `config`: the stack's config as the engine passes it (full keys, objects JSON-encoded)."""
+    `config`: the stack's config as the engine passes it (full keys, objects JSON-encoded); `existing_cluster`: what
+    an existing cluster's read answers (`run_pulumi`)."""
     import gpushare.components
     from gpushare.components import deployment
 
@@ -115,7 +117,8 @@ def run_user_program(directory: Path, stack: str, config: dict[str, str]) -> Pro
     # The program may import deploy from either module: both names lead to the observed call.
     with _as_the_pulumi_cli_runs_it(directory), mock.patch.object(gpushare.components, "deploy", observed_deploy), \
             mock.patch.object(deployment, "deploy", observed_deploy):
-        recording = run_pulumi(lambda: _run_main(main), stack=stack, config=config, preview=True, check=False)
+        recording = run_pulumi(lambda: _run_main(main), stack=stack, config=config, preview=True, check=False,
+                               existing_cluster=existing_cluster)
     if isinstance(recording.error, pulumi.RunError):
         # deploy()'s own stop (bad mapping, guard, preflight): its message is the whole story.
         raise ProgramError(f"{main}: the program stopped: {recording.error}")
