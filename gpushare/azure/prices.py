@@ -72,8 +72,9 @@ CURRENCY_RULES = ("every figure is in one currency, never converted: the API's a
 """The currency rules, stated once: the `--currency` help of `plan`, `report` and `prices`, and the refusal."""
 PRICES_SCHEMA_FILE = Path(__file__).with_name("prices-file.schema.json")
 TEMPLATE_SOURCE = "filled in by hand (gpushare prices --template)"
-HOW_TO_PRICE = ("cost: not priced (offline); `plan --prices` reads list prices from the Azure Retail Prices API, "
-                "`plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`)")
+HOW_TO_PRICE = ("cost: not priced (no --prices given); `plan --prices` reads list prices from the Azure Retail "
+                "Prices API, `plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`, or "
+                "`--template` to fill in by hand)")
 
 
 class PricesError(GpushareError):

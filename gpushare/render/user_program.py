@@ -50,7 +50,8 @@ class ProgramRun:
 def program_file(directory: Path) -> Path:
     """DIR's `__main__.py`, or a ProgramError saying what DIR lacks."""
     if not directory.is_dir():
-        error = ProgramError(f"--program {directory}: {'not a directory' if directory.exists() else 'no such directory'}")
+        what = "not a directory" if directory.exists() else "no such directory"
+        error = ProgramError(f"--program {directory}: {what}")
         error.hint = "pass the directory of a Pulumi Python program (the one holding its Pulumi.yaml and __main__.py)"
         raise error
     main = directory / PROGRAM_FILE

@@ -102,8 +102,9 @@ def test_plan_without_prices_says_how_to_get_them_in_one_line(capsys):
     code, out, _ = run(capsys, "plan", "dev")
     assert code == 0
     lines = [line for line in out.splitlines() if line.startswith("cost:")]
-    assert lines == ["cost: not priced (offline); `plan --prices` reads list prices from the Azure Retail Prices API, "
-                     "`plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`)"]
+    assert lines == ["cost: not priced (no --prices given); `plan --prices` reads list prices from the Azure Retail "
+                     "Prices API, `plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`, or "
+                     "`--template` to fill in by hand)"]
 
 
 def test_plan_prices_with_the_api_down_still_plans_with_a_warning(stub, capsys):
