@@ -131,3 +131,23 @@ def test_the_text_plan_of_an_existing_cluster_shows_its_system_pools_as_read_or_
     out = capsys.readouterr().out
     assert "its system pools (as deployed): 3 x Standard_D8ds_v5, Kubernetes 1.32.5" in out
     assert f"subnet {READ_SUBNET} (as deployed)" in out
+
+
+def test_plan_program_of_an_existing_cluster_shows_the_subnet_read_from_deployed(capsys, tmp_path):
+    """`plan --program DIR STACK --deployed FILE`: the user's program's pool joins the subnet the file reports."""
+    directory = tmp_path / "infra"
+    directory.mkdir()
+    (directory / "__main__.py").write_text(
+        "from gpushare.components import deploy\n"
+        "deploy({'azure-native:location': 'westeurope',\n"
+        "        'gpushare:cluster': {'name': 'platform-aks', 'resourceGroup': 'rg-platform', 'existing': True},\n"
+        "        'gpushare:pools': [{'name': 't4ts', 'vmSize': 'Standard_NC4as_T4_v3', 'count': 1}]})\n")
+    deployed = tmp_path / "pools.json"
+    deployed.write_text(json.dumps([system_pool()]))
+    code = main(["plan", "--program", str(directory), "ml", "--json", "--deployed", str(deployed)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["pools"][0]["subnetId"] == READ_SUBNET and agent_pool_subnet(document, "t4ts") == READ_SUBNET
+    assert document["cluster"]["systemPool"] == {"vmSize": "Standard_D8ds_v5", "count": 3}
+    assert document["guard"] is not None
