@@ -13,7 +13,8 @@ Validation runs before any resource registers, with the same `parse_config` and 
 mapping stops the program with one error listing every problem (`pulumi.RunError`: no traceback). Then the guard and
 preflight read Azure as for gpushare's own stacks (`gpushare:guard`, `gpushare:preflight`), and the cluster, the
 GPU Operator, the pools and the tenants register under the same names as in gpushare's program, at the top level of
-the caller's stack.
+the caller's stack. `gpushare plan --program DIR STACK` plans such a program offline
+(`gpushare.render.user_program`).
 """
 
 from __future__ import annotations

@@ -16,6 +16,11 @@ Which item is the price (`pick_vm_meter`, `pick_cluster_fee_meter`):
   `meterName` "Standard Uptime SLA" (the Free tier has no fee; Premium's "Long Term Support" meter is not it).
 Of several matching items the newest `effectiveStartDate` wins. No matching item is "unknown", never zero.
 
+A saved answer (`gpushare prices STACK > FILE`, or `prices STACK --template` filled in by hand; JSON Schema:
+`PRICES_SCHEMA_FILE` beside this module, from `prices_file_schema()`) is `{kind: "gpushare-prices", version: 1,
+region, currency, readAt, source, items: {<VM size> | "aks": [<API item>, ...]}}`: the API's items as it answered
+them, per query; every `retailPrice` a number per hour in `currency`.
+
 Read with the standard library (urllib): TLS trust is the system store, or the file `REQUESTS_CA_BUNDLE` or
 `SSL_CERT_FILE` names (how a mirror or a test stub is trusted); `GPUSHARE_PRICES_ENDPOINT` replaces
 `https://prices.azure.com` (scheme and host). A 429 or 5xx is retried a few times (honouring Retry-After, capped);
@@ -61,8 +66,15 @@ CLUSTER_FEE_QUERY = "aks"
 """The key of the cluster fee's items in a saved answer (VM sizes are keyed by their ARM name)."""
 LIST_PRICE_NOTE = ("pay-as-you-go list prices (Linux), from the Azure Retail Prices API: no reservations, savings "
                    "plans, Azure Hybrid Benefit or negotiated rates")
-HOW_TO_PRICE = ("cost: not priced (offline); `plan --prices` reads list prices from the Azure Retail Prices API, "
-                "`plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`)")
+CURRENCY_RULES = ("every figure is in one currency, never converted: the API's answer in the currency asked "
+                  f"(--currency, default {DEFAULT_CURRENCY}); a saved answer in the one it records, which --currency "
+                  "then only checks (a file in another is refused)")
+"""The currency rules, stated once: the `--currency` help of `plan`, `report` and `prices`, and the refusal."""
+PRICES_SCHEMA_FILE = Path(__file__).with_name("prices-file.schema.json")
+TEMPLATE_SOURCE = "filled in by hand (gpushare prices --template)"
+HOW_TO_PRICE = ("cost: not priced (no --prices given); `plan --prices` reads list prices from the Azure Retail "
+                "Prices API, `plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`, or "
+                "`--template` to fill in by hand)")
 
 
 class PricesError(GpushareError):
@@ -308,7 +320,7 @@ def read_saved_answer(path: Path, region: str, currency: str | None) -> PriceShe
     except (ValueError, RecursionError):
         raise PricesError(f"{path}: not JSON; expected what `gpushare prices STACK > {path.name}` writes") from None
     if not isinstance(doc, dict) or doc.get("kind") != SAVED_ANSWER_KIND or doc.get("version") != SAVED_ANSWER_VERSION \
-            or not isinstance(doc.get("items"), dict) \
+            or not isinstance(doc.get("items"), dict) or not isinstance(doc.get("currency"), str) \
             or not all(isinstance(v, list) and all(isinstance(i, dict) for i in v) for v in doc["items"].values()):
         raise PricesError(f"{path}: not a saved prices answer (kind {SAVED_ANSWER_KIND!r}, version "
                           f"{SAVED_ANSWER_VERSION}); write one with `gpushare prices STACK > {path.name}`")
@@ -316,7 +328,90 @@ def read_saved_answer(path: Path, region: str, currency: str | None) -> PriceShe
         raise PricesError(f"{path}: holds prices for region {doc.get('region')!r}, but the stack is in {region!r}; "
                           f"write one for this stack with `gpushare prices STACK > {path.name}`")
     if currency is not None and doc.get("currency") != currency:
-        raise PricesError(f"{path}: holds prices in {doc.get('currency')!r}, not {currency!r}; write one with "
-                          f"`gpushare prices STACK --currency {currency} > {path.name}`")
+        raise PricesError(f"{path}: holds prices in {doc.get('currency')!r}, not {currency!r} (--currency): "
+                          f"{CURRENCY_RULES}",
+                          hint=f"drop --currency to use the file's {doc.get('currency')}, or write one in {currency} "
+                               f"with `gpushare prices STACK --currency {currency} > {path.name}`")
+    if empty := _not_filled_in(doc):
+        raise PricesError(f"{path}: {len(empty)} value(s) not filled in: {'; '.join(empty)}",
+                          hint=f"fill each in (retailPrice: a number per hour in {doc.get('currency')}), or save "
+                               f"the API's answer with `gpushare prices STACK > {path.name}`")
     return PriceSheet(region=region, currency=str(doc.get("currency")), read_at=str(doc.get("readAt", "")),
                       source=str(path), items={q: tuple(items) for q, items in doc["items"].items()})
+
+
+def _not_filled_in(doc: Mapping[str, Any]) -> list[str]:
+    """Every value a template leaves empty: a `retailPrice` that is not a number (the API always sends one), an
+    empty `readAt` (the date every figure quotes)."""
+    dated = isinstance(doc.get("readAt"), str) and doc["readAt"]
+    empty = [] if dated else ["readAt (the date the prices are from, e.g. 2026-12-01)"]
+    for query, items in doc["items"].items():
+        for index, item in enumerate(items):
+            price = item.get("retailPrice")
+            if not isinstance(price, int | float) or isinstance(price, bool) or price < 0:
+                meter = item.get("meterName") or item.get("skuName") or "?"
+                empty.append(f"items.{query}[{index}].retailPrice ({meter}, per {item.get('unitOfMeasure', 'hour')})")
+    return empty
+
+
+# --- a file to fill in by hand ----------------------------------------------------------------------------------
+
+
+def _template_item(region: str, currency: str, product: str, sku: str, meter: str, arm_sku: str) -> dict[str, Any]:
+    """One meter as the API shapes it (the fields `pick_vm_meter`/`pick_cluster_fee_meter` read), price empty."""
+    return {"armRegionName": region, "armSkuName": arm_sku, "productName": product, "skuName": sku,
+            "meterName": meter, "unitOfMeasure": "1 Hour", "type": "Consumption", "currencyCode": currency,
+            "effectiveStartDate": "", "retailPrice": None}
+
+
+def fill_in_template(region: str, currency: str, vm_sizes: Mapping[str, tuple[bool, bool]],
+                     cluster_fee: bool) -> dict[str, Any]:
+    """A saved answer to fill in by hand: per VM size (`vm_sizes`: size -> (needs the pay-as-you-go meter, needs
+    the Spot meter)) one item per meter the cost reads, and the Standard tier's fee when `cluster_fee`; every
+    `retailPrice` and `readAt` empty, which `read_saved_answer` refuses until they are filled in."""
+    items: dict[str, list[dict[str, Any]]] = {}
+    for size, (regular, spot) in vm_sizes.items():
+        short = size.removeprefix("Standard_").replace("_", " ")
+        items[size] = ([_template_item(region, currency, "Virtual Machines", short, short, size)] if regular else [])
+        items[size] += [_template_item(region, currency, "Virtual Machines", f"{short} Spot", f"{short} Spot", size)
+                        ] if spot else []
+    if cluster_fee:
+        items[CLUSTER_FEE_QUERY] = [_template_item(region, currency, "Azure Kubernetes Service", "Standard",
+                                                   "Standard Uptime SLA", "")]
+    return {"kind": SAVED_ANSWER_KIND, "version": SAVED_ANSWER_VERSION, "region": region, "currency": currency,
+            "readAt": "", "source": TEMPLATE_SOURCE, "items": items}
+
+
+def prices_file_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a saved answer: what `read_saved_answer` accepts (a filled-in template
+    too; an empty one fails it, as the reader refuses it). Written to `prices-file.schema.json` (package data) by
+    `gpushare schema --prices > <that file>`; a test keeps the two equal and the schema agreeing with the reader."""
+    price = {"type": "number", "minimum": 0, "description": "per unitOfMeasure (1 Hour), in the file's currency"}
+    item = {"type": "object", "required": ["retailPrice"],
+            "properties": {"retailPrice": price,
+                           "meterName": {"type": "string"}, "skuName": {"type": "string"},
+                           "productName": {"type": "string"}, "unitOfMeasure": {"type": "string"},
+                           "type": {"type": "string"}, "effectiveStartDate": {"type": "string"},
+                           "currencyCode": {"type": "string"}}}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://gpushare.invalid/prices-file.schema.json",
+        "title": "gpushare saved prices answer",
+        "description": "What `gpushare prices STACK` writes (the Azure Retail Prices API's items per query) or "
+                       "`gpushare prices STACK --template` leaves to fill in; read by `plan --prices FILE` and "
+                       f"`report --prices FILE`. Currency: {CURRENCY_RULES}.",
+        "type": "object",
+        "required": ["kind", "version", "region", "currency", "readAt", "items"],
+        "properties": {
+            "kind": {"const": SAVED_ANSWER_KIND},
+            "version": {"const": SAVED_ANSWER_VERSION},
+            "region": {"type": "string", "description": "armRegionName: the stack's azure-native:location"},
+            "currency": {"type": "string", "description": "the currency of every retailPrice"},
+            "readAt": {"type": "string", "minLength": 1,
+                       "description": "when the prices were read (ISO 8601): the price date every figure quotes"},
+            "source": {"type": "string"},
+            "items": {"type": "object", "description": f"per VM size (ARM name) and {CLUSTER_FEE_QUERY!r} (the "
+                                                       "cluster fee): the API's items",
+                      "additionalProperties": {"type": "array", "items": item}},
+        },
+    }

@@ -1,20 +1,30 @@
-"""`plan STACK [--json] [--deployed FILE]`: render a stack offline, running the real Pulumi program under the mock
-engine, and with `--deployed` run the guard against saved `az aks nodepool list` output."""
+"""`plan STACK [--json] [--deployed FILE] [--program DIR]`: render a stack offline, running the real Pulumi program
+(gpushare's own, or with `--program` the user's that calls `deploy()`) under the mock engine, and with `--deployed`
+run the guard against saved `az aks nodepool list` output."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gpushare.azure.guard import check_file, raise_for_violations
+from gpushare.azure.deployed import read_file
+from gpushare.azure.guard import GuardReport, check_file, raise_for_violations
 from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.run_length import with_long_run_warning
+from gpushare.review.cluster_facts import agent_pool_profiles, vnet_warnings
 from gpushare.review.cost import priced_vm_sizes, spot_cap_warnings, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
+from gpushare.stackfile.files import read_stack_file
+from gpushare.stackfile.model import StackConfig
+from gpushare.stackfile.project import PROJECT_FILE, ProjectError, is_stack_path, project_at
+
+if TYPE_CHECKING:
+    from gpushare.render.mock_engine import Recording
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -29,33 +39,64 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="run the guard against deployed pools saved with "
              "`az aks nodepool list --resource-group RG --cluster-name NAME -o json > FILE` (exit 3 on a violation)",
     )
+    parser.add_argument(
+        "--program", metavar="DIR", type=Path,
+        help="plan your own Pulumi program instead: run DIR/__main__.py, which calls gpushare.components.deploy(), "
+             "offline as `pulumi preview` would (STACK is the stack's name; DIR/Pulumi.STACK.yaml, when there, is "
+             "its config)",
+    )
     add_price_options(parser)
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def _program_run(args: argparse.Namespace) -> tuple[StackConfig, Recording, GuardReport | None]:
+    """`--program DIR`: the user's program under the mock engine; the stack is what its deploy() validated."""
+    from gpushare.render.user_program import run_user_program
+
+    if is_stack_path(args.stack):
+        raise ProjectError(f"plan --program: STACK is the stack's name (Pulumi.STACK.yaml beside the program), "
+                           f"got the path {args.stack!r}")
+    config = {}
+    if (args.program / PROJECT_FILE).is_file():
+        stack_file = project_at(args.program).stack_file(args.stack)
+        config = encode_engine_config(read_stack_file(stack_file).config) if stack_file.is_file() else {}
+    deployed = read_file(args.deployed) if args.deployed else None
+    run = run_user_program(args.program, args.stack, config, {"agentPoolProfiles": agent_pool_profiles(deployed)})
+    # The program rendered offline (its guard skipped); the stack it validated is compared with the deployed pools.
+    return run.stack, run.recording, check_file(run.stack, args.deployed) if args.deployed else None
+
+
+def _own_program_run(args: argparse.Namespace) -> tuple[StackConfig, Recording, GuardReport | None]:
+    """gpushare's own program for the stack file STACK names."""
     stack_file = read_stack_argument(args)
     stack = parse_stack_file(stack_file)
-    raw = stack_file.config
-
     # Imported here: the mock engine pulls in Pulumi and the providers' SDKs, which validation does not need.
     from gpushare.render.mock_engine import run_program
 
     guard = check_file(stack, args.deployed) if args.deployed else None
-    # The guard ran above; the program renders offline so the plan shows what it would create.
-    recording = run_program(stack.stack, encode_engine_config(raw), stack_file=stack_file.path)
+    # The guard ran above; the program renders offline so the plan shows what it would create, an existing
+    # cluster's read answering with the pools the guard read (or an unknown subnet).
+    read = {"agentPoolProfiles": agent_pool_profiles(guard.deployed if guard else None)}
+    return stack, run_program(stack.stack, encode_engine_config(stack_file.config), stack_file=stack_file.path,
+                              existing_cluster=read), guard
+
+
+def run(args: argparse.Namespace) -> int:
+    stack, recording, guard = _program_run(args) if args.program else _own_program_run(args)
     resources = [r.to_json() for r in recording.resources if r.custom]
     warnings = with_long_run_warning(recording.warnings, stack, guard) if guard else list(recording.warnings)
-    cost = None
+    warnings += vnet_warnings(stack, guard.deployed if guard else None)
+    cost, unpriced = None, None
     try:
         deployed = guard.deployed if guard else None
         sheet = price_sheet(args, stack.location, priced_vm_sizes(stack, deployed))
         cost = stack_cost(stack, sheet, deployed) if sheet else None
         warnings += spot_cap_warnings(cost) if cost else []
     except PricesError as exc:
-        # The plan stands without prices: say why there is no cost, and carry on.
-        warnings.append(f"prices: {exc}" + (f"; {exc.hint}" if exc.hint else ""))
-    document = plan_document(stack, resources, warnings, guard, cost)
+        # The plan stands without prices: say why there is no cost (on the cost line and as a warning), carry on.
+        unpriced = f"{exc}" + (f"; {exc.hint}" if exc.hint else "")
+        warnings.append(f"prices: {unpriced}")
+    document = plan_document(stack, resources, warnings, guard, cost, unpriced)
     print(json.dumps(document, indent=2, sort_keys=False) if args.json else render_text(document))
     if guard:
         raise_for_violations(guard)

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpushare.azure.prices import DEFAULT_CURRENCY, PriceReader, PriceSheet, read_saved_answer
+from gpushare.azure.prices import CURRENCY_RULES, DEFAULT_CURRENCY, PriceReader, PriceSheet, read_saved_answer
 
 LIVE = "live"
 """`--prices` without a file: read the Azure Retail Prices API."""
@@ -17,10 +17,9 @@ def add_price_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prices", metavar="FILE", nargs="?", const=LIVE, default=None,
         help="add list prices: read the Azure Retail Prices API (no credentials), or a saved answer FILE "
-             "(`gpushare prices STACK > FILE`)")
+             "(`gpushare prices STACK > FILE`, or `prices STACK --template` filled in by hand)")
     parser.add_argument("--currency", metavar="CODE", type=str.upper, default=None,
-                        help=f"currency of the prices, as the API serves them (default {DEFAULT_CURRENCY}; a saved "
-                             f"answer keeps its own)")
+                        help=f"currency of the prices (default {DEFAULT_CURRENCY}): {CURRENCY_RULES}")
 
 
 def price_sheet(args: argparse.Namespace, region: str, vm_sizes: Sequence[str]) -> PriceSheet | None:

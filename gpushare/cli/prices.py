@@ -1,6 +1,7 @@
 """`prices STACK [--currency CODE]`: read the list prices a stack's VM sizes and cluster fee have in its region
 from the Azure Retail Prices API, and print them as a saved answer for `plan --prices FILE` and `report --prices
-FILE` (a fork's PR or an air-gapped machine can then still show costs). Exit 4 when the API cannot be read."""
+FILE` (a fork's PR or an air-gapped machine can then still show costs). Exit 4 when the API cannot be read.
+`--template` reads nothing and prints the same shape with every price empty, to fill in by hand."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import argparse
 import json
 import os
 
-from gpushare.azure.prices import DEFAULT_CURRENCY, PriceReader
+from gpushare.azure.prices import CURRENCY_RULES, DEFAULT_CURRENCY, PriceReader, fill_in_template
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.review.cost import priced_vm_sizes
+from gpushare.review.cost import needs_cluster_fee, priced_meters, priced_vm_sizes
 from gpushare.stackfile.config import parse_stack_file
 
 
@@ -22,12 +23,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     add_stack_arguments(parser)
     parser.add_argument("--currency", metavar="CODE", type=str.upper, default=DEFAULT_CURRENCY,
-                        help=f"currency, as the API serves it (default {DEFAULT_CURRENCY})")
+                        help=f"currency of the prices (default {DEFAULT_CURRENCY}): {CURRENCY_RULES}")
+    parser.add_argument("--template", action="store_true",
+                        help="read nothing: print a file to fill in by hand (the stack's sizes and meters, every "
+                             "retailPrice and readAt empty) that `plan --prices FILE` reads once filled in")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     stack = parse_stack_file(read_stack_argument(args))
-    sheet = PriceReader(os.environ).read(stack.location, priced_vm_sizes(stack), args.currency)
-    print(json.dumps(sheet.to_json(), indent=2))
+    if args.template:
+        document = fill_in_template(stack.location, args.currency, priced_meters(stack), needs_cluster_fee(stack))
+    else:
+        document = PriceReader(os.environ).read(stack.location, priced_vm_sizes(stack), args.currency).to_json()
+    print(json.dumps(document, indent=2))
     return 0

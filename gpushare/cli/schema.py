@@ -1,10 +1,13 @@
-"""`schema`: print the stack file's JSON Schema, for editors (the YAML language server) and other tools."""
+"""`schema [--prices]`: print the stack file's JSON Schema, for editors (the YAML language server) and other tools;
+with `--prices`, the saved prices file's."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
+from gpushare.azure.prices import prices_file_schema
 from gpushare.stackfile.schema import schema_text
 
 
@@ -14,9 +17,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Print the JSON Schema of a stack file, generated from the declarations the validator reads. "
                     "Rules between keys are not in it: `plan STACK` checks them.",
     )
+    parser.add_argument("--prices", action="store_true",
+                        help="print the JSON Schema of a saved prices file (`gpushare prices`) instead")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    sys.stdout.write(schema_text())
+    if args.prices:
+        sys.stdout.write(json.dumps(prices_file_schema(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(schema_text())
     return 0

@@ -440,6 +440,7 @@ def run_pulumi(
     secret_keys: tuple[str, ...] = (),
     preview: bool = False,
     check: bool = True,
+    existing_cluster: dict[str, Any] | None = None,
 ) -> Recording:
     """Run `fn` (which constructs resources) under mocks and return everything it registered.
 
@@ -447,16 +448,19 @@ def run_pulumi(
     `secret_keys` are those the engine would list as secret.
     Mocks are installed before `fn` runs: a resource constructed earlier would never register.
     An exception from `fn` propagates, or with `check=False` is returned in `Recording.error`.
+    `existing_cluster`: top-level keys of what an existing cluster's read answers (`plan` passes the pools it read).
     """
     with _closed_event_loops():
-        return _run_under_mocks(fn, stack, config, secret_keys, preview, check)
+        return _run_under_mocks(fn, stack, config, secret_keys, preview, check, existing_cluster)
 
 
 def _run_under_mocks(fn: Callable[[], Any], stack: str, config: dict[str, str] | None, secret_keys: tuple[str, ...],
-                     preview: bool, check: bool) -> Recording:
+                     preview: bool, check: bool, existing_cluster: dict[str, Any] | None = None) -> Recording:
     settings.reset_options(project="gpushare", stack=stack, preview=preview)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
     provider_mocks = GpushareMocks()
+    if existing_cluster:
+        provider_mocks.existing_cluster = {**(GpushareMocks.existing_cluster or {}), **existing_cluster}
     monitor = RecordingMonitor(provider_mocks)
     logger = logging.getLogger("gpushare.mock")
     logger.propagate = False
@@ -498,6 +502,7 @@ def run_program(
     secret_keys: tuple[str, ...] = (),
     preview: bool = True,
     check: bool = True,
+    existing_cluster: dict[str, Any] | None = None,
 ) -> Recording:
     """Run gpushare's real Pulumi program (`gpushare.components.deployment.program`, what the project's
     `__main__.py` calls) under mocks, as `pulumi preview` would run it.
@@ -523,7 +528,8 @@ def run_program(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        return run_pulumi(program, stack=stack, config=config, secret_keys=secret_keys, preview=preview, check=check)
+        return run_pulumi(program, stack=stack, config=config, secret_keys=secret_keys, preview=preview, check=check,
+                          existing_cluster=existing_cluster)
 
 
 __all__ = ["RecordedResource", "Recording", "run_pulumi", "run_program", "MOCK_SUBSCRIPTION", "MOCK_DEPLOYER_OBJECT_ID",

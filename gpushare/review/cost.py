@@ -4,9 +4,10 @@ replica), per tenant, and for the whole stack, from a `PriceSheet` (gpushare.azu
 - A pool: node price per hour x nodes x 730 hours a month, at `count`, or at `autoscale.min` and `.max`.
 - A device-hour: node price / devices the pool advertises per node (`capacity.per_node`), next to the isolation
   that device buys (README "What each sharing mode gives").
-- A tenant: every pool dedicated to it, whole; on a shared pool, what its quota lets it hold at once: quota units x
-  that pool's price per device-hour x 730 (of a resource several of its shared pools advertise, the dearest).
-  A shared pool on which it has no quota is not priced (nothing bounds its use), and says so.
+- A tenant: every pool dedicated to it, whole; on its shared pools, what its quota lets it hold at once, each device
+  priced once: its quota of a resource is one namespace-wide limit however many of its pools advertise it, so its
+  units are spread over those pools, the dearest per device-hour first and none beyond what a pool advertises at
+  its most nodes (x 730). A shared pool on which it has no quota is not priced (nothing bounds its use), and says so.
 - The stack: the system pool, every GPU pool at its fewest and its most nodes, and the Standard tier's cluster fee
   (the Free tier has none). On an existing cluster the system pools and the tier are the cluster's, priced as
   deployed (`--deployed`) and unknown without that, never gpushare's defaults.
@@ -60,6 +61,23 @@ def priced_vm_sizes(stack: StackConfig, deployed: Iterable[DeployedPool] | None 
     """The VM sizes whose prices the stack's cost needs: every GPU pool's and the system pools'."""
     system = [pool.vm_size for pool in system_pools(stack, deployed) or ()]
     return list(dict.fromkeys([*(pool.vm_size.name for pool in stack.pools), *system]))
+
+
+def priced_meters(stack: StackConfig, deployed: Iterable[DeployedPool] | None = None) -> dict[str, tuple[bool, bool]]:
+    """Per VM size the cost prices: (reads its pay-as-you-go meter, reads its Spot meter); the system pools and
+    on-demand GPU pools take the first, Spot pools the second (`pool_cost`, `_system_pools_cost`)."""
+    system = {pool.vm_size for pool in system_pools(stack, deployed) or ()}
+    meters: dict[str, tuple[bool, bool]] = {}
+    for size in priced_vm_sizes(stack, deployed):
+        gpu = [pool for pool in stack.pools if pool.vm_size.name == size]
+        meters[size] = (size in system or any(p.spot is None for p in gpu), any(p.spot is not None for p in gpu))
+    return meters
+
+
+def needs_cluster_fee(stack: StackConfig) -> bool:
+    """Whether the cost reads the Standard tier's fee meter: a cluster gpushare creates in that tier (an existing
+    cluster's tier is not read offline, `_cluster_fee`)."""
+    return not stack.cluster.existing and stack.cluster.tier is Tier.STANDARD
 
 
 def isolation(pool: GpuPool) -> str:
@@ -164,6 +182,27 @@ def _sum(values: list[float | None]) -> float:
     return sum(v for v in values if v is not None)
 
 
+def _quota_share(resource: str, quota: int, offering: list[PoolCost], priced: list[PoolCost]) -> dict[str, Any]:
+    """What a tenant's quota of `resource` can hold on the shared pools `offering` it, at most: the quota is one
+    namespace-wide ResourceQuota (requests.<resource>), so each unit it allows is one device on one of those pools,
+    priced once, and no pool holds more of them than it advertises at its most nodes. The dearest pools are filled
+    first (the most the quota can cost); a pool without a price takes none, which `complete` says."""
+    held, rows = 0, []
+    for c in sorted(priced, key=lambda c: -(c.device_hourly or 0.0)):
+        units = min(quota - held, c.per_node * c.max_nodes)
+        if units <= 0:
+            break
+        held += units
+        rows.append({"pool": c.pool, "units": units, "deviceHourly": _round(c.device_hourly, 4),
+                     "monthly": _round(monthly(c.device_hourly or 0.0, units))})
+    dearest = rows[0]
+    return {"pools": [c.pool for c in offering], "resource": resource, "quota": quota,
+            "pricedAt": dearest["pool"], "deviceHourly": dearest["deviceHourly"],
+            "monthly": _round(_sum([row["monthly"] for row in rows])),
+            "units": held, "byPool": rows,
+            "complete": len(priced) == len(offering) or held == quota}
+
+
 def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: Mapping[str, int],
                  costs: Mapping[str, PoolCost]) -> dict[str, Any]:
     facts = stack_pool_facts(stack)
@@ -181,10 +220,7 @@ def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: 
             unpriced += [{"pool": c.pool, "resource": resource, "reason": "no price for its VM size"}
                          for c in offering]
         else:
-            dearest = max(priced, key=lambda c: c.device_hourly or 0.0)
-            shares.append({"pools": [c.pool for c in offering], "resource": resource, "quota": units,
-                           "pricedAt": dearest.pool, "deviceHourly": _round(dearest.device_hourly, 4),
-                           "monthly": _round(monthly(dearest.device_hourly or 0.0, units))})
+            shares.append(_quota_share(resource, units, offering, priced))
     dedicated_min = _sum([c.monthly(c.min_nodes) for c in dedicated])
     dedicated_max = _sum([c.monthly(c.max_nodes) for c in dedicated])
     shared_total = _sum([s["monthly"] for s in shares])
@@ -196,7 +232,8 @@ def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: 
         "unpriced": unpriced,
         "monthlyMin": _round(dedicated_min + shared_total),
         "monthlyMax": _round(dedicated_max + shared_total),
-        "complete": not unpriced and all(c.node_hourly is not None for c in dedicated),
+        "complete": (not unpriced and all(s["complete"] for s in shares)
+                     and all(c.node_hourly is not None for c in dedicated)),
     }
 
 
@@ -333,15 +370,21 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
         lines.append(f"  cluster fee ({fee['tier']} tier): {money(fee['monthly'], currency)}/month")
     for tenant in cost["tenants"]:
         parts = [f"dedicated {', '.join(d['pool'] for d in tenant['dedicated'])}"] if tenant["dedicated"] else []
-        parts += [f"{s['quota']} x {s['resource']} on {', '.join(s['pools'])} {money(s['monthly'], currency)}"
+        parts += [f"{s.get('units', s['quota'])} x {s['resource']} on {', '.join(s['pools'])} "
+                  f"{money(s['monthly'], currency)}"
+                  + (f" (of its quota {s['quota']}, all its pools hold)" if s.get("units", s["quota"]) < s["quota"]
+                     else "")
                   for s in tenant["shared"]]
         parts += [f"{u['pool']} not priced ({u['reason']})" for u in tenant["unpriced"]]
-        lines.append(f"  tenant {tenant['name']}: {money_span(tenant['monthlyMin'], tenant['monthlyMax'], currency)}"
-                     f"/month ({'; '.join(parts)})")
+        span = money_span(tenant["monthlyMin"], tenant["monthlyMax"], currency)
+        if not tenant["complete"]:
+            # Unknown is never zero: a partial figure is a floor, and one with nothing priced is no figure.
+            span = "unknown" if not tenant["shared"] and not tenant["dedicated"] else f"at least {span}"
+        lines.append(f"  tenant {tenant['name']}: {span}/month ({'; '.join(parts)})")
     total = cost["total"]
     partial = "" if total["complete"] else f" (partial: no price for {', '.join(cost['unknown'])})"
     lines.append(f"  stack: {money(total['monthlyMin'], currency)}/month at the fewest nodes, "
                  f"{money(total['monthlyMax'], currency)} at the most{partial}")
-    lines.append("  (a tenant's share of a shared pool is its quota x the pool's price per device-hour x 730; a shared "
-                 "pool without quota is not priced)")
+    lines.append("  (a tenant's share of its shared pools is its quota of each resource, priced once per device at the "
+                 "dearest of those pools that can hold it, x 730; a shared pool without quota is not priced)")
     return lines

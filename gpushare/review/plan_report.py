@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import heapq
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
 
+from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.tenants import platform_plan, promise_plan, shared_pools, tenant_plan
+from gpushare.review.cluster_facts import created_cluster_sources, existing_cluster_facts, shown_subnet
 from gpushare.review.cost import cost_lines
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.sharing.upgrades import upgrade_summary
-from gpushare.stackfile.model import GpuPool, Network, StackConfig, pool_subnet
+from gpushare.stackfile.model import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
@@ -26,12 +29,13 @@ POOL_COLUMNS = (
 )
 
 
-def pool_row(pool: GpuPool, stack: StackConfig) -> dict[str, Any]:
+def pool_row(pool: GpuPool, stack: StackConfig, deployed: Sequence[DeployedPool] | None = None) -> dict[str, Any]:
+    """`deployed`: an existing cluster's pools as read, which tell the subnet a pool without `subnetId` joins."""
     facts = stack_pool_facts(stack)[pool.name]
     capacity = facts.capacity
-    subnet = pool_subnet(stack, pool)
+    subnet, subnet_source = shown_subnet(stack, pool, deployed)
     return {
-        **({"subnetId": subnet} if subnet else {}),
+        **({"subnetId": subnet, "subnetSource": subnet_source} if subnet else {}),
         "name": pool.name,
         "vmSize": pool.vm_size.name,
         "gpu": pool.vm_size.gpu.display_name,
@@ -136,9 +140,22 @@ PRIVATE_DNS_LINES = {
 
 
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
-                  guard: GuardReport | None = None, cost: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`)."""
+                  guard: GuardReport | None = None, cost: dict[str, Any] | None = None,
+                  unpriced: str | None = None) -> dict[str, Any]:
+    """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`); `unpriced`:
+    why `--prices` gave no cost (the prices could not be read, or the file was refused)."""
     operator = operator_plan(stack)
+    deployed = guard.deployed if guard else None
+    cluster = {
+        "name": stack.cluster.name,
+        "resourceGroup": stack.cluster.resource_group,
+        "kubernetesVersion": stack.cluster.kubernetes_version,
+        "systemPool": {"vmSize": stack.cluster.system_pool.vm_size, "count": stack.cluster.system_pool.count},
+        **cluster_settings(stack),
+    }
+    # An existing cluster's settings are its owners': what was read, null and `unknown` otherwise (same keys).
+    cluster.update(existing_cluster_facts(stack, deployed) if stack.cluster.existing
+                   else {"sources": created_cluster_sources()})
     return {
         "stack": stack.stack,
         "stackFile": stack.source,
@@ -146,13 +163,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         # The provider settings gpushare's Azure reads follow; a Pulumi secret is shown as the engine prints one.
         "azure": {"subscriptionId": "[secret]" if stack.azure.subscription_secret else stack.azure.subscription_id,
                   "environment": stack.azure.environment.value},
-        "cluster": {
-            "name": stack.cluster.name,
-            "resourceGroup": stack.cluster.resource_group,
-            "kubernetesVersion": stack.cluster.kubernetes_version,
-            "systemPool": {"vmSize": stack.cluster.system_pool.vm_size, "count": stack.cluster.system_pool.count},
-            **cluster_settings(stack),
-        },
+        "cluster": cluster,
         "operator": {
             "chartVersion": stack.operator.chart_version,
             "driver": stack.operator.driver.value,
@@ -167,7 +178,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
             "changedValues": list(operator.changed_values),
         },
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
-        "pools": [pool_row(pool, stack) for pool in stack.pools],
+        "pools": [pool_row(pool, stack, deployed) for pool in stack.pools],
         "resources": in_dependency_order(resources),
         "warnings": [*warnings, *(guard.warnings if guard else offline_warnings(stack))],
         "guard": guard.to_json() if guard else None,
@@ -176,6 +187,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "poolPromises": promise_plan(stack),
         "platformNamespaces": platform_plan(stack),
         "cost": cost,
+        "costUnpriced": unpriced,
     }
 
 
@@ -199,6 +211,17 @@ def _cluster_line(cluster: dict[str, Any]) -> str:
             f"{_deployers(cluster['access'])}")
 
 
+def _existing_system_line(cluster: dict[str, Any]) -> str:
+    """An existing cluster's system pools as read, or that they were not: never gpushare's default."""
+    pools = cluster.get("systemPools")
+    if pools is None:
+        return ("  its system pools, tier and upgrades: not read offline (`plan --deployed FILE` shows the pools, "
+                "`preflight` reads the rest)")
+    shown = " + ".join(f"{p['count'] if p['count'] is not None else '?'} x {p['vmSize']}" for p in pools) or "none"
+    version = f", Kubernetes {cluster['kubernetesVersion']}" if cluster.get("kubernetesVersion") else ""
+    return f"  its system pools (as deployed): {shown}{version}; tier and upgrades not read offline"
+
+
 def _deployers(access: dict[str, Any]) -> str:
     count = len(access.get("deployers", []))
     return f", {count} deployer{'s' if count != 1 else ''} granted" if count else ""
@@ -210,7 +233,8 @@ def render_text(document: dict[str, Any]) -> str:
     lines = [
         f"Stack {document['stack']} ({document['stackFile']}): cluster {cluster['name']} in {document['location']}, "
         f"resource group {cluster['resourceGroup']}",
-        EXISTING_CLUSTER_LINE if cluster.get("existing") else _cluster_line(cluster),
+        *([EXISTING_CLUSTER_LINE, _existing_system_line(cluster)] if cluster.get("existing")
+          else [_cluster_line(cluster)]),
         *([PRIVATE_CLUSTER_LINE, PRIVATE_DNS_LINES.get(cluster["apiServer"].get("privateDnsZone"),
                                                        PRIVATE_DNS_LINES["system"])]
           if cluster["apiServer"].get("private") else []),
@@ -227,7 +251,12 @@ def render_text(document: dict[str, Any]) -> str:
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
-    lines += ["", *(cost_lines(document["cost"]) if document.get("cost") else [HOW_TO_PRICE])]
+    lines += _pool_setting_lines(document["pools"])
+    if document.get("cost"):
+        lines += ["", *cost_lines(document["cost"])]
+    else:
+        why = document.get("costUnpriced")
+        lines += ["", f"cost: not priced: {why}" if why else HOW_TO_PRICE]
     lines += ["", "Upgrades (node image, Kubernetes):"]
     lines += [f"  {pool['name']} {pool['upgrade']['summary']}" for pool in document["pools"]]
     lines += ["", "GPU Operator:"] + [f"  {line}" for line in op["summary"]]
@@ -255,6 +284,37 @@ def render_text(document: dict[str, Any]) -> str:
     if document["warnings"]:
         lines += ["", "Warnings:"] + [f"  ! {warning}" for warning in document["warnings"]]
     return "\n".join(lines)
+
+
+def _pool_settings(pool: dict[str, Any]) -> list[str]:
+    """What the stack sets on a pool beyond the table's columns, each only when set (AKS's default otherwise)."""
+    parts = []
+    if pool.get("labels"):
+        parts.append("labels " + ", ".join(f"{k}={v}" for k, v in pool["labels"].items()))
+    if len(pool.get("taints") or []) > 1:  # more than the GPU taint every pool carries
+        parts.append("taints " + ", ".join(pool["taints"]))
+    disk = pool.get("osDisk") or {}
+    if disk.get("sizeGb") or disk.get("type"):
+        parts.append("OS disk " + " ".join(str(v) for v in (f"{disk['sizeGb']} GB" if disk.get("sizeGb") else None,
+                                                            disk.get("type")) if v))
+    if pool.get("maxPods") is not None:
+        parts.append(f"maxPods {pool['maxPods']}")
+    if pool.get("tags"):
+        parts.append("tags " + ", ".join(f"{k}={v}" for k, v in pool["tags"].items()))
+    if spot := pool.get("spot"):
+        cap = ("up to the on-demand price" if spot["maxPrice"] == SPOT_MARKET_PRICE
+               else f"at most ${spot['maxPrice']}/node-hour")
+        parts.append(f"Spot {cap}, evicted nodes {spot['eviction']}")
+    if pool.get("subnetId"):
+        parts.append(f"subnet {pool['subnetId']}" + (" (as deployed)" if pool.get("subnetSource") == "deployed"
+                                                      else " (not read offline)" if pool.get("subnetSource")
+                                                      == "unknown" else ""))
+    return parts
+
+
+def _pool_setting_lines(pools: list[dict[str, Any]]) -> list[str]:
+    lines = [f"  {pool['name']}: {'; '.join(parts)}" for pool in pools if (parts := _pool_settings(pool))]
+    return ["", "Pool settings (those set; AKS's defaults otherwise):", *lines] if lines else []
 
 
 def _tenant_lines(document: dict[str, Any]) -> list[str]:

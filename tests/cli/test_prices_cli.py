@@ -102,8 +102,9 @@ def test_plan_without_prices_says_how_to_get_them_in_one_line(capsys):
     code, out, _ = run(capsys, "plan", "dev")
     assert code == 0
     lines = [line for line in out.splitlines() if line.startswith("cost:")]
-    assert lines == ["cost: not priced (offline); `plan --prices` reads list prices from the Azure Retail Prices API, "
-                     "`plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`)"]
+    assert lines == ["cost: not priced (no --prices given); `plan --prices` reads list prices from the Azure Retail "
+                     "Prices API, `plan --prices FILE` a saved answer (`gpushare prices STACK > prices.json`, or "
+                     "`--template` to fill in by hand)"]
 
 
 def test_plan_prices_with_the_api_down_still_plans_with_a_warning(stub, capsys):
@@ -205,3 +206,80 @@ def test_plan_prices_warns_of_a_spot_cap_below_the_spot_price(stub, capsys, tmp_
     assert (pool["nodeHourly"], pool["spotMaxPrice"], pool["runsAtCurrentPrice"]) == (0.12, 0.05, False)
     assert any(w.startswith("cost: pool t4's spotMaxPrice $0.05/node-hour is not above the Spot price")
                for w in document["warnings"]), document["warnings"]
+
+
+# --- prices without the network: a file to fill in by hand, its schema, one currency rule --------------------------
+
+SPOT_STACK = STACK.format(scale="      count: 1\n    - name: t4\n      vmSize: Standard_NC4as_T4_v3\n"
+                                "      spot: {maxPrice: 0.5}\n      count: 2")
+
+
+def filled(template: dict, prices: dict[tuple[str, bool], float], read_at: str = "2026-11-30") -> dict:
+    """The template with each meter's price filled in as a user would: (size, spot) -> price per hour."""
+    document = json.loads(json.dumps(template))
+    document["readAt"] = read_at
+    for size, items in document["items"].items():
+        for item in items:
+            item["retailPrice"] = prices[(size, item["skuName"].endswith("Spot"))]
+    return document
+
+
+def test_prices_template_lists_the_stacks_meters_empty_and_plan_reads_it_once_filled_in(capsys, tmp_path):
+    """No network at all (no stub): the template names every meter the cost reads (a Spot pool's Spot meter, the
+    system pool, the Standard tier fee), plan refuses it while empty naming each value, and prices from it filled."""
+    stack = tmp_path / "Pulumi.costs.yaml"
+    stack.write_text(SPOT_STACK)
+    code, out, err = run(capsys, "prices", str(stack), "--template")
+    assert code == 0, err
+    template = json.loads(out)
+    assert {size: [i["skuName"] for i in items] for size, items in template["items"].items()} == {
+        "Standard_NC40ads_H100_v5": ["NC40ads H100 v5"], "Standard_NC4as_T4_v3": ["NC4as T4 v3 Spot"],
+        "Standard_D4ds_v5": ["D4ds v5"], "aks": ["Standard"]}
+    empty = tmp_path / "prices.json"
+    empty.write_text(out)
+    code, out, _ = run(capsys, "plan", str(stack), "--prices", str(empty))
+    assert code == 0
+    (line,) = [line for line in out.splitlines() if line.startswith("cost:")]
+    assert line.startswith(f"cost: not priced: {empty}: 5 value(s) not filled in: readAt (the date the prices are "
+                           "from, e.g. 2026-12-01); items.Standard_NC40ads_H100_v5[0].retailPrice (NC40ads H100 v5")
+    assert "items.aks[0].retailPrice (Standard Uptime SLA, per 1 Hour)" in line
+
+    prices = {("Standard_NC40ads_H100_v5", False): 7.0, ("Standard_NC4as_T4_v3", True): 0.1,
+              ("Standard_D4ds_v5", False): 0.2, ("aks", False): 0.1}
+    empty.write_text(json.dumps(filled(template, prices)))
+    code, out, _ = run(capsys, "plan", str(stack), "--json", "--prices", str(empty))
+    cost = json.loads(out)["cost"]
+    assert code == 0 and cost["priceDate"] == "2026-11-30" and cost["total"]["complete"]
+    assert [(p["name"], p["nodeHourly"], p["spot"]) for p in cost["pools"]] == [("h100", 7.0, False),
+                                                                             ("t4", 0.1, True)]
+    assert cost["total"]["monthlyMin"] == round((7.0 + 2 * 0.1 + 2 * 0.2 + 0.1) * 730, 2)
+
+
+def test_the_currency_rule_is_stated_once_and_applied_as_stated(stub, capsys, tmp_path):
+    """Help and refusal say the same rule: a saved answer is in its own currency, which --currency only checks."""
+    from gpushare.azure.prices import CURRENCY_RULES
+
+    for command in (["plan"], ["report"], ["prices"]):
+        with pytest.raises(SystemExit):
+            main([*command, "--help"])
+        assert " ".join(CURRENCY_RULES.split()) in " ".join(capsys.readouterr().out.split()), command
+    stub.serve_stack(REGION, DEV_PRICES)
+    _, out, _ = run(capsys, "prices", "dev")
+    saved = tmp_path / "prices.json"
+    saved.write_text(out)
+    code, out, _ = run(capsys, "plan", "dev", "--json", "--prices", str(saved))
+    assert json.loads(out)["cost"]["currency"] == "USD", "without --currency the file's own"
+    code, out, _ = run(capsys, "plan", "dev", "--json", "--prices", str(saved), "--currency", "eur")
+    document = json.loads(out)
+    assert code == 0 and document["cost"] is None
+    assert document["costUnpriced"].startswith(f"{saved}: holds prices in 'USD', not 'EUR' (--currency): "
+                                               f"{CURRENCY_RULES}")
+    assert "drop --currency to use the file's USD" in document["costUnpriced"]
+
+
+def test_plan_prices_unreachable_says_why_on_the_cost_line(stub, capsys):
+    stub.serve(vm_filter(REGION, "Standard_NC4as_T4_v3"), [[]], first=[StubResponse(500, "down")] * 5)
+    code, out, _ = run(capsys, "plan", "dev", "--prices")
+    (line,) = [line for line in out.splitlines() if line.startswith("cost:")]
+    assert code == 0 and line.startswith("cost: not priced: the Azure Retail Prices API at https://127.0.0.1:")
+    assert "HTTP 500" in line and "(offline)" not in line

@@ -3,12 +3,15 @@ own program registers for the same config, exports what it says, and a bad mappi
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import pulumi
+import pytest
+import yaml
 
 import gpushare.components
 from gpushare.azure.guard import OFFLINE_ENV
@@ -96,3 +99,87 @@ def test_the_components_stay_importable_for_programs_that_compose_their_own():
         assert issubclass(component, pulumi.ComponentResource), name
         assert hasattr(gpushare.components, f"{name}Args"), name
 
+
+
+# --- plan --program DIR STACK: the user's own program, offline, with plan's report -------------------------------
+
+
+def plan(capsys, *args: str) -> tuple[int, str, str]:
+    from gpushare.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def program_dir(tmp_path: Path, source: str) -> Path:
+    directory = tmp_path / "ml-infra"
+    directory.mkdir()
+    (directory / "Pulumi.yaml").write_text("name: ml-infra\nruntime: python\n")
+    (directory / "__main__.py").write_text(source)
+    return directory
+
+
+def test_plan_program_plans_the_readme_program_offline_with_the_report_plan_gives_its_mapping(capsys, tmp_path,
+                                                                                              monkeypatch):
+    """No cloud, no Pulumi CLI: guard and preflight at their defaults (enforce, on) read nothing, and the report is
+    the one `plan` gives for a stack file holding the mapping the program passes."""
+    monkeypatch.delenv(OFFLINE_ENV, raising=False)
+    directory = program_dir(tmp_path, readme_program())
+    code, out, err = plan(capsys, "plan", "--program", str(directory), "ml", "--json")
+    assert code == 0, err
+    from_program = json.loads(out)
+
+    _, config = run_readme_program()
+    stack_file = tmp_path / "Pulumi.ml.yaml"
+    stack_file.write_text(yaml.safe_dump({"config": config}))
+    code, out, err = plan(capsys, "plan", str(stack_file), "--json")
+    assert code == 0, err
+    from_stack_file = json.loads(out)
+
+    assert from_program["stackFile"] == "deploy(config)" and from_program["stack"] == "ml"
+    for key in ("stackFile",):
+        from_program.pop(key), from_stack_file.pop(key)
+    assert from_program == from_stack_file
+    code, out, _ = plan(capsys, "plan", "--program", str(directory), "ml")
+    assert code == 0 and out.startswith("Stack ml (deploy(config)): cluster ml-platform in westeurope")
+
+
+def test_plan_program_passes_the_stack_config_beside_the_program(capsys, tmp_path):
+    """As under the Pulumi CLI, the program reads its own config from Pulumi.STACK.yaml."""
+    source = readme_program().replace('"westeurope"', 'pulumi.Config("ml").require("location")')
+    directory = program_dir(tmp_path, source)
+    (directory / "Pulumi.prod.yaml").write_text("config:\n  ml:location: swedencentral\n")
+    code, out, err = plan(capsys, "plan", "--program", str(directory), "prod", "--json")
+    assert code == 0, err
+    assert json.loads(out)["location"] == "swedencentral"
+
+
+@pytest.mark.parametrize("layout, message", [
+    ("missing", "--program {dir}: no such directory"),
+    ("file", "--program {dir}: not a directory"),
+    ("empty", "--program {dir}: no __main__.py there"),
+    ("raise", "{dir}/__main__.py, line 3: the program failed: KeyError: 'region'"),
+    ("exit", "{dir}/__main__.py, line 2: the program called sys.exit(3)"),
+    ("bad mapping", "{dir}/__main__.py: the program stopped: deploy(config): 2 configuration errors"),
+    ("no deploy", "{dir}/__main__.py: the program called gpushare.components.deploy() 0 times"),
+])
+def test_plan_program_refuses_what_it_cannot_plan_with_one_message_and_no_traceback(capsys, tmp_path, layout,
+                                                                                   message):
+    directory = tmp_path / "ml-infra"
+    sources = {
+        "raise": "import pulumi\nsettings = {}\nsettings['region']\n",
+        "exit": "import sys\nsys.exit(3)\n",
+        "bad mapping": "from gpushare.components import deploy\ndeploy({'gpushare:cluster': {'name': 'x'}})\n",
+        "no deploy": "import pulumi\npulumi.export('x', 1)\n",
+    }
+    if layout == "file":
+        directory.write_text("")
+    elif layout != "missing":
+        directory.mkdir()
+    if layout in sources:
+        (directory / "__main__.py").write_text(sources[layout])
+    code, out, err = plan(capsys, "plan", "--program", str(directory), "ml")
+    assert code == 2 and out == ""
+    assert message.format(dir=directory) in err, err
+    assert "Traceback" not in err

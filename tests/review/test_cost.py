@@ -86,13 +86,49 @@ def test_tenants_pay_dedicated_pools_whole_and_shared_pools_by_quota():
     assert [d["pool"] for d in vision["dedicated"]] == ["t4ts"]
     # Its quota covers t4ts and shared alike; t4ts is dedicated, so the quota prices its share of `shared`.
     assert vision["shared"] == [{"pools": ["shared"], "resource": "nvidia.com/gpu.shared", "quota": 3,
-                                 "pricedAt": "shared", "deviceHourly": 0.15, "monthly": round(3 * 0.15 * 730, 2)}]
+                                 "pricedAt": "shared", "deviceHourly": 0.15, "monthly": round(3 * 0.15 * 730, 2),
+                                 "units": 3, "complete": True, "byPool": [
+                                     {"pool": "shared", "units": 3, "deviceHourly": 0.15,
+                                      "monthly": round(3 * 0.15 * 730, 2)}]}]
     assert vision["monthlyMax"] == round(0.6 * 3 * 730 + 3 * 0.15 * 730, 2) and vision["complete"]
     nlp = next(t for t in cost["tenants"] if t["name"] == "nlp")
     assert [d["pool"] for d in nlp["dedicated"]] == ["a100mig"]
     assert nlp["unpriced"] == [{"pool": "shared", "resource": "nvidia.com/gpu.shared",
                                 "reason": "no quota on nvidia.com/gpu.shared: nothing bounds the tenant's share"}]
     assert not nlp["complete"]
+
+
+def test_a_tenant_on_two_pools_has_each_device_its_quota_allows_priced_once_on_a_pool_that_can_hold_it():
+    """Its quota is one namespace-wide limit on the resource both pools advertise: 6 units are 6 devices in all, the
+    4 the dearer pool has (1 A100 node x 4 replicas) and 2 on the T4s, not 6 on each pool nor 6 at the dearer's price."""
+    a100 = pool("a100ts", "Standard_NC24ads_A100_v4", sharing=time_slicing(4), count=1)
+    t4 = pool("t4ts", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=2)
+    config = dataclasses.replace(stack(a100, t4), tenants=(
+        Tenant("vision", ("a100ts", "t4ts"), quota=(("nvidia.com/gpu.shared", 6),)),
+        Tenant("nlp", ("a100ts", "t4ts"), quota=(("nvidia.com/gpu.shared", 20),)),
+    ))
+    cost = stack_cost(config, sheet({**PRICES, "Standard_NC24ads_A100_v4": 4.0}))
+    vision, nlp = cost["tenants"]
+    (share,) = vision["shared"]
+    assert share["units"] == 6 and share["byPool"] == [
+        {"pool": "a100ts", "units": 4, "deviceHourly": 1.0, "monthly": round(4 * 1.0 * 730, 2)},
+        {"pool": "t4ts", "units": 2, "deviceHourly": 0.15, "monthly": round(2 * 0.15 * 730, 2)}]
+    assert vision["monthlyMax"] == round((4 * 1.0 + 2 * 0.15) * 730, 2) and vision["complete"]
+    # A quota above what the pools advertise holds only what is there (4 + 8 devices), each priced once.
+    assert nlp["shared"][0]["units"] == 12 and nlp["monthlyMax"] == round((4 * 1.0 + 8 * 0.15) * 730, 2)
+    assert nlp["complete"]
+    text = "\n".join(cost_lines(cost))
+    assert "12 x nvidia.com/gpu.shared on a100ts, t4ts $3,796 (of its quota 20, all its pools hold)" in text
+
+
+def test_a_tenant_total_with_an_unpriced_part_is_a_floor_or_unknown_never_a_plain_figure():
+    shared = pool("shared", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=2)
+    config = dataclasses.replace(stack(T4TS, shared), tenants=(
+        Tenant("vision", ("t4ts", "shared")), Tenant("nlp", ("shared",)),
+    ))
+    text = "\n".join(cost_lines(stack_cost(config, sheet())))
+    assert "tenant vision: at least $438-$1,314/month" in text
+    assert "tenant nlp: unknown/month" in text and "tenant nlp: $0" not in text
 
 
 @pytest.mark.parametrize("value, currency, places, text", [

@@ -140,3 +140,13 @@ def test_an_existing_clusters_pools_in_two_vnets_are_refused_offline():
         "gpushare:pools[1].subnetId",
         "pool t4b's subnet is in VNet vnet-hub, pool t4's in vnet-spoke: AKS puts every node pool of a cluster in one "
         "VNet, the cluster's; use subnets of the VNet of its system pool")]
+
+
+def test_a_new_clusters_pool_in_another_vnet_than_the_clusters_subnet_is_refused_with_both_vnets():
+    """aks-docs node-pool-unique-subnet.md: every node pool of a cluster in one VNet, for a cluster gpushare
+    creates as for an existing one: naming a subnet of another VNet is refused offline, not left to AKS."""
+    hub = f"/subscriptions/{SUB}/resourceGroups/rg-network/providers/Microsoft.Network/virtualNetworks/vnet-hub"
+    problems = problems_of(raw_with(cluster(network={"subnetId": NODES}), pool(subnetId=f"{hub}/subnets/snet-gpu")))
+    assert_problems(problems, [("gpushare:pools[0].subnetId",
+                                ["is in VNet vnet-hub", "the cluster's (gpushare:cluster.network.subnetId) is in "
+                                 "vnet-spoke", "one VNet", f"use a subnet of {VNET}"])])
