@@ -75,6 +75,12 @@ class DeployedCluster:
     system_subnet_id: str | None = None
     """`agentPoolProfiles[mode=System].vnetSubnetID`: where an existing cluster's GPU pools without `subnetId` go
     (the program names it too); None in a VNet AKS manages."""
+    system_pod_subnet_id: str | None = None
+    """`agentPoolProfiles[mode=System].podSubnetID`: set on a cluster with Azure CNI dynamic pod IP allocation, where
+    pods take addresses from this subnet instead of the node subnet; an existing cluster's GPU pools send it too."""
+    system_pod_ip_allocation_mode: str | None = None
+    """`agentPoolProfiles[mode=System].podIPAllocationMode`: `DynamicIndividual` (AKS's default with a pod subnet) or
+    `StaticBlock` (each node takes /28 blocks of 16 pod addresses)."""
     identity_principal_id: str | None = None
     """The cluster identity's object ID: `identity.principalId` (system-assigned), else the one user-assigned
     control-plane identity's (`identity.userAssignedIdentities.*.principalId`); what Network Contributor on a subnet
@@ -178,6 +184,8 @@ def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
                             or _get(properties, "kubernetesVersion", str, name)),
         system_vm_size=_get(system, "vmSize", str, name) if (system := _system_profile(properties, name)) else None,
         system_subnet_id=_get(system, "vnetSubnetID", str, name) if system else None,
+        system_pod_subnet_id=_get(system, "podSubnetID", str, name) if system else None,
+        system_pod_ip_allocation_mode=_get(system, "podIPAllocationMode", str, name) if system else None,
         identity_principal_id=_identity_principal(_get(document, "identity", dict, name) or {}, name),
     )
 

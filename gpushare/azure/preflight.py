@@ -48,6 +48,7 @@ from gpushare.azure.cluster_guard import missing_cluster_message
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
+from gpushare.azure.pod_addressing import GPUSHARE_CLUSTER, Addressing, Plugin, cluster_addressing
 from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
 from gpushare.azure.role_assignments import FoundAssignment, collisions, planned_assignments, read_assignments
 from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet, read_subnets
@@ -151,6 +152,8 @@ class _Node:
     """Counted in the regional Spot bucket (`lowPriorityCores`) instead of its family and `cores`."""
     subnet: str | None = None
     """The subnet of your own its nodes join; None: a VNet AKS manages (or an existing cluster's own subnet)."""
+    max_pods: int | None = None
+    """The pool's `maxPods`; None: AKS's default for the cluster's network plugin (`pod_addressing`)."""
 
     @property
     def peak(self) -> int:
@@ -183,7 +186,7 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     pools += [_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
                     nodes_at_once(p.upgrade_settings.max_surge, p.max_nodes) if p.upgrade_settings else 0, p.zones,
                     p.spot is not None,
-                    pool_subnet(stack, p) or default_subnet)
+                    pool_subnet(stack, p) or default_subnet, p.max_pods)
               for p in stack.pools]
     if not existing and stack.cluster.network.subnet_id:
         pools[0] = dataclasses.replace(pools[0], subnet=stack.cluster.network.subnet_id)
@@ -202,7 +205,9 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
         checks.append(_version_check(stack, offers, live))
     ranges = {} if existing else {
         "serviceCidr": stack.cluster.network.service_cidr or SERVICE_CIDR, "podCidr (Azure CNI Overlay)": POD_CIDR}
-    checks += subnet_checks(pools, subnets or {}, live, ranges)
+    addressing = cluster_addressing(cluster) if existing else GPUSHARE_CLUSTER
+    checks += subnet_checks(pools + _own_system_surge(cluster, live, addressing, pools), subnets or {}, live, ranges,
+                            addressing)
     if assignments is not None:
         checks += role_assignment_checks(stack, subscription_id, cluster, assignments)
     return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, live is not None,
@@ -328,21 +333,49 @@ def _existing_vnet_checks(stack: StackConfig, cluster: DeployedCluster | None) -
     return checks
 
 
+def _own_system_surge(cluster: DeployedCluster | None, live: Mapping[str, DeployedPool] | None,
+                      addressing: Addressing, gpu_pools: list[_Node]) -> list[_Node]:
+    """An existing cluster's system pool in a flat network: its nodes already hold their addresses (counted in use),
+    but an upgrade's surge node (AKS's default 10%, the pool's own settings not read) takes 1 + maxPods more, in the
+    subnet the GPU pools share with it (aks-docs concepts-network-ip-address-planning.md: "(number of nodes + max
+    surge nodes)"). Counted for subnets only, never for quota: the pool is its owners'."""
+    if cluster is None or live is None or not addressing.flat or not cluster.system_subnet_id:
+        return []
+    if not any((pool.subnet or "").lower() == cluster.system_subnet_id.lower() for pool in gpu_pools):
+        return []  # no GPU pool shares the subnet: not gpushare's to count
+    system = next((p for p in live.values() if (p.mode or "").lower() == "system"), None)
+    if system is None or not system.count:
+        return []
+    return [_Node("system pool", system.name, system.vm_size, system.count,
+                  nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count), subnet=cluster.system_subnet_id,
+                  max_pods=system.max_pods)]
+
+
 def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],
-                  live: Mapping[str, DeployedPool] | None, ranges: Mapping[str, str] | None = None) -> list[Check]:
+                  live: Mapping[str, DeployedPool] | None, ranges: Mapping[str, str] | None = None,
+                  addressing: Addressing = GPUSHARE_CLUSTER) -> list[Check]:
     """Per subnet: it exists, does not overlap the cluster's own `ranges` (service and pod CIDRs, which AKS refuses
-    to overlap a node subnet: known only now that the subnet's range is read), and its free addresses cover the
-    nodes its pools can add. Azure CNI Overlay gives
-    pods addresses from the private overlay range, so a node takes one subnet address; an upgrade's surge nodes take
-    theirs too. Free = the range's size, less the 5 addresses Azure reserves in every subnet, less the IP
-    configurations already in it (each running node holds one; so do other devices in the subnet)."""
+    to overlap a node subnet: known only now that the subnet's range is read), and its free addresses cover what
+    the nodes its pools can add take there, by the cluster's network plugin (`pod_addressing`): one per node with
+    Azure CNI Overlay and kubenet, 1 + maxPods with classic Azure CNI, and with dynamic pod IP allocation one per
+    node in the node subnet and maxPods in the pod subnet; an upgrade's surge nodes take theirs too. Free = the
+    range's size, less the 5 addresses Azure reserves in every subnet, less the IP configurations already in it (each
+    running node holds its own, and its pods' with a flat network; so do other devices in the subnet)."""
     checks = []
-    by_subnet: dict[str, list[_Node]] = {}
+    by_subnet: dict[str, list[tuple[_Node, int, str]]] = {}
     for pool in pools:
+        nodes, how = _growth(pool, live)
+        name = pool.label.removeprefix("pool ")
         if pool.subnet:
-            by_subnet.setdefault(pool.subnet.lower(), []).append(pool)
+            per_node = addressing.node_subnet_addresses(pool.max_pods)
+            by_subnet.setdefault(pool.subnet.lower(), []).append(
+                (pool, nodes * per_node, f"{name} {how}" + (f" x {per_node}" if per_node != 1 else "")))
+        if addressing.pod_subnet_id and (pods := addressing.pod_subnet_addresses(pool.max_pods)):
+            by_subnet.setdefault(addressing.pod_subnet_id.lower(), []).append(
+                (pool, nodes * pods, f"{name} {how} x {pods} pods"))
     for key, members in by_subnet.items():
-        subnet_id = members[0].subnet or key
+        pod_subnet = addressing.pod_subnet_id is not None and key == addressing.pod_subnet_id.lower()
+        subnet_id = addressing.pod_subnet_id if pod_subnet else (members[0][0].subnet or key)
         short = "/".join(subnet_id.split("/")[-3::2])
         subnet = subnets.get(key)
         if subnet is None:
@@ -360,19 +393,39 @@ def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],
                                 "set gpushare:cluster.network.serviceCidr (with dnsServiceIp) to a private range "
                                 "outside your VNet, or use a subnet outside these ranges"))
             continue
-        parts = [f"{pool.label.removeprefix('pool ')} {how}" for pool in members for _, how in [_growth(pool, live)]]
-        need = sum(_growth(pool, live)[0] for pool in members)
+        parts = [part for _, _, part in members]
+        need = sum(addresses for _, addresses, _ in members)
         free = subnet.free_addresses
         detail = (f"{subnet.address_prefix}: {subnet.size} addresses - {AZURE_RESERVED_PER_SUBNET} Azure reserves - "
-                  f"{subnet.used} in use = {free} free; the pools can add {need} node{'s' if need != 1 else ''} "
-                  f"({'; '.join(parts)}), one address each with Azure CNI Overlay")
-        if need <= free:
-            checks.append(Check("subnet", short, Verdict.PASS, detail))
-        else:
+                  f"{subnet.used} in use = {free} free; " + _subnet_need(addressing, pod_subnet, need, parts))
+        if need > free:
             checks.append(Check("subnet", short, Verdict.FAIL, f"{detail}: short by {need - free}",
                                 "use a larger subnet (a pool's subnetId, fixed when the pool is created), or lower "
-                                "the pools' count / autoscale max / upgrade.maxSurge"))
+                                "the pools' count / autoscale max / upgrade.maxSurge"
+                                + (" / maxPods" if addressing.flat else "")))
+        elif addressing.plugin is Plugin.OTHER:
+            checks.append(Check("subnet", short, Verdict.WARN,
+                                f"{detail}; the cluster's CNI ({addressing.read}) is not one gpushare knows, so only "
+                                "one address per node was counted",
+                                "check the subnet against your CNI's own address needs"))
+        else:
+            checks.append(Check("subnet", short, Verdict.PASS, detail))
     return checks
+
+
+def _subnet_need(addressing: Addressing, pod_subnet: bool, need: int, parts: list[str]) -> str:
+    """What the pools take in one subnet, and the rule it was counted by."""
+    counted = f"({'; '.join(parts)})"
+    if pod_subnet:
+        return (f"the pools' pods can take {need} addresses {counted}, maxPods per node in the pod subnet with "
+                f"{addressing.plugin.value} ({addressing.read})")
+    if addressing.plugin is Plugin.NODE_SUBNET:
+        return (f"the pools can add nodes taking {need} addresses {counted}, 1 + maxPods per node with "
+                f"{addressing.plugin.value} ({addressing.read})")
+    nodes = f"the pools can add {need} node{'s' if need != 1 else ''} {counted}, one address each with "
+    if addressing.plugin is Plugin.OVERLAY:
+        return nodes + addressing.plugin.value
+    return nodes + f"{addressing.plugin.value} ({addressing.read})"
 
 
 def _sizes_offered_here(offers: RegionOffers) -> str:
@@ -653,6 +706,8 @@ def stack_subnets(stack: StackConfig, cluster: DeployedCluster | None = None) ->
     ids = own_subnets(stack)
     if stack.cluster.existing and cluster and any(pool_subnet(stack, pool) is None for pool in stack.pools):
         ids.append(cluster.system_subnet_id)
+    if stack.cluster.existing and (pods := cluster_addressing(cluster).pod_subnet_id):
+        ids.append(pods)
     return list(dict.fromkeys(subnet for subnet in ids if subnet))
 
 

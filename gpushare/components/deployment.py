@@ -166,6 +166,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
         pools[pool.name] = GpuNodePool(pool.name, GpuNodePoolArgs(
             facts=pool_facts[pool.name], driver=validated.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, subnet_id=_pool_subnet(validated, cluster, pool),
+            pod_subnet_id=cluster.default_pod_subnet_id if isinstance(cluster, ExistingCluster) else None,
             live_count=report.live_count(pool.name) if report else None,
             settled=report.settled(validated, pool) if report else (),
             after=previous, device_config=operator.config_map,

@@ -106,6 +106,22 @@ def test_only_the_deployers_access_and_the_subnet_role_are_created_on_it(existin
     assert subnet["roleDefinitionId"].endswith(NETWORK_CONTRIBUTOR) and subnet["scope"].endswith("/snet-gpu")
 
 
+def test_gpu_pools_on_a_cluster_with_a_pod_subnet_send_the_system_pools_pod_subnet(existing, monkeypatch):
+    """A pool without `podSubnetID` has its "pod IPs statically assigned on the node subnet" (AKS API): classic
+    Azure CNI on a cluster whose owners chose dynamic pod IP allocation, and the pod subnet preflight counted unused."""
+    pods = MOCK_EXISTING_SUBNET.replace("snet-nodes", "snet-pods")
+    monkeypatch.setattr(GpushareMocks, "existing_cluster", {"agentPoolProfiles": [
+        {"name": "system", "mode": "System", "vmSize": "Standard_D4ds_v5", "count": 3,
+         "vnetSubnetID": MOCK_EXISTING_SUBNET, "podSubnetID": pods}]})
+
+    pools = run_program("existing", encode_engine_config(existing_stack())).by_type(AGENT_POOL)
+
+    assert [p.inputs["podSubnetID"] for p in pools] == [pods, pods]
+    assert all("podSubnetID" in p.replace_on_changes for p in pools)
+    # Without one (the module's cluster: Azure CNI Overlay), none is sent.
+    assert not any("podSubnetID" in p.inputs for p in existing.by_type(AGENT_POOL))
+
+
 def test_local_accounts_cluster_keeps_its_client_certificate_and_is_said_to_be_below_baseline(monkeypatch):
     monkeypatch.setattr(GpushareMocks, "user_kubeconfig", LOCAL_ACCOUNT_KUBECONFIG)
     monkeypatch.setattr(GpushareMocks, "existing_cluster", {"aadProfile": None, "disableLocalAccounts": False})
