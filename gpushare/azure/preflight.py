@@ -44,7 +44,7 @@ from enum import Enum
 
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.cluster_baseline import POD_CIDR, SERVICE_CIDR, baseline_findings
-from gpushare.azure.cluster_guard import missing_cluster_message
+from gpushare.azure.cluster_guard import missing_cluster_message, service_principal_problem
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
@@ -201,6 +201,8 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
         checks += _existing_vnet_checks(stack, cluster)
         checks += _operator_node_checks(stack, live)
         checks += _existing_version_checks(stack, cluster)
+        if cluster is not None and (problem := service_principal_problem(stack, cluster)):
+            checks.append(Check("identity", f"cluster {stack.cluster.name}", Verdict.FAIL, *problem))
     else:
         checks.append(_version_check(stack, offers, live))
     ranges = {} if existing else {

@@ -26,6 +26,7 @@ from tests.azure_stub import (
     arm_existing_cluster,
     arm_maintenance_windows,
     arm_role_assignment,
+    arm_subnet,
     maintenance_configurations_path,
     managed_cluster_id,
     reached_arm,
@@ -290,6 +291,44 @@ def test_preview_stops_on_a_missing_existing_cluster_before_anything_registers(a
     assert isinstance(recording.error, pulumi.RunError)
     assert f"AKS cluster {CLUSTER} not found in resource group {RG}" in str(recording.error)
     assert [r for r in recording.resources if r.custom] == []
+
+
+def service_principal_cluster() -> dict:
+    """A cluster made with `az aks create --service-principal`: no `identity`, the principal's client ID instead."""
+    document = arm_existing_cluster(MOCK_SUBSCRIPTION, RG, CLUSTER, subnet_id=MOCK_EXISTING_SUBNET)
+    document.pop("identity")
+    document["properties"]["servicePrincipalProfile"] = {"clientId": "9a8b7c6d-0000-4e8a-9c61-7f3b2a9d4e10"}
+    return document
+
+
+def test_preview_stops_on_a_service_principal_cluster_when_a_pool_names_a_subnet(arm):
+    """gpushare grants the cluster's identity Network Contributor on a pool's subnet: a service principal cluster has
+    no principal ID for that, which otherwise surfaces as a role assignment with a null principal."""
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, service_principal_cluster())
+    raw = existing_stack()
+    raw.pop("gpushare:tenants")
+
+    recording = run_program("existing", encode_engine_config(raw), live_guard=True, check=False)
+
+    assert isinstance(recording.error, pulumi.RunError)
+    message = str(recording.error)
+    assert (f"cluster {CLUSTER} authenticates to Azure with service principal 9a8b7c6d-0000-4e8a-9c61-7f3b2a9d4e10 "
+            "(servicePrincipalProfile.clientId), not a managed identity") in message
+    assert "vnet-spoke/snet-gpu" in message
+    assert f"az aks update -g {RG} -n {CLUSTER} --enable-managed-identity" in message
+    assert [r for r in recording.resources if r.custom] == []
+
+
+def test_a_service_principal_cluster_takes_pools_in_its_own_subnet(arm):
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, service_principal_cluster())
+    arm.route(MOCK_EXISTING_SUBNET, StubResponse(200, arm_subnet(MOCK_EXISTING_SUBNET, "10.1.0.0/24", 3)))
+
+    recording = live_program()  # t4ts only: the system pool's subnet, no role assignment
+
+    assert recording.error is None, recording.error
+    assert [p.inputs["agentPoolName"] for p in recording.by_type(AGENT_POOL)] == ["t4ts"]
 
 
 def test_preview_refuses_a_pool_name_an_unmanaged_pool_holds(arm):
