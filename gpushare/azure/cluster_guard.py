@@ -202,8 +202,8 @@ class ServicePrincipalClusterError(GpushareError):
 
 
 def service_principal_problem(stack: StackConfig, deployed: DeployedCluster) -> tuple[str, str] | None:
-    """Why an existing cluster without a managed identity cannot take the stack, and the fix; or None. gpushare grants the
-    cluster's identity Network Contributor on each subnet of your own a pool names (`SubnetAccess`); a service
+    """Why an existing cluster without a managed identity cannot take the stack, and the fix; or None. gpushare grants
+    the cluster's identity Network Contributor on each subnet of your own a pool names (`SubnetAccess`); a service
     principal cluster has no `identity.principalId` to grant it to, and the role assignment would fail on a null
     principal."""
     subnets = own_subnets(stack)

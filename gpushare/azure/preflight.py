@@ -53,6 +53,8 @@ from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, Reg
 from gpushare.azure.role_assignments import FoundAssignment, collisions, planned_assignments, read_assignments
 from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet, read_subnets
 from gpushare.errors import AzureReadError, GpushareError
+from gpushare.sharing.node_selection import REPELLING_EFFECTS, untolerated
+from gpushare.sharing.operator_values import chart_values
 from gpushare.sharing.upgrades import nodes_at_once
 from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
 from gpushare.stackfile.model import (
@@ -200,6 +202,7 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
         checks += _baseline_checks(stack, cluster)
         checks += _existing_vnet_checks(stack, cluster)
         checks += _operator_node_checks(stack, live)
+        checks += owner_gpu_pool_checks(stack, live, offers)
         checks += _existing_version_checks(stack, cluster)
         if cluster is not None and (problem := service_principal_problem(stack, cluster)):
             checks.append(Check("identity", f"cluster {stack.cluster.name}", Verdict.FAIL, *problem))
@@ -280,9 +283,6 @@ def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> lis
                             "every setting gpushare's baseline reads is at the baseline, maintenance windows included")]
 
 
-REPELLING_EFFECTS = ("NoSchedule", "NoExecute")
-
-
 def _operator_node_checks(stack: StackConfig, live: Mapping[str, DeployedPool] | None) -> list[Check]:
     """On an existing cluster, a node the GPU Operator's own pods can run on. Its controller and NFD's master and
     gc tolerate only the control plane's taint (the chart's `operator.tolerations`, `node-feature-discovery.master`
@@ -302,6 +302,62 @@ def _operator_node_checks(stack: StackConfig, live: Mapping[str, DeployedPool] |
                   f"release time out",
                   "add an untainted user pool, or tolerate the taint in gpushare:operator.values (operator."
                   "tolerations, node-feature-discovery.master.tolerations and node-feature-discovery.gc.tolerations)")]
+
+
+def owner_gpu_pool_checks(stack: StackConfig, live: Mapping[str, DeployedPool] | None,
+                          offers: RegionOffers) -> list[Check]:
+    """On an existing cluster, the owners' GPU pools that the GPU Operator gpushare installs would reach. NFD labels
+    every NVIDIA node its worker runs on, and the operator then runs its device plugin on each (its DaemonSets
+    select `nvidia.com/gpu.deploy.*` labels the operator sets from NFD's), wherever the pool's taints are among the
+    ones they tolerate (`daemonsets.tolerations`: the GPU pools' taints). On an AKS-managed GPU pool
+    (`gpuProfile.nvidia.managementMode: Managed`) AKS runs its own device plugin (aks-docs aks-managed-gpu-nodes.md):
+    two device plugins on one node advertise its GPUs twice, which breaks that pool (refused). Elsewhere the
+    operator takes over the owners' GPU nodes with the chart's default device-plugin config (warned)."""
+    if live is None:
+        return []
+    ours = {pool.name for pool in stack.pools}
+    tolerations = (chart_values(stack).get("daemonsets") or {}).get("tolerations") or []
+    cluster = stack.cluster
+    checks = []
+    for pool in live.values():
+        if pool.name in ours or POOL_LABEL in pool.node_labels or not _has_gpus(pool.vm_size, offers):
+            continue
+        subject = f"pool {pool.name} ({pool.vm_size})"
+        managed = (pool.gpu_management_mode or "").lower() == "managed"
+        keeping_off = untolerated(tolerations, pool.node_taints)
+        taint_fix = (f"taint the pool with a taint gpushare's pools do not carry, keeping its current ones (AKS "
+                     f"updates taints in place): az aks nodepool update -g {cluster.resource_group} --cluster-name "
+                     f"{cluster.name} -n {pool.name} --node-taints "
+                     f"{','.join([*pool.node_taints, 'sku=gpu:NoSchedule'])}")
+        if managed and not keeping_off:
+            checks.append(Check(
+                "gpu-software", subject, Verdict.FAIL,
+                f"an AKS-managed GPU pool (gpuProfile.nvidia.managementMode Managed): AKS runs the NVIDIA device "
+                f"plugin on its nodes, and none of its taints ({', '.join(pool.node_taints) or 'none'}) keeps the GPU "
+                "Operator gpushare installs off them, so each node would get a second device plugin advertising the "
+                "same GPUs",
+                f"{taint_fix}; or move its workloads to gpushare's pools and delete it"))
+        elif managed:
+            checks.append(Check(
+                "gpu-software", subject, Verdict.PASS,
+                f"an AKS-managed GPU pool: AKS runs its device plugin there, and its taint {keeping_off[0]} keeps the "
+                "GPU Operator gpushare installs off it"))
+        elif not keeping_off:
+            checks.append(Check(
+                "gpu-software", subject, Verdict.WARN,
+                f"a GPU pool of the cluster's owners without a taint that keeps the GPU Operator gpushare installs off "
+                f"it ({', '.join(pool.node_taints) or 'no taints'}): the operator will run its device plugin there "
+                "too, with the chart's default config (whole GPUs); if the owners run a device plugin of their own there, "
+                "each node gets two (run `preflight --kubeconfig` to look for one)",
+                f"{taint_fix}, if the operator should stay off it"))
+    return checks
+
+
+def _has_gpus(vm_size: str, offers: RegionOffers) -> bool:
+    offer = offers.vm_size(vm_size)
+    if offer is not None and offer.gpus is not None:
+        return offer.gpus > 0
+    return find_vm_size(vm_size) is not None
 
 
 def _repelling(pool: DeployedPool) -> list[str]:

@@ -92,8 +92,8 @@ def test_dynamic_pod_ip_allocation_counts_nodes_in_the_node_subnet_and_pods_in_t
     nodes, pods = rows["vnet-spoke/snet-nodes"], rows["vnet-spoke/snet-pods"]
     # Nodes: 8 + the system pool's surge node = 9 > 8 free.
     assert (nodes["verdict"], nodes["detail"].split("; ", 1)[1]) == (
-        "fail", "the pools can add 9 nodes (t4ts 8; system pool 3 + 1 surge - 3 running), one address each with Azure CNI "
-                "with dynamic pod IP allocation (networkPlugin azure, podSubnetID snet-pods): short by 1")
+        "fail", "the pools can add 9 nodes (t4ts 8; system pool 3 + 1 surge - 3 running), one address each with Azure "
+                "CNI with dynamic pod IP allocation (networkPlugin azure, podSubnetID snet-pods): short by 1")
     # Pods: 8 x 110 (AKS's default with a pod subnet) + 1 x 50 = 930 > 869 free.
     assert pods["verdict"] == "fail"
     assert pods["detail"].endswith(
