@@ -67,6 +67,8 @@ class DeployedPool:
     os_sku: str | None = None
     node_labels: Mapping[str, str] = field(default_factory=dict)
     node_taints: tuple[str, ...] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """The agent pool's Azure tags (`properties.tags`), which AKS copies to its scale set."""
     count: int | None = None
     min_count: int | None = None
     max_count: int | None = None
@@ -255,6 +257,7 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         os_sku=fields.get("osSKU", str) if "osSKU" in properties else fields.get("osSku", str),
         node_labels=fields.get_map("nodeLabels"),
         node_taints=fields.get_strings("nodeTaints"),
+        tags=fields.get_map("tags"),
         count=fields.get("count", int),
         min_count=fields.get("minCount", int),
         max_count=fields.get("maxCount", int),

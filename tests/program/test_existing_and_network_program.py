@@ -343,6 +343,28 @@ def test_preview_refuses_a_pool_name_an_unmanaged_pool_holds(arm):
     assert recording.by_type(AGENT_POOL) == []
 
 
+def test_the_adoption_advice_lists_every_owner_setting_the_first_up_would_replace(arm):
+    """After `pulumi import`, the first `up` sends the pool's labels, taints and tags whole and its scaling and OS:
+    the owners' own go unless the stack lists them, and the message says which."""
+    taken = arm_agent_pool(
+        MOCK_SUBSCRIPTION, RG, CLUSTER, "t4ts", vmSize="Standard_NC4as_T4_v3", count=2, osSKU="AzureLinux",
+        nodeLabels={"team": "vision", "gpushare.io/sharing": "none"},
+        nodeTaints=["sku=gpu:NoSchedule"], tags={"costCenter": "1234"})
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools(taken))
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER)
+
+    message = str(live_program().error)
+
+    assert "The first `up` after adopting it sets the stack's settings over the pool's own:" in message
+    assert "    - labels: removes team=vision (list them in the pool's `labels` to keep them)" in message
+    assert "    - labels: changes gpushare.io/sharing none -> time-slicing-4" in message
+    assert "    - taints: removes sku=gpu:NoSchedule (list them in the pool's `taints` to keep them)" in message
+    assert "    - taints: adds nvidia.com/gpu=present:NoSchedule" in message
+    assert "    - tags: removes costCenter=1234 (list them in the pool's `tags` to keep them)" in message
+    assert "    - scaling: count 2 -> autoscale 1-3" in message
+    assert "    - osSku: AzureLinux -> Ubuntu (AKS reimages every node of the pool)" in message
+
+
 def test_preview_stops_on_a_deployer_already_granted_cluster_admin_by_hand(arm):
     serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
     serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER)
