@@ -51,7 +51,7 @@ from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError, GuardViolationError
-from gpushare.sharing.autoscaling import pool_tags
+from gpushare.sharing.autoscaling import stack_pool_tags
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.keys import POOLS_KEY
@@ -509,7 +509,7 @@ def _adoption_replaces(stack: StackConfig, pool: GpuPool, live: DeployedPool) ->
         lines.append(f"taints: removes {', '.join(dropped)} (list them in the pool's `taints` to keep them)")
     if added := [t for t in facts.node_taints if t not in live.node_taints]:
         lines.append(f"taints: adds {', '.join(added)}")
-    tags = pool_tags(pool, facts.capacity)
+    tags = stack_pool_tags(stack)[pool.name]
     if dropped := [f"{k}={v}" for k, v in live.tags.items() if k not in tags]:
         lines.append(f"tags: removes {', '.join(dropped)} (list them in the pool's `tags` to keep them)")
     if changed := [f"{k} {live.tags[k]} -> {v}" for k, v in tags.items() if k in live.tags and live.tags[k] != v]:

@@ -67,7 +67,8 @@ class GpuNodePoolArgs:
     AKS or the cluster's owners manage)."""
     tags: Mapping[str, str] | None = None
     """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the user's `tags` merged with the
-    cluster autoscaler's node-template tags (`gpushare.sharing.autoscaling.pool_tags`). Default: none."""
+    cluster autoscaler's node-template tags: resources, and on an autoscaled pool its nodes' labels and taints
+    (`gpushare.sharing.autoscaling.stack_pool_tags`). Default: none."""
 
 
 class GpuNodePool(pulumi.ComponentResource):

@@ -42,6 +42,12 @@ on a GPU node tolerates it."""
 AUTOSCALER_RESOURCE_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
 """Scale-set tags with this prefix are gpushare's: they tell the cluster autoscaler what a pool's nodes advertise
 (`gpushare.sharing.autoscaling`). A user tag of that prefix would overwrite them, so it is refused."""
+AUTOSCALER_LABEL_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_label_"
+AUTOSCALER_TAINT_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_taint_"
+"""Scale-set tags naming the labels and taints of an autoscaled pool's nodes for the autoscaler's scale-from-zero
+template (kubernetes/autoscaler cluster-autoscaler-1.35.2 `cloudprovider/azure/azure_util.go` `nodeLabelTagName`,
+`nodeTaintTagName`); gpushare's too, so refused as user tags like the resource tags."""
+AUTOSCALER_TAG_PREFIXES = (AUTOSCALER_RESOURCE_TAG_PREFIX, AUTOSCALER_LABEL_TAG_PREFIX, AUTOSCALER_TAINT_TAG_PREFIX)
 MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
 """On MIG pools: the `operator.migStrategy` (`single`/`mixed`) they were deployed with, so the guard sees a strategy
 change (it renames the resource the pool advertises) in what Azure reports."""
