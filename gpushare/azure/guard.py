@@ -60,7 +60,6 @@ from gpushare.stackfile.model import (
     POOL_LABEL,
     SHARING_LABEL,
     SPOT_MARKET_PRICE,
-    SPOT_TAINT,
     DriverOwner,
     GpuPool,
     GuardMode,
@@ -505,7 +504,7 @@ def _adoption_replaces(stack: StackConfig, pool: GpuPool, live: DeployedPool) ->
     if changed := [f"{k} {live.node_labels[k]} -> {v}" for k, v in labels.items()
                    if k in live.node_labels and live.node_labels[k] != v]:
         lines.append(f"labels: changes {', '.join(changed)}")
-    if dropped := [t for t in live.node_taints if t not in facts.node_taints and t != SPOT_TAINT]:
+    if dropped := [t for t in live.node_taints if t not in facts.node_taints]:
         lines.append(f"taints: removes {', '.join(dropped)} (list them in the pool's `taints` to keep them)")
     if added := [t for t in facts.node_taints if t not in live.node_taints]:
         lines.append(f"taints: adds {', '.join(added)}")

@@ -16,6 +16,7 @@ whatever the pool count (subnets and role assignments one more each):
 - `gpus`: a pool whose size the stack describes (`gpu:`) has the GPU count Azure reports (`GPUs`); any pool whose
   count differs from what Azure reports fails;
 - `os-disk`: an ephemeral OS disk fits the size's cache (`CachedDiskBytes`) or temp disk (`MaxResourceVolumeMB`);
+  a Spot pool evicted with Deallocate gets no ephemeral OS disk from AKS's default (`aks_os_disk_type`);
 - Spot pools count in the regional low-priority bucket (`lowPriorityCores`), not in their family or `cores`;
 - `kubernetes-version`: the stack's `kubernetesVersion` is offered in the region and not preview-only.
 - on an existing cluster (`existing: true`), from the cluster guard's one cluster read: `cluster` fails alone when
@@ -25,7 +26,11 @@ whatever the pool count (subnets and role assignments one more each):
   `az aks maintenanceconfiguration add` that gives it gpushare's. The cluster's own system pool and version are its
   owners': not counted, not checked.
 - `subnet` (a subnet of your own, `network.subnetId` or a pool's `subnetId`; one read per subnet,
-  `gpushare.azure.subnets`): it exists, and has a free address for every node the stack's pools in it can add.
+  `gpushare.azure.subnets`): it exists, and has a free address for every address the stack's pools in it can take,
+  by the existing cluster's network plugin (`gpushare.azure.pod_addressing`), its pod subnet included;
+- `identity`: an existing cluster that authenticates with a service principal, when a pool names a subnet;
+- `gpu-software`: an existing cluster's own AKS-managed GPU pools the GPU Operator would reach
+  (`owner_gpu_pool_checks`); the CLI adds a Kubernetes read (`gpushare.kubernetes.gpu_software`).
 - `role-assignment` (one read per assignment the program creates, `gpushare.azure.role_assignments`): the principal
   does not already hold the role at that very scope under another name, which makes `pulumi up` fail with
   `RoleAssignmentExists` (a deployer granted Cluster Admin by hand, the cluster's identity Network Contributor on
@@ -63,6 +68,7 @@ from gpushare.stackfile.model import (
     GpuPool,
     OsDiskType,
     PreflightMode,
+    SpotEviction,
     StackConfig,
     own_subnets,
     pool_subnet,
@@ -197,6 +203,7 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     checks += [c for pool in pools if pool.zones for c in _zone_check(pool, offers)]
     checks += [c for pool in stack.pools if (c := _gpu_check(pool, offers))]
     checks += [c for pool in stack.pools if (c := _os_disk_check(pool, offers))]
+    checks += [c for pool in stack.pools if (c := spot_eviction_check(pool, offers))]
     checks += _quota_checks(pools, offers, live, subscription_id)
     if existing:
         checks += _baseline_checks(stack, cluster)
@@ -558,6 +565,57 @@ def _os_disk_check(pool: GpuPool, offers: RegionOffers) -> Check | None:
     return Check("os-disk", subject, Verdict.FAIL, f"{detail}: does not fit either",
                  f"set `osDisk.sizeGb` to at most {room}" if room >= 30 else
                  "use `osDisk.type: Managed` (this size has no room for an ephemeral OS disk)")
+
+
+AKS_EPHEMERAL_MIN_TEMP_GIB = 128
+"""aks-docs concepts-storage.md, "Default OS disk sizing": a size that supports ephemeral OS disks gets one, sized to
+its temp disk, "so long as the temp is at least 128 GiB", when the pool sets no OS disk size."""
+
+
+def aks_os_disk_type(pool: GpuPool, offer: VmSizeOffer | None) -> tuple[OsDiskType | None, str]:
+    """The OS disk AKS gives the pool's nodes, and why. The stack's `osDisk.type` when set; otherwise "When you don't
+    explicitly request Azure managed disks for the OS, AKS defaults to ephemeral OS if possible for a given node pool
+    configuration" (aks-docs concepts-storage.md, "Ephemeral OS disk"): with `osDisk.sizeGb`, when that fits the
+    size's cache (`CachedDiskBytes`) or temp disk (`MaxResourceVolumeMB`), the capabilities Azure's SKU list
+    reports; without, when the temp disk is at least `AKS_EPHEMERAL_MIN_TEMP_GIB`. None when Azure reports neither."""
+    disk = pool.os_disk
+    if disk.type is not None:
+        return disk.type, f"osDisk.type {disk.type.value}"
+    if offer is None or (offer.cached_disk_bytes is None and offer.resource_volume_mb is None):
+        return None, f"Azure reports no cache or temp disk size for {pool.vm_size.name}"
+    cache_gib, temp_gib = (offer.cached_disk_bytes or 0) // 2**30, (offer.resource_volume_mb or 0) // 1024
+    disks = f"cache {cache_gib} GiB, temp disk {temp_gib} GiB"
+    if disk.size_gb is not None:
+        fits = disk.size_gb <= max(cache_gib, temp_gib)
+        return ((OsDiskType.EPHEMERAL, f"osDisk.sizeGb {disk.size_gb} fits the {disks}, so AKS picks ephemeral")
+                if fits else (OsDiskType.MANAGED, f"osDisk.sizeGb {disk.size_gb} fits neither the {disks}"))
+    if temp_gib >= AKS_EPHEMERAL_MIN_TEMP_GIB:
+        return OsDiskType.EPHEMERAL, (f"no osDisk set and the {disks}: AKS picks an ephemeral OS disk of the temp "
+                                      f"disk's size (at least {AKS_EPHEMERAL_MIN_TEMP_GIB} GiB)")
+    return OsDiskType.MANAGED, f"no osDisk set and the {disks}, below {AKS_EPHEMERAL_MIN_TEMP_GIB} GiB of temp disk"
+
+
+def spot_eviction_check(pool: GpuPool, offers: RegionOffers) -> Check | None:
+    """A Spot pool evicted with Deallocate keeps its nodes' OS disks, which an ephemeral OS disk cannot do (Azure's
+    ephemeral OS disk FAQ: "users need to Delete instead of deallocating them"). The stack asking for Ephemeral is
+    refused offline (`pool_config`); this checks the disk AKS picks when the stack names no type."""
+    if pool.spot is None or pool.spot.eviction is not SpotEviction.DEALLOCATE or pool.os_disk.type is not None:
+        return None
+    subject = f"pool {pool.name} ({pool.vm_size.name})"
+    offer = offers.vm_size(pool.vm_size.name)
+    if offer is not None and offer.location_restriction is not None:
+        return None  # the vm-size row already fails
+    chosen, why = aks_os_disk_type(pool, offer)
+    fix = "set the pool's osDisk.type: Managed (kept on deallocation), or spot.eviction: Delete"
+    if chosen is OsDiskType.EPHEMERAL:
+        return Check("os-disk", subject, Verdict.FAIL,
+                     f"spot.eviction Deallocate, but {why}, and an ephemeral OS disk cannot be stop-deallocated: "
+                     "AKS refuses the pool", fix)
+    if chosen is None:
+        return Check("os-disk", subject, Verdict.WARN,
+                     f"spot.eviction Deallocate: {why}, so whether AKS picks an ephemeral OS disk (which cannot be "
+                     "deallocated) is unknown", fix)
+    return Check("os-disk", subject, Verdict.PASS, f"spot.eviction Deallocate with a managed OS disk: {why}")
 
 
 def _restriction_fix(reason: str | None, size: str, region: str) -> str:
