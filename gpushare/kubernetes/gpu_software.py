@@ -31,6 +31,10 @@ from gpushare.stackfile.model import StackConfig
 
 DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"
 DEVICE_PLUGIN_NAME = "nvidia-device-plugin"
+NOT_THE_PLUGIN = ("gpu-feature-discovery", "mps-control-daemon")
+"""Tools NVIDIA ships in the device plugin's image that advertise no device: GPU Feature Discovery and the MPS
+control daemon (k8s-device-plugin v0.20.0 `cmd/gpu-feature-discovery`, `cmd/mps-control-daemon`; the GPU Operator
+runs the latter as `nvidia-device-plugin-mps-control-daemon`)."""
 GPUSHARE_MANAGED_BY = ("app.kubernetes.io/managed-by", "gpushare")
 HELM_RELEASE_NAMESPACE = "meta.helm.sh/release-namespace"
 HELM_RELEASE_NAME = "meta.helm.sh/release-name"
@@ -57,10 +61,19 @@ def _ours(software: GpuSoftware, namespace: str | None) -> bool:
     return namespace == NAMESPACE and labels.get(GPUSHARE_MANAGED_BY[0]) == GPUSHARE_MANAGED_BY[1]
 
 
+def _other_tool(text: str) -> bool:
+    return any(tool in text for tool in NOT_THE_PLUGIN)
+
+
 def is_device_plugin(daemon_set: Mapping[str, Any]) -> bool:
+    """A DaemonSet running NVIDIA's device plugin: by name, or a container of its image that runs the plugin rather
+    than one of the other tools that image ships (`NOT_THE_PLUGIN`)."""
+    name = str(_meta(daemon_set).get("name", ""))
     containers = (((daemon_set.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
-    return (DEVICE_PLUGIN_NAME in str(_meta(daemon_set).get("name", ""))
-            or any(DEVICE_PLUGIN_IMAGE in str(c.get("image", "")) for c in containers))
+    runs_plugin = [
+        c for c in containers if DEVICE_PLUGIN_IMAGE in str(c.get("image", "")) and not _other_tool(
+            " ".join(str(part) for part in [c.get("name", ""), *(c.get("command") or []), *(c.get("args") or [])]))]
+    return bool(runs_plugin) or (DEVICE_PLUGIN_NAME in name and not _other_tool(name))
 
 
 def gpu_node_labels(stack: StackConfig, pool_name: str) -> dict[str, str]:

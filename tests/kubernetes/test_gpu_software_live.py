@@ -130,6 +130,16 @@ def test_a_device_plugin_kept_off_gpushares_pools_is_a_warning(arm, kube, tmp_pa
         "DaemonSet kube-system/owners-affine-plugin": "warn"}
 
 
+def test_gpu_feature_discovery_from_the_device_plugins_image_is_no_device_plugin(arm, kube, tmp_path, capsys):
+    gfd = device_plugin("nvidia-device-plugin", "nvdp-gpu-feature-discovery",
+                        [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+    gfd["spec"]["template"]["spec"]["containers"][0].update(name="gpu-feature-discovery-ctr",
+                                                             command=["/usr/bin/gpu-feature-discovery"])
+    rows = preflight(arm, kube, tmp_path, capsys, daemon_sets=[gfd])
+
+    assert [(s, r["verdict"]) for s, r in rows.items()] == [("cluster", "pass")]
+
+
 def test_another_gpu_operator_is_refused_and_gpushares_own_is_not(arm, kube, tmp_path, capsys):
     rows = preflight(arm, kube, tmp_path, capsys, policies=[cluster_policy("gpu-operator-1712", "gpu-operator")],
                      gpushare_namespace=namespace(None), expect=1)
