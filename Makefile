@@ -36,12 +36,13 @@ $(TEST_STAMP): requirements.txt requirements-dev.txt pyproject.toml | $(RUNTIME_
 plan: $(RUNTIME_STAMP)
 	@$(BIN)/python -m gpushare plan $(STACK) $(if $(filter-out 0 no false,$(JSON)),--json) $(if $(DEPLOYED),--deployed $(DEPLOYED))
 
-# The admission tests judge the tenant policies with the API server's own plugin (tools/vapcheck), and the
-# control-plane tests run a real Kubernetes 1.34 (tools/controlplane): both built from the Go modules once and cached
-# outside the clone (minutes the first time, progress on stderr). Without Go they skip with the reason; a build that
-# fails stops here.
+# The admission tests judge the tenant policies with the API server's own plugin (tools/vapcheck), the
+# control-plane tests run a real Kubernetes 1.34 (tools/controlplane), and the node-selection model is checked against
+# the scheduler's helpers (tools/nodeselect): each built from the Go modules once and cached outside the clone
+# (minutes the first time, progress on stderr). Without Go they skip with the reason; a build that fails stops here.
 test: $(TEST_STAMP)
 	@if tools/vapcheck/build --check >/dev/null 2>&1; then tools/vapcheck/build >/dev/null; fi
+	@if tools/nodeselect/build --check >/dev/null 2>&1; then tools/nodeselect/build >/dev/null; fi
 	@if tools/controlplane/build --check >/dev/null 2>&1; then tools/controlplane/build >/dev/null; fi
 	$(BIN)/python -m pytest
 

@@ -45,7 +45,7 @@ from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
-from gpushare.sharing.autoscaling import pool_tags
+from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
 from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
 from gpushare.sharing.pool_facts import stack_pool_facts
@@ -134,7 +134,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     report = _check_azure(validated)
     for warning in [*kubernetes_version_warnings(validated), *access_warnings(validated.cluster.access),
                     *api_server_warnings(validated.cluster), *node_os_warnings(validated),
-                    *operator_warnings(validated)]:
+                    *operator_warnings(validated), *tag_warnings(validated)]:
         pulumi.log.warn(warning)
     if warning := long_run_warning(validated, report):
         pulumi.log.warn(warning)
@@ -167,10 +167,11 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
         pools[pool.name] = GpuNodePool(pool.name, GpuNodePoolArgs(
             facts=pool_facts[pool.name], driver=validated.operator.driver, cluster_name=cluster.cluster_name,
             resource_group_name=cluster.resource_group_name, subnet_id=_pool_subnet(validated, cluster, pool),
+            pod_subnet_id=cluster.default_pod_subnet_id if isinstance(cluster, ExistingCluster) else None,
             live_count=report.live_count(pool.name) if report else None,
             settled=report.settled(validated, pool) if report else (),
             after=previous, device_config=operator.config_map,
-            tags=pool_tags(pool, capacity),
+            tags=stack_pool_tags(validated)[pool.name],
             subnet_access=subnet_access.by_subnet.get(pool_subnet(validated, pool)) if subnet_access else None,
         ))
         previous = pools[pool.name].agent_pool
@@ -241,7 +242,9 @@ def _stack_file_shown(stack: str) -> str:
 
 def _validate(config: Mapping[str, Any], source: str, stack: str) -> StackConfig:
     try:
-        return parse_config(dict(config), source=source, stack=stack)
+        validated = parse_config(dict(config), source=source, stack=stack)
+        stack_pool_tags(validated)  # Azure's tag limits, with the tags derived from the pools' labels and taints
+        return validated
     except GpushareError as exc:
         raise pulumi.RunError(str(exc)) from None
 

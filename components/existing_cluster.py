@@ -41,6 +41,10 @@ class ExistingCluster(pulumi.ComponentResource):
     default_subnet_id: pulumi.Output[str | None]
     """The subnet of the cluster's system pool (`agentPoolProfiles[mode=System].vnetSubnetID`): where a GPU pool
     without `subnetId` goes, named explicitly rather than left to AKS. None in a VNet AKS manages."""
+    default_pod_subnet_id: pulumi.Output[str | None]
+    """The pod subnet of the cluster's system pool (`podSubnetID`) on a cluster with Azure CNI dynamic pod IP
+    allocation: every GPU pool sends it too, since a pool without one has its "pod IPs statically assigned on the node
+    subnet" (AKS API `podSubnetID`), the classic Azure CNI the cluster's owners did not choose. None otherwise."""
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpushare:cluster:ExistingCluster", name, None, opts)
@@ -53,7 +57,9 @@ class ExistingCluster(pulumi.ComponentResource):
         self.resource_id = found.id
         self.oidc_issuer_url = found.oidc_issuer_profile.apply(lambda profile: profile.issuer_url if profile else None)
         self.identity_principal_id = found.identity.apply(_control_plane_principal)
-        self.default_subnet_id = found.agent_pool_profiles.apply(_system_pool_subnet)
+        self.default_subnet_id = found.agent_pool_profiles.apply(lambda p: _system_pool_field(p, "vnet_subnet_id"))
+        self.default_pod_subnet_id = found.agent_pool_profiles.apply(
+            lambda p: _system_pool_field(p, "pod_subnet_id"))
         # Said in every preview: the Kubernetes provider then holds the cluster's static client certificate
         # (`provider_kubeconfig`), which gpushare's own clusters never have.
         found.aad_profile.apply(lambda aad: None if aad and aad.managed else pulumi.log.warn(
@@ -89,6 +95,6 @@ def _control_plane_principal(identity) -> str | None:
     return assigned[0].principal_id if assigned else None
 
 
-def _system_pool_subnet(profiles) -> str | None:
+def _system_pool_field(profiles, field: str) -> str | None:
     systems = [p for p in profiles or [] if str(p.mode or "").lower() == "system"] or list(profiles or [])
-    return systems[0].vnet_subnet_id if systems else None
+    return getattr(systems[0], field) if systems else None

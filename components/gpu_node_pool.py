@@ -27,6 +27,8 @@ plan exactly as before (a pool turning Spot is replaced for its scaleSetPriority
 SUBNET_REPLACED_BY_GPUSHARE = "vnetSubnetID"
 """Also create-only (AKS cannot move a pool to another subnet) and not in azure-native's replace list; added for a pool
 that names its subnet, so the pools of a stack without `subnetId` plan exactly as before."""
+POD_SUBNET_REPLACED_BY_GPUSHARE = "podSubnetID"
+"""Create-only as well (a pool's pod subnet is fixed with its node subnet); added only for a pool that sends one."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,17 @@ class GpuNodePoolArgs:
     subnet_id: pulumi.Input[str] | None = None
     """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: a VNet AKS
     manages."""
+    pod_subnet_id: pulumi.Input[str | None] | None = None
+    """Optional. The pod subnet (`podSubnetID`) of an existing cluster with Azure CNI dynamic pod IP allocation
+    (`ExistingCluster.default_pod_subnet_id`); None: pods take addresses as the cluster's plugin gives them."""
     subnet_access: pulumi.Resource | None = None
     """Optional. The role assignment that lets the cluster's identity join nodes to `subnet_id` (`SubnetAccess`):
     the pool is created after it, since AKS checks that right when it creates the pool. Default: none (a subnet
     AKS or the cluster's owners manage)."""
     tags: Mapping[str, str] | None = None
     """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the user's `tags` merged with the
-    cluster autoscaler's node-template tags (`gpushare.sharing.autoscaling.pool_tags`). Default: none."""
+    cluster autoscaler's node-template tags: resources, and on an autoscaled pool its nodes' labels and taints
+    (`gpushare.sharing.autoscaling.stack_pool_tags`). Default: none."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -123,6 +129,7 @@ class GpuNodePool(pulumi.ComponentResource):
             availability_zones=list(pool.zones) or None,
             # AgentPool.vnetSubnetID (REST 2025-09-01); AKS fixes it at creation (SUBNET_REPLACED_BY_GPUSHARE).
             vnet_subnet_id=args.subnet_id,
+            pod_subnet_id=args.pod_subnet_id,
             node_labels=dict(args.facts.node_labels),
             # AKS updates nodeTaints in place (aks-docs use-node-taints.md), so a pool becoming dedicated is no replace.
             node_taints=list(args.facts.node_taints),
@@ -151,7 +158,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 # With it, protection stops the replace in preview, and `recreate: true` really recreates.
                 replace_on_changes=[*CREATE_ONLY_REPLACED_BY_GPUSHARE,
                                     *([SPOT_PRICE_REPLACED_BY_GPUSHARE] if pool.spot else []),
-                                    *([SUBNET_REPLACED_BY_GPUSHARE] if args.subnet_id is not None else [])],
+                                    *([SUBNET_REPLACED_BY_GPUSHARE] if args.subnet_id is not None else []),
+                                    *([POD_SUBNET_REPLACED_BY_GPUSHARE] if args.pod_subnet_id is not None else [])],
                 # The replacement has the same agent pool name, so the old pool must go first.
                 delete_before_replace=True,
             ),

@@ -241,10 +241,13 @@ def arm_kubernetes_version(version: str, patches: tuple[str, ...], *, default: b
 # --- an existing cluster (`existing: true`) and subnets of your own -------------------------------------------------
 
 def arm_existing_cluster(subscription_id: str, resource_group: str, cluster: str, *, local_accounts: bool = False,
-                         tier: str = "Standard", subnet_id: str | None = None) -> dict:
+                         tier: str = "Standard", subnet_id: str | None = None, network: dict | None = None,
+                         system_pool: dict | None = None) -> dict:
     """A cluster its platform team made: Entra ID and Azure CNI Overlay like gpushare's baseline, unless
-    `local_accounts` (no Entra ID, local accounts on) or another `tier`; its pools in `subnet_id` when given."""
-    document = arm_managed_cluster(subscription_id, resource_group, cluster)
+    `local_accounts` (no Entra ID, local accounts on) or another `tier`; its pools in `subnet_id` when given;
+    `network` overrides `networkProfile` keys (None removes one), `system_pool` adds keys to its system pool's profile
+    (`podSubnetID`, `podIPAllocationMode`, `maxPods`)."""
+    document = arm_managed_cluster(subscription_id, resource_group, cluster, **(network or {}))
     properties = document["properties"]
     document["sku"]["tier"] = tier
     properties["oidcIssuerProfile"] = {"enabled": True, "issuerURL": f"https://oidc.example/{cluster}/"}
@@ -255,6 +258,7 @@ def arm_existing_cluster(subscription_id: str, resource_group: str, cluster: str
         properties["disableLocalAccounts"] = False
     if subnet_id:
         properties["agentPoolProfiles"] = [{"name": "system", "mode": "System", "vnetSubnetID": subnet_id}]
+    properties["agentPoolProfiles"][0].update(system_pool or {})
     return document
 
 

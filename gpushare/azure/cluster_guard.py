@@ -44,7 +44,7 @@ from gpushare.azure.guard import (
     check_for_program,
 )
 from gpushare.errors import AzureReadError, GpushareError
-from gpushare.stackfile.model import StackConfig
+from gpushare.stackfile.model import StackConfig, own_subnets
 
 CLUSTER = "(cluster)"
 """`Violation.pool` of a cluster-level violation."""
@@ -195,6 +195,32 @@ def missing_cluster_message(stack: StackConfig, subscription_id: str) -> str:
             f"`existing: true` to have gpushare create the cluster")
 
 
+class ServicePrincipalClusterError(GpushareError):
+    """An existing cluster authenticates with a service principal, and the stack needs its managed identity."""
+
+    exit_code = 1
+
+
+def service_principal_problem(stack: StackConfig, deployed: DeployedCluster) -> tuple[str, str] | None:
+    """Why an existing cluster without a managed identity cannot take the stack, and the fix; or None. gpushare grants
+    the cluster's identity Network Contributor on each subnet of your own a pool names (`SubnetAccess`); a service
+    principal cluster has no `identity.principalId` to grant it to, and the role assignment would fail on a null
+    principal."""
+    subnets = own_subnets(stack)
+    if deployed.identity_principal_id or not subnets:
+        return None
+    cluster = stack.cluster
+    who = (f"service principal {deployed.service_principal_client_id} (servicePrincipalProfile.clientId)"
+           if deployed.service_principal_client_id else "no managed identity")
+    names = ", ".join("/".join(s.split("/")[-3::2]) for s in subnets)
+    return (f"cluster {cluster.name} authenticates to Azure with {who}, not a managed identity: it has no principal "
+            f"ID, so gpushare cannot grant it Network Contributor on the subnets the pools name ({names})",
+            f"move the cluster to a managed identity: az aks update -g {cluster.resource_group} -n {cluster.name} "
+            "--enable-managed-identity (aks-docs use-managed-identity.md; its nodes keep the service principal "
+            "until each pool's next node-image upgrade); or remove the pools' subnetId, so they join the system "
+            "pool's subnet, which the cluster can join already")
+
+
 def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
                   **read_kwargs: object) -> GuardReport:
     """Read the deployed cluster (one GET; an existing one's maintenance configurations too, one list) and add its
@@ -216,6 +242,8 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
     if cluster.existing:
         if deployed is None:
             raise ExistingClusterMissingError(missing_cluster_message(stack, subscription_id))
+        if problem := service_principal_problem(stack, deployed):
+            raise ServicePrincipalClusterError(f"stack {stack.stack}: {problem[0]}; {problem[1]}")
         try:
             schedules = read_maintenance_schedules(subscription_id, cluster.resource_group, cluster.name,
                                                    **read_kwargs)

@@ -60,10 +60,15 @@ class DeployedPool:
     gpu_instance_profile: str | None = None
     gpu_driver: str | None = None
     """`gpuProfile.driver`; None when Azure reports none (AKS then installs the driver)."""
+    gpu_management_mode: str | None = None
+    """`gpuProfile.nvidia.managementMode`: `Managed` on an AKS-managed GPU pool (preview), where AKS runs the NVIDIA
+    device plugin and DCGM exporter itself (aks-docs aks-managed-gpu-nodes.md); None or `Unmanaged` otherwise."""
     availability_zones: tuple[str, ...] = ()
     os_sku: str | None = None
     node_labels: Mapping[str, str] = field(default_factory=dict)
     node_taints: tuple[str, ...] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """The agent pool's Azure tags (`properties.tags`), which AKS copies to its scale set."""
     count: int | None = None
     min_count: int | None = None
     max_count: int | None = None
@@ -239,16 +244,20 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         properties = document
     fields = _Fields(where, properties)
     gpu_profile = fields.get("gpuProfile", dict)
+    nvidia = _Fields(f"{where} gpuProfile", gpu_profile).get("nvidia", dict) if gpu_profile else None
     return DeployedPool(
         name=name,
         vm_size=fields.require("vmSize", str),
         gpu_instance_profile=fields.get("gpuInstanceProfile", str),
         gpu_driver=_Fields(f"{where} gpuProfile", gpu_profile).get("driver", str) if gpu_profile else None,
+        gpu_management_mode=(_Fields(f"{where} gpuProfile.nvidia", nvidia).get("managementMode", str)
+                             if nvidia else None),
         availability_zones=fields.get_strings("availabilityZones"),
         # ARM's wire name is osSKU; the CLI prints osSku.
         os_sku=fields.get("osSKU", str) if "osSKU" in properties else fields.get("osSku", str),
         node_labels=fields.get_map("nodeLabels"),
         node_taints=fields.get_strings("nodeTaints"),
+        tags=fields.get_map("tags"),
         count=fields.get("count", int),
         min_count=fields.get("minCount", int),
         max_count=fields.get("maxCount", int),

@@ -75,10 +75,19 @@ class DeployedCluster:
     system_subnet_id: str | None = None
     """`agentPoolProfiles[mode=System].vnetSubnetID`: where an existing cluster's GPU pools without `subnetId` go
     (the program names it too); None in a VNet AKS manages."""
+    system_pod_subnet_id: str | None = None
+    """`agentPoolProfiles[mode=System].podSubnetID`: set on a cluster with Azure CNI dynamic pod IP allocation, where
+    pods take addresses from this subnet instead of the node subnet; an existing cluster's GPU pools send it too."""
+    system_pod_ip_allocation_mode: str | None = None
+    """`agentPoolProfiles[mode=System].podIPAllocationMode`: `DynamicIndividual` (AKS's default with a pod subnet) or
+    `StaticBlock` (each node takes /28 blocks of 16 pod addresses)."""
     identity_principal_id: str | None = None
     """The cluster identity's object ID: `identity.principalId` (system-assigned), else the one user-assigned
     control-plane identity's (`identity.userAssignedIdentities.*.principalId`); what Network Contributor on a subnet
     of your own is granted to."""
+    service_principal_client_id: str | None = None
+    """`servicePrincipalProfile.clientId` of a cluster that authenticates to Azure with a service principal (AKS
+    reports `msi` there for a managed identity, read as None): such a cluster has no `identity.principalId`."""
     maintenance_schedules: frozenset[str] | None = None
     """Names of the cluster's maintenance configurations (`aksManagedAutoUpgradeSchedule`, ...), lower-cased (ARM
     names compare case-insensitively): a separate read (`read_maintenance_schedules`), made for an existing cluster
@@ -178,7 +187,10 @@ def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
                             or _get(properties, "kubernetesVersion", str, name)),
         system_vm_size=_get(system, "vmSize", str, name) if (system := _system_profile(properties, name)) else None,
         system_subnet_id=_get(system, "vnetSubnetID", str, name) if system else None,
+        system_pod_subnet_id=_get(system, "podSubnetID", str, name) if system else None,
+        system_pod_ip_allocation_mode=_get(system, "podIPAllocationMode", str, name) if system else None,
         identity_principal_id=_identity_principal(_get(document, "identity", dict, name) or {}, name),
+        service_principal_client_id=_service_principal(properties, name),
     )
 
 
@@ -187,6 +199,11 @@ def _identity_principal(identity: dict[str, Any], name: str) -> str | None:
         return principal
     assigned = [a for a in (_get(identity, "userAssignedIdentities", dict, name) or {}).values() if isinstance(a, dict)]
     return _get(assigned[0], "principalId", str, name) if assigned else None
+
+
+def _service_principal(properties: dict[str, Any], name: str) -> str | None:
+    client_id = _get(_get(properties, "servicePrincipalProfile", dict, name) or {}, "clientId", str, name)
+    return client_id if client_id and client_id.lower() != "msi" else None
 
 
 def _system_profile(properties: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -51,7 +51,9 @@ from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError, GuardViolationError
+from gpushare.sharing.autoscaling import stack_pool_tags
 from gpushare.sharing.capacity import pool_capacity
+from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.keys import POOLS_KEY
 from gpushare.stackfile.model import (
     MIG_STRATEGY_LABEL,
@@ -485,8 +487,42 @@ def _taken_by_unmanaged(stack: StackConfig, pool: GpuPool, live: DeployedPool) -
         f"gpushare's: az aks nodepool update -g {cluster.resource_group} --cluster-name {cluster.name} -n {pool.name} "
         f"--labels {POOL_LABEL}={pool.name} (note: --labels replaces the pool's labels). The next preview then "
         "compares its create-only settings (vmSize, mig, zones, driver, subnet) like any gpushare pool."
+        + _adoption_replaces(stack, pool, live)
     )
     return Violation(pool.name, "pool", f"exists, not gpushare's ({nodes})", "a gpushare pool of that name", message)
+
+
+def _adoption_replaces(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> str:
+    """What the first `up` after an adoption sets over the owners' settings: AKS updates a pool's labels, taints, tags,
+    scaling and OS in place, and gpushare sends each whole (a label or taint list replaces the pool's; an agent
+    pool's `tags` replace its tags), so whatever the stack does not list goes. Empty when nothing differs."""
+    facts = stack_pool_facts(stack)[pool.name]
+    lines = []
+    labels = dict(facts.node_labels)
+    if dropped := [f"{k}={v}" for k, v in live.node_labels.items() if k not in labels]:
+        lines.append(f"labels: removes {', '.join(dropped)} (list them in the pool's `labels` to keep them)")
+    if changed := [f"{k} {live.node_labels[k]} -> {v}" for k, v in labels.items()
+                   if k in live.node_labels and live.node_labels[k] != v]:
+        lines.append(f"labels: changes {', '.join(changed)}")
+    if dropped := [t for t in live.node_taints if t not in facts.node_taints]:
+        lines.append(f"taints: removes {', '.join(dropped)} (list them in the pool's `taints` to keep them)")
+    if added := [t for t in facts.node_taints if t not in live.node_taints]:
+        lines.append(f"taints: adds {', '.join(added)}")
+    tags = stack_pool_tags(stack)[pool.name]
+    if dropped := [f"{k}={v}" for k, v in live.tags.items() if k not in tags]:
+        lines.append(f"tags: removes {', '.join(dropped)} (list them in the pool's `tags` to keep them)")
+    if changed := [f"{k} {live.tags[k]} -> {v}" for k, v in tags.items() if k in live.tags and live.tags[k] != v]:
+        lines.append(f"tags: changes {', '.join(changed)}")
+    scaling = (f"autoscale {pool.autoscale.min}-{pool.autoscale.max}" if pool.autoscale else f"count {pool.count}")
+    deployed = (f"autoscale {live.min_count}-{live.max_count}" if live.enable_auto_scaling else f"count {live.count}")
+    if scaling != deployed:
+        lines.append(f"scaling: {deployed} -> {scaling}")
+    if live.os_sku and live.os_sku.lower() != pool.os_sku.value.lower():
+        lines.append(f"osSku: {live.os_sku} -> {pool.os_sku.value} (AKS reimages every node of the pool)")
+    if not lines:
+        return ""
+    return ("\n  The first `up` after adopting it sets the stack's settings over the pool's own:\n"
+            + "\n".join(f"    - {line}" for line in lines))
 
 
 def _removal(stack: StackConfig, live: DeployedPool) -> Violation:

@@ -16,6 +16,7 @@ whatever the pool count (subnets and role assignments one more each):
 - `gpus`: a pool whose size the stack describes (`gpu:`) has the GPU count Azure reports (`GPUs`); any pool whose
   count differs from what Azure reports fails;
 - `os-disk`: an ephemeral OS disk fits the size's cache (`CachedDiskBytes`) or temp disk (`MaxResourceVolumeMB`);
+  a Spot pool evicted with Deallocate gets no ephemeral OS disk from AKS's default (`aks_os_disk_type`);
 - Spot pools count in the regional low-priority bucket (`lowPriorityCores`), not in their family or `cores`;
 - `kubernetes-version`: the stack's `kubernetesVersion` is offered in the region and not preview-only.
 - on an existing cluster (`existing: true`), from the cluster guard's one cluster read: `cluster` fails alone when
@@ -25,7 +26,11 @@ whatever the pool count (subnets and role assignments one more each):
   `az aks maintenanceconfiguration add` that gives it gpushare's. The cluster's own system pool and version are its
   owners': not counted, not checked.
 - `subnet` (a subnet of your own, `network.subnetId` or a pool's `subnetId`; one read per subnet,
-  `gpushare.azure.subnets`): it exists, and has a free address for every node the stack's pools in it can add.
+  `gpushare.azure.subnets`): it exists, and has a free address for every address the stack's pools in it can take,
+  by the existing cluster's network plugin (`gpushare.azure.pod_addressing`), its pod subnet included;
+- `identity`: an existing cluster that authenticates with a service principal, when a pool names a subnet;
+- `gpu-software`: an existing cluster's own AKS-managed GPU pools the GPU Operator would reach
+  (`owner_gpu_pool_checks`); the CLI adds a Kubernetes read (`gpushare.kubernetes.gpu_software`).
 - `role-assignment` (one read per assignment the program creates, `gpushare.azure.role_assignments`): the principal
   does not already hold the role at that very scope under another name, which makes `pulumi up` fail with
   `RoleAssignmentExists` (a deployer granted Cluster Admin by hand, the cluster's identity Network Contributor on
@@ -44,14 +49,17 @@ from enum import Enum
 
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.cluster_baseline import POD_CIDR, SERVICE_CIDR, baseline_findings
-from gpushare.azure.cluster_guard import missing_cluster_message
+from gpushare.azure.cluster_guard import missing_cluster_message, service_principal_problem
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
+from gpushare.azure.pod_addressing import GPUSHARE_CLUSTER, Addressing, Plugin, cluster_addressing
 from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
 from gpushare.azure.role_assignments import FoundAssignment, collisions, planned_assignments, read_assignments
 from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet, read_subnets
 from gpushare.errors import AzureReadError, GpushareError
+from gpushare.sharing.node_selection import REPELLING_EFFECTS, untolerated
+from gpushare.sharing.operator_values import chart_values
 from gpushare.sharing.upgrades import nodes_at_once
 from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
 from gpushare.stackfile.model import (
@@ -60,6 +68,7 @@ from gpushare.stackfile.model import (
     GpuPool,
     OsDiskType,
     PreflightMode,
+    SpotEviction,
     StackConfig,
     own_subnets,
     pool_subnet,
@@ -151,6 +160,8 @@ class _Node:
     """Counted in the regional Spot bucket (`lowPriorityCores`) instead of its family and `cores`."""
     subnet: str | None = None
     """The subnet of your own its nodes join; None: a VNet AKS manages (or an existing cluster's own subnet)."""
+    max_pods: int | None = None
+    """The pool's `maxPods`; None: AKS's default for the cluster's network plugin (`pod_addressing`)."""
 
     @property
     def peak(self) -> int:
@@ -183,7 +194,7 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     pools += [_Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
                     nodes_at_once(p.upgrade_settings.max_surge, p.max_nodes) if p.upgrade_settings else 0, p.zones,
                     p.spot is not None,
-                    pool_subnet(stack, p) or default_subnet)
+                    pool_subnet(stack, p) or default_subnet, p.max_pods)
               for p in stack.pools]
     if not existing and stack.cluster.network.subnet_id:
         pools[0] = dataclasses.replace(pools[0], subnet=stack.cluster.network.subnet_id)
@@ -192,17 +203,23 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
     checks += [c for pool in pools if pool.zones for c in _zone_check(pool, offers)]
     checks += [c for pool in stack.pools if (c := _gpu_check(pool, offers))]
     checks += [c for pool in stack.pools if (c := _os_disk_check(pool, offers))]
+    checks += [c for pool in stack.pools if (c := spot_eviction_check(pool, offers))]
     checks += _quota_checks(pools, offers, live, subscription_id)
     if existing:
         checks += _baseline_checks(stack, cluster)
         checks += _existing_vnet_checks(stack, cluster)
         checks += _operator_node_checks(stack, live)
+        checks += owner_gpu_pool_checks(stack, live, offers)
         checks += _existing_version_checks(stack, cluster)
+        if cluster is not None and (problem := service_principal_problem(stack, cluster)):
+            checks.append(Check("identity", f"cluster {stack.cluster.name}", Verdict.FAIL, *problem))
     else:
         checks.append(_version_check(stack, offers, live))
     ranges = {} if existing else {
         "serviceCidr": stack.cluster.network.service_cidr or SERVICE_CIDR, "podCidr (Azure CNI Overlay)": POD_CIDR}
-    checks += subnet_checks(pools, subnets or {}, live, ranges)
+    addressing = cluster_addressing(cluster) if existing else GPUSHARE_CLUSTER
+    checks += subnet_checks(pools + _own_system_surge(cluster, live, addressing, pools), subnets or {}, live, ranges,
+                            addressing)
     if assignments is not None:
         checks += role_assignment_checks(stack, subscription_id, cluster, assignments)
     return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, live is not None,
@@ -273,9 +290,6 @@ def _baseline_checks(stack: StackConfig, cluster: DeployedCluster | None) -> lis
                             "every setting gpushare's baseline reads is at the baseline, maintenance windows included")]
 
 
-REPELLING_EFFECTS = ("NoSchedule", "NoExecute")
-
-
 def _operator_node_checks(stack: StackConfig, live: Mapping[str, DeployedPool] | None) -> list[Check]:
     """On an existing cluster, a node the GPU Operator's own pods can run on. Its controller and NFD's master and
     gc tolerate only the control plane's taint (the chart's `operator.tolerations`, `node-feature-discovery.master`
@@ -295,6 +309,62 @@ def _operator_node_checks(stack: StackConfig, live: Mapping[str, DeployedPool] |
                   f"release time out",
                   "add an untainted user pool, or tolerate the taint in gpushare:operator.values (operator."
                   "tolerations, node-feature-discovery.master.tolerations and node-feature-discovery.gc.tolerations)")]
+
+
+def owner_gpu_pool_checks(stack: StackConfig, live: Mapping[str, DeployedPool] | None,
+                          offers: RegionOffers) -> list[Check]:
+    """On an existing cluster, the owners' GPU pools that the GPU Operator gpushare installs would reach. NFD labels
+    every NVIDIA node its worker runs on, and the operator then runs its device plugin on each (its DaemonSets
+    select `nvidia.com/gpu.deploy.*` labels the operator sets from NFD's), wherever the pool's taints are among the
+    ones they tolerate (`daemonsets.tolerations`: the GPU pools' taints). On an AKS-managed GPU pool
+    (`gpuProfile.nvidia.managementMode: Managed`) AKS runs its own device plugin (aks-docs aks-managed-gpu-nodes.md):
+    two device plugins on one node advertise its GPUs twice, which breaks that pool (refused). Elsewhere the
+    operator takes over the owners' GPU nodes with the chart's default device-plugin config (warned)."""
+    if live is None:
+        return []
+    ours = {pool.name for pool in stack.pools}
+    tolerations = (chart_values(stack).get("daemonsets") or {}).get("tolerations") or []
+    cluster = stack.cluster
+    checks = []
+    for pool in live.values():
+        if pool.name in ours or POOL_LABEL in pool.node_labels or not _has_gpus(pool.vm_size, offers):
+            continue
+        subject = f"pool {pool.name} ({pool.vm_size})"
+        managed = (pool.gpu_management_mode or "").lower() == "managed"
+        keeping_off = untolerated(tolerations, pool.node_taints)
+        taint_fix = (f"taint the pool with a taint gpushare's pools do not carry, keeping its current ones (AKS "
+                     f"updates taints in place): az aks nodepool update -g {cluster.resource_group} --cluster-name "
+                     f"{cluster.name} -n {pool.name} --node-taints "
+                     f"{','.join([*pool.node_taints, 'sku=gpu:NoSchedule'])}")
+        if managed and not keeping_off:
+            checks.append(Check(
+                "gpu-software", subject, Verdict.FAIL,
+                f"an AKS-managed GPU pool (gpuProfile.nvidia.managementMode Managed): AKS runs the NVIDIA device "
+                f"plugin on its nodes, and none of its taints ({', '.join(pool.node_taints) or 'none'}) keeps the GPU "
+                "Operator gpushare installs off them, so each node would get a second device plugin advertising the "
+                "same GPUs",
+                f"{taint_fix}; or move its workloads to gpushare's pools and delete it"))
+        elif managed:
+            checks.append(Check(
+                "gpu-software", subject, Verdict.PASS,
+                f"an AKS-managed GPU pool: AKS runs its device plugin there, and its taint {keeping_off[0]} keeps the "
+                "GPU Operator gpushare installs off it"))
+        elif not keeping_off:
+            checks.append(Check(
+                "gpu-software", subject, Verdict.WARN,
+                f"a GPU pool of the cluster's owners without a taint that keeps the GPU Operator gpushare installs off "
+                f"it ({', '.join(pool.node_taints) or 'no taints'}): the operator will run its device plugin there "
+                "too, with the chart's default config (whole GPUs); if the owners run a device plugin of their own there, "
+                "each node gets two (run `preflight --kubeconfig` to look for one)",
+                f"{taint_fix}, if the operator should stay off it"))
+    return checks
+
+
+def _has_gpus(vm_size: str, offers: RegionOffers) -> bool:
+    offer = offers.vm_size(vm_size)
+    if offer is not None and offer.gpus is not None:
+        return offer.gpus > 0
+    return find_vm_size(vm_size) is not None
 
 
 def _repelling(pool: DeployedPool) -> list[str]:
@@ -328,21 +398,49 @@ def _existing_vnet_checks(stack: StackConfig, cluster: DeployedCluster | None) -
     return checks
 
 
+def _own_system_surge(cluster: DeployedCluster | None, live: Mapping[str, DeployedPool] | None,
+                      addressing: Addressing, gpu_pools: list[_Node]) -> list[_Node]:
+    """An existing cluster's system pool in a flat network: its nodes already hold their addresses (counted in use),
+    but an upgrade's surge node (AKS's default 10%, the pool's own settings not read) takes 1 + maxPods more, in the
+    subnet the GPU pools share with it (aks-docs concepts-network-ip-address-planning.md: "(number of nodes + max
+    surge nodes)"). Counted for subnets only, never for quota: the pool is its owners'."""
+    if cluster is None or live is None or not addressing.flat or not cluster.system_subnet_id:
+        return []
+    if not any((pool.subnet or "").lower() == cluster.system_subnet_id.lower() for pool in gpu_pools):
+        return []  # no GPU pool shares the subnet: not gpushare's to count
+    system = next((p for p in live.values() if (p.mode or "").lower() == "system"), None)
+    if system is None or not system.count:
+        return []
+    return [_Node("system pool", system.name, system.vm_size, system.count,
+                  nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count), subnet=cluster.system_subnet_id,
+                  max_pods=system.max_pods)]
+
+
 def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],
-                  live: Mapping[str, DeployedPool] | None, ranges: Mapping[str, str] | None = None) -> list[Check]:
+                  live: Mapping[str, DeployedPool] | None, ranges: Mapping[str, str] | None = None,
+                  addressing: Addressing = GPUSHARE_CLUSTER) -> list[Check]:
     """Per subnet: it exists, does not overlap the cluster's own `ranges` (service and pod CIDRs, which AKS refuses
-    to overlap a node subnet: known only now that the subnet's range is read), and its free addresses cover the
-    nodes its pools can add. Azure CNI Overlay gives
-    pods addresses from the private overlay range, so a node takes one subnet address; an upgrade's surge nodes take
-    theirs too. Free = the range's size, less the 5 addresses Azure reserves in every subnet, less the IP
-    configurations already in it (each running node holds one; so do other devices in the subnet)."""
+    to overlap a node subnet: known only now that the subnet's range is read), and its free addresses cover what
+    the nodes its pools can add take there, by the cluster's network plugin (`pod_addressing`): one per node with
+    Azure CNI Overlay and kubenet, 1 + maxPods with classic Azure CNI, and with dynamic pod IP allocation one per
+    node in the node subnet and maxPods in the pod subnet; an upgrade's surge nodes take theirs too. Free = the
+    range's size, less the 5 addresses Azure reserves in every subnet, less the IP configurations already in it (each
+    running node holds its own, and its pods' with a flat network; so do other devices in the subnet)."""
     checks = []
-    by_subnet: dict[str, list[_Node]] = {}
+    by_subnet: dict[str, list[tuple[_Node, int, str]]] = {}
     for pool in pools:
+        nodes, how = _growth(pool, live)
+        name = pool.label.removeprefix("pool ")
         if pool.subnet:
-            by_subnet.setdefault(pool.subnet.lower(), []).append(pool)
+            per_node = addressing.node_subnet_addresses(pool.max_pods)
+            by_subnet.setdefault(pool.subnet.lower(), []).append(
+                (pool, nodes * per_node, f"{name} {how}" + (f" x {per_node}" if per_node != 1 else "")))
+        if addressing.pod_subnet_id and (pods := addressing.pod_subnet_addresses(pool.max_pods)):
+            by_subnet.setdefault(addressing.pod_subnet_id.lower(), []).append(
+                (pool, nodes * pods, f"{name} {how} x {pods} pods"))
     for key, members in by_subnet.items():
-        subnet_id = members[0].subnet or key
+        pod_subnet = addressing.pod_subnet_id is not None and key == addressing.pod_subnet_id.lower()
+        subnet_id = addressing.pod_subnet_id if pod_subnet else (members[0][0].subnet or key)
         short = "/".join(subnet_id.split("/")[-3::2])
         subnet = subnets.get(key)
         if subnet is None:
@@ -360,19 +458,39 @@ def subnet_checks(pools: list[_Node], subnets: Mapping[str, Subnet | None],
                                 "set gpushare:cluster.network.serviceCidr (with dnsServiceIp) to a private range "
                                 "outside your VNet, or use a subnet outside these ranges"))
             continue
-        parts = [f"{pool.label.removeprefix('pool ')} {how}" for pool in members for _, how in [_growth(pool, live)]]
-        need = sum(_growth(pool, live)[0] for pool in members)
+        parts = [part for _, _, part in members]
+        need = sum(addresses for _, addresses, _ in members)
         free = subnet.free_addresses
         detail = (f"{subnet.address_prefix}: {subnet.size} addresses - {AZURE_RESERVED_PER_SUBNET} Azure reserves - "
-                  f"{subnet.used} in use = {free} free; the pools can add {need} node{'s' if need != 1 else ''} "
-                  f"({'; '.join(parts)}), one address each with Azure CNI Overlay")
-        if need <= free:
-            checks.append(Check("subnet", short, Verdict.PASS, detail))
-        else:
+                  f"{subnet.used} in use = {free} free; " + _subnet_need(addressing, pod_subnet, need, parts))
+        if need > free:
             checks.append(Check("subnet", short, Verdict.FAIL, f"{detail}: short by {need - free}",
                                 "use a larger subnet (a pool's subnetId, fixed when the pool is created), or lower "
-                                "the pools' count / autoscale max / upgrade.maxSurge"))
+                                "the pools' count / autoscale max / upgrade.maxSurge"
+                                + (" / maxPods" if addressing.flat else "")))
+        elif addressing.plugin is Plugin.OTHER:
+            checks.append(Check("subnet", short, Verdict.WARN,
+                                f"{detail}; the cluster's CNI ({addressing.read}) is not one gpushare knows, so only "
+                                "one address per node was counted",
+                                "check the subnet against your CNI's own address needs"))
+        else:
+            checks.append(Check("subnet", short, Verdict.PASS, detail))
     return checks
+
+
+def _subnet_need(addressing: Addressing, pod_subnet: bool, need: int, parts: list[str]) -> str:
+    """What the pools take in one subnet, and the rule it was counted by."""
+    counted = f"({'; '.join(parts)})"
+    if pod_subnet:
+        return (f"the pools' pods can take {need} addresses {counted}, maxPods per node in the pod subnet with "
+                f"{addressing.plugin.value} ({addressing.read})")
+    if addressing.plugin is Plugin.NODE_SUBNET:
+        return (f"the pools can add nodes taking {need} addresses {counted}, 1 + maxPods per node with "
+                f"{addressing.plugin.value} ({addressing.read})")
+    nodes = f"the pools can add {need} node{'s' if need != 1 else ''} {counted}, one address each with "
+    if addressing.plugin is Plugin.OVERLAY:
+        return nodes + addressing.plugin.value
+    return nodes + f"{addressing.plugin.value} ({addressing.read})"
 
 
 def _sizes_offered_here(offers: RegionOffers) -> str:
@@ -447,6 +565,57 @@ def _os_disk_check(pool: GpuPool, offers: RegionOffers) -> Check | None:
     return Check("os-disk", subject, Verdict.FAIL, f"{detail}: does not fit either",
                  f"set `osDisk.sizeGb` to at most {room}" if room >= 30 else
                  "use `osDisk.type: Managed` (this size has no room for an ephemeral OS disk)")
+
+
+AKS_EPHEMERAL_MIN_TEMP_GIB = 128
+"""aks-docs concepts-storage.md, "Default OS disk sizing": a size that supports ephemeral OS disks gets one, sized to
+its temp disk, "so long as the temp is at least 128 GiB", when the pool sets no OS disk size."""
+
+
+def aks_os_disk_type(pool: GpuPool, offer: VmSizeOffer | None) -> tuple[OsDiskType | None, str]:
+    """The OS disk AKS gives the pool's nodes, and why. The stack's `osDisk.type` when set; otherwise "When you don't
+    explicitly request Azure managed disks for the OS, AKS defaults to ephemeral OS if possible for a given node pool
+    configuration" (aks-docs concepts-storage.md, "Ephemeral OS disk"): with `osDisk.sizeGb`, when that fits the
+    size's cache (`CachedDiskBytes`) or temp disk (`MaxResourceVolumeMB`), the capabilities Azure's SKU list
+    reports; without, when the temp disk is at least `AKS_EPHEMERAL_MIN_TEMP_GIB`. None when Azure reports neither."""
+    disk = pool.os_disk
+    if disk.type is not None:
+        return disk.type, f"osDisk.type {disk.type.value}"
+    if offer is None or (offer.cached_disk_bytes is None and offer.resource_volume_mb is None):
+        return None, f"Azure reports no cache or temp disk size for {pool.vm_size.name}"
+    cache_gib, temp_gib = (offer.cached_disk_bytes or 0) // 2**30, (offer.resource_volume_mb or 0) // 1024
+    disks = f"cache {cache_gib} GiB, temp disk {temp_gib} GiB"
+    if disk.size_gb is not None:
+        fits = disk.size_gb <= max(cache_gib, temp_gib)
+        return ((OsDiskType.EPHEMERAL, f"osDisk.sizeGb {disk.size_gb} fits the {disks}, so AKS picks ephemeral")
+                if fits else (OsDiskType.MANAGED, f"osDisk.sizeGb {disk.size_gb} fits neither the {disks}"))
+    if temp_gib >= AKS_EPHEMERAL_MIN_TEMP_GIB:
+        return OsDiskType.EPHEMERAL, (f"no osDisk set and the {disks}: AKS picks an ephemeral OS disk of the temp "
+                                      f"disk's size (at least {AKS_EPHEMERAL_MIN_TEMP_GIB} GiB)")
+    return OsDiskType.MANAGED, f"no osDisk set and the {disks}, below {AKS_EPHEMERAL_MIN_TEMP_GIB} GiB of temp disk"
+
+
+def spot_eviction_check(pool: GpuPool, offers: RegionOffers) -> Check | None:
+    """A Spot pool evicted with Deallocate keeps its nodes' OS disks, which an ephemeral OS disk cannot do (Azure's
+    ephemeral OS disk FAQ: "users need to Delete instead of deallocating them"). The stack asking for Ephemeral is
+    refused offline (`pool_config`); this checks the disk AKS picks when the stack names no type."""
+    if pool.spot is None or pool.spot.eviction is not SpotEviction.DEALLOCATE or pool.os_disk.type is not None:
+        return None
+    subject = f"pool {pool.name} ({pool.vm_size.name})"
+    offer = offers.vm_size(pool.vm_size.name)
+    if offer is not None and offer.location_restriction is not None:
+        return None  # the vm-size row already fails
+    chosen, why = aks_os_disk_type(pool, offer)
+    fix = "set the pool's osDisk.type: Managed (kept on deallocation), or spot.eviction: Delete"
+    if chosen is OsDiskType.EPHEMERAL:
+        return Check("os-disk", subject, Verdict.FAIL,
+                     f"spot.eviction Deallocate, but {why}, and an ephemeral OS disk cannot be stop-deallocated: "
+                     "AKS refuses the pool", fix)
+    if chosen is None:
+        return Check("os-disk", subject, Verdict.WARN,
+                     f"spot.eviction Deallocate: {why}, so whether AKS picks an ephemeral OS disk (which cannot be "
+                     "deallocated) is unknown", fix)
+    return Check("os-disk", subject, Verdict.PASS, f"spot.eviction Deallocate with a managed OS disk: {why}")
 
 
 def _restriction_fix(reason: str | None, size: str, region: str) -> str:
@@ -653,6 +822,8 @@ def stack_subnets(stack: StackConfig, cluster: DeployedCluster | None = None) ->
     ids = own_subnets(stack)
     if stack.cluster.existing and cluster and any(pool_subnet(stack, pool) is None for pool in stack.pools):
         ids.append(cluster.system_subnet_id)
+    if stack.cluster.existing and (pods := cluster_addressing(cluster).pod_subnet_id):
+        ids.append(pods)
     return list(dict.fromkeys(subnet for subnet in ids if subnet))
 
 

@@ -14,6 +14,7 @@ import argparse
 import dataclasses
 import json
 import os
+from pathlib import Path
 
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.deployed import read_live
@@ -32,7 +33,25 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     add_stack_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--kubeconfig", metavar="FILE", type=Path,
+                        help="on an existing cluster, also read Kubernetes for a GPU Operator or NVIDIA device plugin "
+                             "already installed (default: not read)")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context for that read (implies the read)")
     parser.set_defaults(run=run)
+
+
+def _gpu_software_rows(stack, args: argparse.Namespace) -> list:
+    """An existing cluster's GPU Operator or device plugins, read from Kubernetes when asked (`--kubeconfig`,
+    `--context`); otherwise one row saying they were not looked for."""
+    from gpushare.kubernetes.gpu_software import NOT_READ, gpu_software_checks
+
+    if args.kubeconfig is None and args.context is None:
+        return [NOT_READ]
+    from gpushare.kubernetes.cluster_read import api_client, read_gpu_software
+
+    api, _ = api_client(args.kubeconfig, args.context)
+    with api:
+        return gpu_software_checks(stack, read_gpu_software(api))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         read = read_for_preflight(stack, reads, found)
     report = evaluate(stack, read.offers, deployed, target.subscription_id, found, read.subnets,
                       cluster_found=found is not None if cluster.existing else None, assignments=read.assignments)
+    if cluster.existing and found is not None:
+        report = dataclasses.replace(report, checks=(*report.checks, *_gpu_software_rows(stack, args)))
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     raise_for_failures(report, details=False)
     return 0

@@ -25,6 +25,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from gpushare.errors import ClusterAccessError
+from gpushare.kubernetes.gpu_software import GpuSoftware
 from gpushare.kubernetes.verify import (
     FORBIDDEN,
     MPS_DS,
@@ -206,6 +207,19 @@ def read_snapshot(api: client.ApiClient) -> ClusterSnapshot:
         pods=pods.get("items") or [],
         now=datetime.now(timezone.utc),
     )
+
+
+def read_gpu_software(api: client.ApiClient) -> GpuSoftware:
+    """Every DaemonSet, every GPU Operator ClusterPolicy (none when its CRD is not installed) and gpushare's operator
+    namespace: three reads, for `gpu_software.gpu_software_checks`."""
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    custom = client.CustomObjectsApi(api)
+    daemon_sets = call(api, "list DaemonSets in all namespaces", apps.list_daemon_set_for_all_namespaces)
+    policies = call(api, "list ClusterPolicies (nvidia.com/v1)", custom.list_cluster_custom_object,
+                    "nvidia.com", "v1", "clusterpolicies", missing_ok=True)
+    namespace = call(api, f"read namespace {NAMESPACE}", core.read_namespace, NAMESPACE, missing_ok=True)
+    return GpuSoftware(daemon_sets=daemon_sets.get("items") or [],
+                       cluster_policies=(policies or {}).get("items") or [], gpushare_namespace=namespace)
 
 
 def _pod_detail(pod: dict) -> str:

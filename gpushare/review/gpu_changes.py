@@ -26,7 +26,7 @@ import yaml
 
 from gpushare.review.cost import money, money_span, signed_money
 from gpushare.review.markdown import code, table
-from gpushare.review.tenant_churn import is_tenant_taint_change, is_toleration_change
+from gpushare.review.tenant_churn import is_template_tag_change, is_tenant_taint_change, is_toleration_change
 from gpushare.sharing.capacity import base_resource, pool_capacity
 from gpushare.stackfile.catalog import MigProfile, find_vm_size
 from gpushare.stackfile.model import (
@@ -315,7 +315,8 @@ def pool_change(transition: PoolTransition) -> PoolChange:
         note = "pool removed"
     elif before and after:
         input_changes = field_changes(before.inputs, after.inputs)
-        changes += describe([c for c in input_changes if not is_tenant_taint_change(*c)])
+        changes += describe([c for c in input_changes
+                             if not is_tenant_taint_change(*c) and not is_template_tag_change(c[0])])
         if any(is_tenant_taint_change(*c) for c in input_changes):
             changes.append(TENANT_TAINT_NOTE)
         if before.config is not None and after.config is not None and before.config != after.config:

@@ -16,12 +16,46 @@ to that node pool", learn.microsoft.com/azure/aks/use-tags). So every GPU pool c
 resource its nodes advertise, per node, and `nvidia.com/gpu: 0` where they advertise none of it (the SKU count would
 otherwise claim whole GPUs a MIG or renamed pool does not offer). That is what lets `autoscale.min: 0` work for every
 sharing mode. This path is upstream code read, not yet observed on an AKS cluster by gpushare.
+
+The same template has no labels or taints but what tags name (upstream `ScaleSet.TemplateNodeInfo` passes empty
+`inputLabels`/`inputTaints`), so a pod that selects `gpushare.io/pool` or a tenant's pool would not scale an empty
+pool up. An autoscaled pool's tags therefore also carry its nodes' labels and taints, as `azure_template.go`
+(cluster-autoscaler-1.35.2) decodes them:
+- `extractLabelsFromTags`: tag `k8s.io_cluster-autoscaler_node-template_label_<name>`, value the label's value;
+  `<name>` is the label key with each `_` read back as `/` and then each `~2` as `_` (Azure tag names may not
+  contain `/`), so a key is written with `_` as `~2` first and `/` as `_` (`label_tag_name`);
+- `extractTaintsFromTags`: tag `k8s.io_cluster-autoscaler_node-template_taint_<key>`, key encoded the same way,
+  value `<value>:<Effect>` (it must match `(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)`): one tag per key, so
+  two taints with one key and two effects keep only the first (warned).
+Azure allows 50 tags per resource, names of at most 512 characters and values of at most 256 (azure-resource-manager
+tag-resources.md, "Limitations"); AKS adds tags of its own to the scale set (`aks-managed-poolName`, which
+`azure_template.go` reads, and others; their number is not documented). A pool whose tags exceed 50 is refused;
+one within `AKS_TAG_HEADROOM` of it is warned about.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, PoolCapacity
-from gpushare.stackfile.model import AUTOSCALER_RESOURCE_TAG_PREFIX, GpuPool
+from gpushare.sharing.node_selection import parse_taint
+from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
+from gpushare.stackfile.derived import once_per_stack
+from gpushare.stackfile.keys import POOLS_KEY
+from gpushare.stackfile.model import (
+    AUTOSCALER_LABEL_TAG_PREFIX,
+    AUTOSCALER_RESOURCE_TAG_PREFIX,
+    AUTOSCALER_TAINT_TAG_PREFIX,
+    GpuPool,
+    StackConfig,
+)
+
+MAX_TAGS, MAX_TAG_NAME, MAX_TAG_VALUE = 50, 512, 256
+"""Azure's limits per resource (azure-resource-manager tag-resources.md, "Limitations")."""
+AKS_TAG_HEADROOM = 10
+"""Tags left for the ones AKS writes on the scale set itself, whose number AKS does not document."""
 
 
 def resource_tag_name(resource: str) -> str:
@@ -47,8 +81,83 @@ def autoscaler_tags(capacity: PoolCapacity) -> dict[str, str]:
     return {resource_tag_name(resource): str(count) for resource, count in sorted(advertised.items())}
 
 
-def pool_tags(pool: GpuPool, capacity: PoolCapacity) -> dict[str, str]:
-    """A pool's Azure tags: the user's own and gpushare's autoscaler tags. Validation refuses a user tag starting
-    with gpushare's prefix (`gpushare.stackfile.pool_settings`), so none of the user's replaces one of these and
-    the autoscaler's template of the pool's nodes stays right."""
-    return {**dict(pool.tags), **autoscaler_tags(capacity)}
+def label_tag_name(key: str) -> str:
+    """The tag naming node label `key` for the autoscaler's template: `extractLabelsFromTags` reads `_` as `/`, then
+    `~2` as `_`."""
+    return AUTOSCALER_LABEL_TAG_PREFIX + key.replace("_", "~2").replace("/", "_")
+
+
+def taint_tag(taint: str) -> tuple[str, str]:
+    """(name, value) of the tag naming an AKS taint `key=value:Effect` for `extractTaintsFromTags`."""
+    key, value, effect = parse_taint(taint)
+    return AUTOSCALER_TAINT_TAG_PREFIX + key.replace("_", "~2").replace("/", "_"), f"{value}:{effect}"
+
+
+def template_tags(facts: PoolFacts) -> tuple[dict[str, str], list[str]]:
+    """The label and taint tags of an autoscaled pool (none for a fixed one), and the taints left out: one tag per
+    taint key. The taints are every taint its nodes carry, the Spot taint AKS adds included."""
+    if facts.pool.autoscale is None:
+        return {}, []
+    tags = {label_tag_name(key): value for key, value in facts.node_labels.items()}
+    left_out = []
+    for taint in facts.tolerated_taints:
+        name, value = taint_tag(taint)
+        if name in tags:
+            left_out.append(taint)
+            continue
+        tags[name] = value
+    return tags, left_out
+
+
+def pool_tags(pool: GpuPool, capacity: PoolCapacity, template: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A pool's Azure tags: the user's own, gpushare's resource tags and the template's label and taint tags
+    (`template_tags`). Validation refuses a user tag starting with one of gpushare's prefixes
+    (`gpushare.stackfile.pool_settings`), so none of the user's replaces one of these and the autoscaler's template
+    of the pool's nodes stays right."""
+    return {**dict(pool.tags), **autoscaler_tags(capacity), **dict(template or {})}
+
+
+@once_per_stack
+def stack_pool_tags(stack: StackConfig) -> Mapping[str, Mapping[str, str]]:
+    """Each pool's tags by name, within Azure's limits; raises ConfigError naming every pool over them."""
+    problems, tags = [], {}
+    for index, facts in enumerate(stack_pool_facts(stack).values()):
+        pool = facts.pool
+        where = f"{POOLS_KEY}[{index}]"
+        template, _ = template_tags(facts)
+        tags[pool.name] = MappingProxyType(pool_tags(pool, facts.capacity, template))
+        if len(tags[pool.name]) > MAX_TAGS:
+            problems.append(ConfigProblem(where, _count_problem(pool, len(tags[pool.name]), len(template))))
+        problems += [ConfigProblem(where, f"pool {pool.name}: the autoscaler tag {name!r} is {len(name)} characters, "
+                                          f"above Azure's {MAX_TAG_NAME}; shorten the label or taint key")
+                     for name in tags[pool.name] if len(name) > MAX_TAG_NAME]
+        problems += [ConfigProblem(where, f"pool {pool.name}: the tag {name!r} has a value of {len(value)} "
+                                          f"characters, above Azure's {MAX_TAG_VALUE}")
+                     for name, value in tags[pool.name].items() if len(value) > MAX_TAG_VALUE]
+    if problems:
+        raise ConfigError(stack.source, problems)
+    return MappingProxyType(tags)
+
+
+def _count_problem(pool: GpuPool, count: int, template: int) -> str:
+    return (f"pool {pool.name} needs {count} Azure tags on its scale set ({len(pool.tags)} of yours, "
+            f"{count - len(pool.tags) - template} for the autoscaler's resources, {template} for its nodes' labels and "
+            f"taints, which the autoscaler's scale-from-zero template reads), above Azure's {MAX_TAGS} per resource "
+            "(azure-resource-manager tag-resources.md); remove some of the pool's tags, labels or taints")
+
+
+def tag_warnings(stack: StackConfig) -> list[str]:
+    """Pools whose tags leave AKS less than `AKS_TAG_HEADROOM` of Azure's 50, and taints the template leaves out."""
+    warnings = []
+    for name, tags in stack_pool_tags(stack).items():
+        facts = stack_pool_facts(stack)[name]
+        if MAX_TAGS - AKS_TAG_HEADROOM < len(tags) <= MAX_TAGS:
+            warnings.append(
+                f"pool {name}: {len(tags)} Azure tags on its scale set, and AKS adds tags of its own there (an "
+                f"undocumented number): above {MAX_TAGS} in all, Azure refuses the update; remove some of the pool's "
+                "tags, labels or taints")
+        if left_out := template_tags(facts)[1]:
+            warnings.append(
+                f"pool {name}: the autoscaler's node template has one taint per key, so {', '.join(left_out)} "
+                "is left out of it: a pod that tolerates only that one may not scale the pool up from zero")
+    return warnings

@@ -16,7 +16,7 @@ from gpushare.sharing.capacity import PoolCapacity, pool_capacity
 from gpushare.sharing.device_plugin import PluginConfig, pool_plugin_configs
 from gpushare.sharing.node_labels import node_labels
 from gpushare.stackfile.derived import once_per_stack
-from gpushare.stackfile.model import GpuPool, StackConfig, dedicated_tenant, pool_node_taints, pool_tolerated_taints
+from gpushare.stackfile.model import GpuPool, StackConfig, dedicated_tenant, pool_node_taints
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,11 @@ class PoolFacts:
     node_labels: Mapping[str, str]
     """What AKS puts on its nodes (`gpushare.sharing.node_labels`), the config key among them."""
     node_taints: tuple[str, ...]
-    """The AKS node taints gpushare sends: the GPU taint, the user's own, and the tenant's on a pool dedicated to
-    one tenant."""
+    """The AKS node taints gpushare sends: the GPU taint, the user's own, the tenant's on a pool dedicated to one
+    tenant, and the Spot taint on a Spot pool."""
     tolerated_taints: tuple[str, ...]
-    """Every taint its nodes carry (`node_taints` plus the Spot taint AKS adds itself): what the operator's
-    DaemonSets, NFD and the tenants' pods tolerate."""
+    """Every taint its nodes carry, what the operator's DaemonSets, NFD and the tenants' pods tolerate: the same as
+    `node_taints`, since gpushare sends the Spot taint AKS adds too."""
     dedicated_tenant: str | None
     """The only tenant listing the pool, or None (no tenant, or several)."""
 
@@ -51,13 +51,14 @@ def stack_pool_facts(stack: StackConfig) -> Mapping[str, PoolFacts]:
     facts = {}
     for pool in stack.pools:
         config = configs[pool.name]
+        taints = pool_node_taints(stack, pool)
         facts[pool.name] = PoolFacts(
             pool=pool,
             capacity=pool_capacity(pool, strategy),
             device_config=config,
             node_labels=MappingProxyType(node_labels(pool, strategy, config.key)),
-            node_taints=pool_node_taints(stack, pool),
-            tolerated_taints=pool_tolerated_taints(stack, pool),
+            node_taints=taints,
+            tolerated_taints=taints,
             dedicated_tenant=dedicated_tenant(stack, pool.name),
         )
     return MappingProxyType(facts)

@@ -37,11 +37,20 @@ SPOT_PRIORITY_LABEL = "kubernetes.azure.com/scalesetpriority"
 """The key of the label (`spot`) and taint AKS puts on every node of a Spot pool (aks-docs spot-node-pool.md). AKS
 lists the label among the pool's `nodeLabels`, and gpushare sends it with them (`gpushare.sharing.node_labels`)."""
 SPOT_TAINT = f"{SPOT_PRIORITY_LABEL}=spot:NoSchedule"
-"""The taint AKS itself puts on every node of a Spot pool; gpushare does not send it, but everything that must run
-on a GPU node tolerates it."""
+"""The taint AKS itself puts on every node of a Spot pool, and into the pool's `nodeTaints` (aks-docs
+spot-node-pool.md): gpushare sends it with a Spot pool's taints, so a `pulumi refresh` that reads it back shows no
+standing diff, and everything that must run on a GPU node tolerates it. AKS's reserved labels still name
+`kubernetes.azure.com/scalesetpriority` (aks-docs use-labels.md, "Reserved system labels"); no AKS statement of a
+`kubernetes.azure.com/priority` replacement was found, so that one is not read."""
 AUTOSCALER_RESOURCE_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
 """Scale-set tags with this prefix are gpushare's: they tell the cluster autoscaler what a pool's nodes advertise
 (`gpushare.sharing.autoscaling`). A user tag of that prefix would overwrite them, so it is refused."""
+AUTOSCALER_LABEL_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_label_"
+AUTOSCALER_TAINT_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_taint_"
+"""Scale-set tags naming the labels and taints of an autoscaled pool's nodes for the autoscaler's scale-from-zero
+template (kubernetes/autoscaler cluster-autoscaler-1.35.2 `cloudprovider/azure/azure_util.go` `nodeLabelTagName`,
+`nodeTaintTagName`); gpushare's too, so refused as user tags like the resource tags."""
+AUTOSCALER_TAG_PREFIXES = (AUTOSCALER_RESOURCE_TAG_PREFIX, AUTOSCALER_LABEL_TAG_PREFIX, AUTOSCALER_TAINT_TAG_PREFIX)
 MIG_STRATEGY_LABEL = "gpushare.io/mig-strategy"
 """On MIG pools: the `operator.migStrategy` (`single`/`mixed`) they were deployed with, so the guard sees a strategy
 change (it renames the resource the pool advertises) in what Azure reports."""
@@ -439,17 +448,12 @@ def tenant_taint(tenant_name: str) -> str:
 
 
 def pool_node_taints(stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
-    """The pool's AKS node taints: the GPU taint, plus `gpushare.io/tenant=<name>:NoSchedule` on a pool dedicated
-    to one tenant. AKS changes `nodeTaints` of an existing pool in place (`az aks nodepool update --node-taints`,
-    aks-docs use-node-taints.md), and NoSchedule evicts no running pod."""
+    """The pool's AKS node taints: the GPU taint and the user's, plus `gpushare.io/tenant=<name>:NoSchedule` on a
+    pool dedicated to one tenant, plus on a Spot pool the Spot taint AKS adds itself (`SPOT_TAINT`, last). AKS
+    changes `nodeTaints` of an existing pool in place (`az aks nodepool update --node-taints`, aks-docs
+    use-node-taints.md), and NoSchedule evicts no running pod."""
     owner = dedicated_tenant(stack, pool.name)
-    return (*pool.taints, tenant_taint(owner)) if owner else pool.taints
-
-
-def pool_tolerated_taints(stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
-    """Every taint the pool's nodes carry: what gpushare sends (`pool_node_taints`) plus the Spot taint AKS adds
-    itself. The operator's DaemonSets, NFD and the tenants' pods tolerate these."""
-    return (*pool_node_taints(stack, pool), *((SPOT_TAINT,) if pool.spot else ()))
+    return (*pool.taints, *((tenant_taint(owner),) if owner else ()), *((SPOT_TAINT,) if pool.spot else ()))
 
 
 def pool_subnet(stack: StackConfig, pool: GpuPool) -> str | None:

@@ -11,7 +11,7 @@ from gpushare.stackfile import catalog
 from gpushare.stackfile.checks import Checker, kind_of, show
 from gpushare.stackfile.declarations import INTEGER, STRING, Field, Section
 from gpushare.stackfile.model import (
-    AUTOSCALER_RESOURCE_TAG_PREFIX,
+    AUTOSCALER_TAG_PREFIXES,
     DEVICE_PLUGIN_CONFIG_LABEL,
     GPU_TAINT,
     SPOT_MARKET_PRICE,
@@ -176,10 +176,11 @@ def parse_tags(c: Checker, value: Any, path: str) -> tuple[tuple[str, str], ...]
             c.add(where, f"Azure tag names are 1-{MAX_TAG_NAME} characters without any of "
                          f"{' '.join(sorted(TAG_NAME_FORBIDDEN))}, got {show(name)}")
             continue
-        if text.lower().startswith(AUTOSCALER_RESOURCE_TAG_PREFIX.lower()):
-            c.add(where, f"tags starting with {AUTOSCALER_RESOURCE_TAG_PREFIX} are gpushare's: they tell the cluster "
-                         "autoscaler what this pool's nodes advertise, and yours would overwrite them; remove it "
-                         "(gpushare sets it from the pool's sharing)")
+        # Azure compares tag names case-insensitively (azure-resource-manager tag-resources.md, "Limitations").
+        if prefix := next((p for p in AUTOSCALER_TAG_PREFIXES if text.lower().startswith(p.lower())), None):
+            c.add(where, f"tags starting with {prefix} are gpushare's: they tell the cluster autoscaler what this "
+                         "pool's nodes advertise, and the labels and taints they carry, and yours would overwrite "
+                         "them; remove it (gpushare sets it from the pool's sharing, labels and taints)")
             continue
         if not isinstance(tag, str):
             fix = "; quote it" if isinstance(tag, (int, float, bool)) else ""

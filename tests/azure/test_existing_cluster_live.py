@@ -286,3 +286,24 @@ def test_existing_clusters_pools_without_subnet_id_count_against_its_system_pool
     assert row["detail"].startswith("10.1.0.0/28: 16 addresses - 5 Azure reserves - 8 in use = 3 free; the pools can "
                                     "add 8 nodes (t4ts 8)")
     assert arm.count(NODES) == 1
+
+
+def test_a_service_principal_cluster_fails_preflight_when_a_pool_names_a_subnet(arm, tmp_path, capsys):
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    document = arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=NODES)
+    document.pop("identity")
+    document["properties"]["servicePrincipalProfile"] = {"clientId": "9a8b7c6d-0000-4e8a-9c61-7f3b2a9d4e10"}
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, document)
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/24", 8)))
+    arm.route(GPU, StubResponse(200, arm_subnet(GPU, "10.1.1.0/24", 0)))
+
+    assert main(["preflight", existing(tmp_path, pool_extra=f", subnetId: {GPU}"), "--json"]) == 1
+
+    (row,) = [c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "identity"]
+    assert row["verdict"] == "fail"
+    assert row["detail"] == (f"cluster {CLUSTER} authenticates to Azure with service principal "
+                             "9a8b7c6d-0000-4e8a-9c61-7f3b2a9d4e10 (servicePrincipalProfile.clientId), not a managed "
+                             "identity: it has no principal ID, so gpushare cannot grant it Network Contributor on "
+                             "the subnets the pools name (vnet-spoke/snet-gpu)")
+    assert row["fix"].startswith(f"move the cluster to a managed identity: az aks update -g {RG} -n {CLUSTER} "
+                                 "--enable-managed-identity")

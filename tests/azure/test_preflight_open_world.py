@@ -12,9 +12,9 @@ from gpushare.azure.deployed import read_live
 from gpushare.azure.preflight import Verdict, evaluate
 from gpushare.azure.region_offers import read_region
 from gpushare.stackfile import catalog
-from gpushare.stackfile.model import GpuPool, OsDisk, OsDiskType, Spot
+from gpushare.stackfile.model import GpuPool, OsDisk, OsDiskType, Spot, SpotEviction
 from tests.azure.guard_builders import T4_POOL, gpu_stack
-from tests.azure.preflight_region import REGION, T4_FAMILY, serve_region, usages, vm_sizes
+from tests.azure.preflight_region import REGION, T4, T4_FAMILY, serve_region, usages, vm_sizes
 from tests.azure_stub import ArmStub, StaticTokenCredential, arm_usage, arm_vm_sku
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
@@ -105,3 +105,48 @@ def test_an_ephemeral_os_disk_must_fit_the_sizes_temp_disk(arm, size_gb, verdict
     assert detail.startswith(f"ephemeral OS disk of {size_gb} GB; cache 0 GiB, temp disk 176 GiB")
     if verdict is Verdict.FAIL:
         assert fix == "set `osDisk.sizeGb` to at most 176"
+
+
+def deallocating(os_disk: OsDisk = OsDisk()) -> GpuPool:
+    return dataclasses.replace(T4_POOL, name="t4spot", spot=Spot(eviction=SpotEviction.DEALLOCATE), os_disk=os_disk)
+
+
+def t4_with_temp_disk(temp_mb: int | None) -> dict:
+    sku = arm_vm_sku(T4_POOL.vm_size.name, T4_FAMILY, 4, REGION, gpus=1)
+    sku["capabilities"] = [c for c in sku["capabilities"] if c["name"] != "MaxResourceVolumeMB"]
+    if temp_mb is not None:
+        sku["capabilities"].append({"name": "MaxResourceVolumeMB", "value": str(temp_mb)})
+    return {"skus": vm_sizes(sku)}
+
+
+def test_deallocate_on_a_size_whose_temp_disk_aks_puts_the_os_disk_on_fails(arm):
+    """No osDisk: AKS gives a size with at least 128 GiB of temp disk an ephemeral OS disk (aks-docs
+    concepts-storage.md), and an ephemeral OS disk cannot be deallocated."""
+    verdict, detail, fix = rows(run(arm, gpu_stack(deallocating())), "os-disk")[f"pool t4spot ({T4})"]
+
+    assert verdict is Verdict.FAIL  # the stub's T4: 176 GiB of temp disk
+    assert detail == ("spot.eviction Deallocate, but no osDisk set and the cache 0 GiB, temp disk 176 GiB: AKS picks "
+                      "an ephemeral OS disk of the temp disk's size (at least 128 GiB), and an ephemeral OS disk "
+                      "cannot be stop-deallocated: AKS refuses the pool")
+    assert fix == "set the pool's osDisk.type: Managed (kept on deallocation), or spot.eviction: Delete"
+
+
+@pytest.mark.parametrize("os_disk, temp_mb, verdict", [
+    (OsDisk(type=OsDiskType.MANAGED), 180224, Verdict.PASS),  # asked for: AKS keeps it
+    (OsDisk(), 100 * 1024, Verdict.PASS),  # below 128 GiB of temp disk: managed
+    (OsDisk(size_gb=200), 180224, Verdict.PASS),  # 200 GB fits neither disk: managed
+    (OsDisk(size_gb=64), 100 * 1024, Verdict.FAIL),  # 64 GB fits the 100 GiB temp disk: ephemeral
+    (OsDisk(), None, Verdict.WARN),  # Azure reports no disk sizes
+])
+def test_deallocate_follows_the_os_disk_aks_picks(arm, os_disk, temp_mb, verdict):
+    report = run(arm, gpu_stack(deallocating(os_disk)), **t4_with_temp_disk(temp_mb))
+    by_subject = rows(report, "os-disk")
+    if os_disk.type is OsDiskType.MANAGED:
+        assert f"pool t4spot ({T4})" not in by_subject  # the stack says Managed: nothing for AKS to pick
+        return
+    assert by_subject[f"pool t4spot ({T4})"][0] is verdict
+
+
+def test_delete_eviction_needs_no_os_disk_check(arm):
+    spot = dataclasses.replace(T4_POOL, name="t4spot", spot=Spot())
+    assert f"pool t4spot ({T4})" not in rows(run(arm, gpu_stack(spot)), "os-disk")

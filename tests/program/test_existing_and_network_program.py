@@ -26,6 +26,7 @@ from tests.azure_stub import (
     arm_existing_cluster,
     arm_maintenance_windows,
     arm_role_assignment,
+    arm_subnet,
     maintenance_configurations_path,
     managed_cluster_id,
     reached_arm,
@@ -104,6 +105,22 @@ def test_only_the_deployers_access_and_the_subnet_role_are_created_on_it(existin
     subnet = assignments["cluster-subnets-vnet-spoke-snet-gpu"].inputs
     assert subnet["principalId"] == MOCK_CLUSTER_PRINCIPAL_ID
     assert subnet["roleDefinitionId"].endswith(NETWORK_CONTRIBUTOR) and subnet["scope"].endswith("/snet-gpu")
+
+
+def test_gpu_pools_on_a_cluster_with_a_pod_subnet_send_the_system_pools_pod_subnet(existing, monkeypatch):
+    """A pool without `podSubnetID` has its "pod IPs statically assigned on the node subnet" (AKS API): classic
+    Azure CNI on a cluster whose owners chose dynamic pod IP allocation, and the pod subnet preflight counted unused."""
+    pods = MOCK_EXISTING_SUBNET.replace("snet-nodes", "snet-pods")
+    monkeypatch.setattr(GpushareMocks, "existing_cluster", {"agentPoolProfiles": [
+        {"name": "system", "mode": "System", "vmSize": "Standard_D4ds_v5", "count": 3,
+         "vnetSubnetID": MOCK_EXISTING_SUBNET, "podSubnetID": pods}]})
+
+    pools = run_program("existing", encode_engine_config(existing_stack())).by_type(AGENT_POOL)
+
+    assert [p.inputs["podSubnetID"] for p in pools] == [pods, pods]
+    assert all("podSubnetID" in p.replace_on_changes for p in pools)
+    # Without one (the module's cluster: Azure CNI Overlay), none is sent.
+    assert not any("podSubnetID" in p.inputs for p in existing.by_type(AGENT_POOL))
 
 
 def test_local_accounts_cluster_keeps_its_client_certificate_and_is_said_to_be_below_baseline(monkeypatch):
@@ -276,6 +293,44 @@ def test_preview_stops_on_a_missing_existing_cluster_before_anything_registers(a
     assert [r for r in recording.resources if r.custom] == []
 
 
+def service_principal_cluster() -> dict:
+    """A cluster made with `az aks create --service-principal`: no `identity`, the principal's client ID instead."""
+    document = arm_existing_cluster(MOCK_SUBSCRIPTION, RG, CLUSTER, subnet_id=MOCK_EXISTING_SUBNET)
+    document.pop("identity")
+    document["properties"]["servicePrincipalProfile"] = {"clientId": "9a8b7c6d-0000-4e8a-9c61-7f3b2a9d4e10"}
+    return document
+
+
+def test_preview_stops_on_a_service_principal_cluster_when_a_pool_names_a_subnet(arm):
+    """gpushare grants the cluster's identity Network Contributor on a pool's subnet: a service principal cluster has
+    no principal ID for that, which otherwise surfaces as a role assignment with a null principal."""
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, service_principal_cluster())
+    raw = existing_stack()
+    raw.pop("gpushare:tenants")
+
+    recording = run_program("existing", encode_engine_config(raw), live_guard=True, check=False)
+
+    assert isinstance(recording.error, pulumi.RunError)
+    message = str(recording.error)
+    assert (f"cluster {CLUSTER} authenticates to Azure with service principal 9a8b7c6d-0000-4e8a-9c61-7f3b2a9d4e10 "
+            "(servicePrincipalProfile.clientId), not a managed identity") in message
+    assert "vnet-spoke/snet-gpu" in message
+    assert f"az aks update -g {RG} -n {CLUSTER} --enable-managed-identity" in message
+    assert [r for r in recording.resources if r.custom] == []
+
+
+def test_a_service_principal_cluster_takes_pools_in_its_own_subnet(arm):
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools())
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, service_principal_cluster())
+    arm.route(MOCK_EXISTING_SUBNET, StubResponse(200, arm_subnet(MOCK_EXISTING_SUBNET, "10.1.0.0/24", 3)))
+
+    recording = live_program()  # t4ts only: the system pool's subnet, no role assignment
+
+    assert recording.error is None, recording.error
+    assert [p.inputs["agentPoolName"] for p in recording.by_type(AGENT_POOL)] == ["t4ts"]
+
+
 def test_preview_refuses_a_pool_name_an_unmanaged_pool_holds(arm):
     taken = arm_agent_pool(MOCK_SUBSCRIPTION, RG, CLUSTER, "t4ts", vmSize="Standard_NC4as_T4_v3", count=2)
     serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools(taken))
@@ -286,6 +341,28 @@ def test_preview_refuses_a_pool_name_an_unmanaged_pool_holds(arm):
     assert isinstance(recording.error, pulumi.RunError)
     assert "pulumi import --stack existing --file import-t4ts.json" in str(recording.error)
     assert recording.by_type(AGENT_POOL) == []
+
+
+def test_the_adoption_advice_lists_every_owner_setting_the_first_up_would_replace(arm):
+    """After `pulumi import`, the first `up` sends the pool's labels, taints and tags whole and its scaling and OS:
+    the owners' own go unless the stack lists them, and the message says which."""
+    taken = arm_agent_pool(
+        MOCK_SUBSCRIPTION, RG, CLUSTER, "t4ts", vmSize="Standard_NC4as_T4_v3", count=2, osSKU="AzureLinux",
+        nodeLabels={"team": "vision", "gpushare.io/sharing": "none"},
+        nodeTaints=["sku=gpu:NoSchedule"], tags={"costCenter": "1234"})
+    serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=own_pools(taken))
+    serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER)
+
+    message = str(live_program().error)
+
+    assert "The first `up` after adopting it sets the stack's settings over the pool's own:" in message
+    assert "    - labels: removes team=vision (list them in the pool's `labels` to keep them)" in message
+    assert "    - labels: changes gpushare.io/sharing none -> time-slicing-4" in message
+    assert "    - taints: removes sku=gpu:NoSchedule (list them in the pool's `taints` to keep them)" in message
+    assert "    - taints: adds nvidia.com/gpu=present:NoSchedule" in message
+    assert "    - tags: removes costCenter=1234 (list them in the pool's `tags` to keep them)" in message
+    assert "    - scaling: count 2 -> autoscale 1-3" in message
+    assert "    - osSku: AzureLinux -> Ubuntu (AKS reimages every node of the pool)" in message
 
 
 def test_preview_stops_on_a_deployer_already_granted_cluster_admin_by_hand(arm):

@@ -149,9 +149,10 @@ def test_a_spot_t4_pool_is_spot_in_azure_and_warned_about(document):
     assert (inputs["scaleSetPriority"], inputs["scaleSetEvictionPolicy"], inputs["spotMaxPrice"]) == (
         "Spot", "Delete", 0.25)
     assert (inputs["enableAutoScaling"], inputs["minCount"], inputs["maxCount"]) == (True, 0, 4)
-    # gpushare does not send the taint AKS adds to Spot nodes itself (AKS keeps it: a system taint), but it sends
-    # AKS's label, which a label update without it removed from the nodes (Azure/AKS#3152).
-    assert "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" not in inputs["nodeTaints"]
+    # gpushare sends the taint AKS adds to Spot pools' nodeTaints itself, last, so a refresh that reads it back shows
+    # no diff; and AKS's label, which a label update without it removed from the nodes (Azure/AKS#3152).
+    assert inputs["nodeTaints"][-1] == "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+    assert not any("scalesetpriority" in taint for taint in agent_pool(document, "l4")["nodeTaints"])
     assert inputs["nodeLabels"]["kubernetes.azure.com/scalesetpriority"] == "spot"
     assert "kubernetes.azure.com/scalesetpriority" not in agent_pool(document, "l4")["nodeLabels"]
     assert any(w.startswith("pool t4spot: Spot nodes can be evicted at any time, with 30 seconds' notice")

@@ -3,15 +3,21 @@ an empty pool's nodes advertise, so `autoscale.min: 0` works for every sharing m
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from gpushare.render.mock_engine import run_program
+from gpushare.errors import ConfigError
 from gpushare.sharing.autoscaling import (
     autoscaler_tags,
+    label_tag_name,
     pool_tags,
     resource_tag_name,
+    stack_pool_tags,
+    taint_tag,
+    tag_warnings,
 )
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.stackfile.config import encode_engine_config, parse_config
@@ -77,7 +83,7 @@ def test_min_0_is_accepted_and_the_pool_tells_the_autoscaler_what_each_node_adve
     recording = run_program("test", encode_engine_config(raw))
     (agent_pool,) = recording.by_type(AGENT_POOL)
     tags = agent_pool.inputs["tags"]
-    assert {decode(name): value for name, value in tags.items()} == advertised
+    assert {decode(name): value for name, value in tags.items() if name.startswith(PREFIX)} == advertised
     assert not any("cluster autoscaler models a new" in w for w in recording.warnings), recording.warnings
 
 
@@ -98,3 +104,108 @@ def test_a_pools_tags_are_the_users_and_gpushares_autoscaler_tags():
     pool = parse_config(raw, source=SOURCE, stack="test").pools[0]
     capacity = pool_capacity(pool, MigStrategy.SINGLE)
     assert pool_tags(pool, capacity) == {"costCenter": "42", **autoscaler_tags(capacity)}
+
+
+LABEL_PREFIX = "k8s.io_cluster-autoscaler_node-template_label_"
+TAINT_PREFIX = "k8s.io_cluster-autoscaler_node-template_taint_"
+
+
+def decode_labels(tags: dict[str, str]) -> dict[str, str]:
+    """cluster-autoscaler-1.35.2 `extractLabelsFromTags` (azure_template.go), transcribed: `_` -> `/`, then `~2` -> `_`."""
+    return {name.split(LABEL_PREFIX)[1].replace("_", "/").replace("~2", "_"): value
+            for name, value in tags.items() if len(name.split(LABEL_PREFIX)) > 1}
+
+
+def decode_taints(tags: dict[str, str]) -> set[tuple[str, str, str]]:
+    """`extractTaintsFromTags`, transcribed: the value `<value>:<Effect>`, the key decoded as a label's."""
+    found = set()
+    for name, value in tags.items():
+        if len(name.split(TAINT_PREFIX)) > 1 and re.match(r"(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)", value):
+            taint_value, effect = value.split(":", 1)
+            found.add((name.split(TAINT_PREFIX)[1].replace("_", "/").replace("~2", "_"), taint_value, effect))
+    return found
+
+
+@pytest.mark.parametrize("key", ["gpushare.io/pool", "nvidia.com/device-plugin.config", "example.com/team_a",
+                                 "plain", "under_score"])
+def test_a_label_tag_decodes_to_the_label_key_as_the_autoscaler_reads_it(key):
+    name = label_tag_name(key)
+    assert "/" not in name
+    assert decode_labels({name: "v"}) == {key: "v"}
+
+
+@pytest.mark.parametrize("taint", ["nvidia.com/gpu=present:NoSchedule", "example.com/dedicated_for=vision:NoExecute",
+                                   "kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "solo:PreferNoSchedule"])
+def test_a_taint_tag_decodes_to_the_taint_as_the_autoscaler_reads_it(taint):
+    key_value, _, effect = taint.rpartition(":")
+    key, _, value = key_value.partition("=")
+    assert decode_taints(dict([taint_tag(taint)])) == {(key, value, effect)}
+
+
+def spot_stack() -> dict[str, Any]:
+    return raw_with({"vmSize": T4, "autoscale": {"min": 0, "max": 3}, "labels": {"example.com/team_a": "vision"},
+                     "taints": ["example.com/dedicated=vision:NoSchedule"], "spot": {"maxPrice": -1}})
+
+
+def test_an_autoscaled_pools_scale_set_tags_name_every_label_and_taint_of_its_nodes():
+    """Through the real program: the labels and taints the empty pool's template gets from the tags are the node's:
+    gpushare's labels, the user's, AKS's Spot label; the GPU taint, the user's and the Spot taint AKS adds."""
+    raw = spot_stack()
+    (agent_pool,) = run_program("test", encode_engine_config(raw)).by_type(AGENT_POOL)
+    tags = agent_pool.inputs["tags"]
+    assert decode_labels(tags) == agent_pool.inputs["nodeLabels"]
+    assert decode_labels(tags)["example.com/team_a"] == "vision"
+    assert decode_taints(tags) == {("nvidia.com/gpu", "present", "NoSchedule"),
+                                   ("example.com/dedicated", "vision", "NoSchedule"),
+                                   ("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")}
+
+
+def test_a_fixed_pool_gets_no_label_or_taint_tags():
+    raw = raw_with({"vmSize": T4, "count": 2, "labels": {"example.com/team": "vision"}})
+    tags = stack_pool_tags(parse_config(raw, source=SOURCE, stack="test"))["gpus"]
+    assert not decode_labels(dict(tags)) and not decode_taints(dict(tags))
+
+
+def many_labels(count: int) -> dict[str, Any]:
+    return raw_with({"vmSize": T4, "autoscale": {"min": 0, "max": 3},
+                     "labels": {f"example.com/l{i}": "x" for i in range(count)}})
+
+
+def test_more_than_50_tags_on_a_pool_is_refused_with_the_count():
+    # 3 gpushare labels + 45 of the user's + 1 GPU taint + 1 resource tag + 1 more of the user's = 51.
+    raw = many_labels(46)
+    with pytest.raises(ConfigError) as error:
+        stack_pool_tags(parse_config(raw, source=SOURCE, stack="test"))
+    (problem,) = error.value.problems
+    assert problem.path == "gpushare:pools[0]"
+    assert problem.message.startswith("pool gpus needs 51 Azure tags on its scale set (0 of yours, 1 for the "
+                                      "autoscaler's resources, 50 for its nodes' labels and taints")
+
+
+def test_a_pool_near_50_tags_is_warned_about_and_at_50_still_planned():
+    stack = parse_config(many_labels(45), source=SOURCE, stack="test")
+    assert len(stack_pool_tags(stack)["gpus"]) == 50
+    (warning,) = tag_warnings(stack)
+    assert warning.startswith("pool gpus: 50 Azure tags on its scale set, and AKS adds tags of its own there")
+
+
+def test_the_program_refuses_a_pool_over_the_tag_limit_before_registering_anything():
+    recording = run_program("test", encode_engine_config(many_labels(46)), check=False)
+    assert "pool gpus needs 51 Azure tags" in str(recording.error)
+    assert [r for r in recording.resources if r.custom] == []
+
+
+def test_two_taints_with_one_key_keep_the_first_in_the_template_and_say_so():
+    raw = raw_with({"vmSize": T4, "autoscale": {"min": 0, "max": 3},
+                    "taints": ["example.com/x=a:NoSchedule", "example.com/x=a:NoExecute"]})
+    stack = parse_config(raw, source=SOURCE, stack="test")
+    assert ("example.com/x", "a", "NoSchedule") in decode_taints(dict(stack_pool_tags(stack)["gpus"]))
+    assert any("example.com/x=a:NoExecute is left out" in w for w in tag_warnings(stack))
+
+
+@pytest.mark.parametrize("name", ["k8s.io_cluster-autoscaler_node-template_label_team",
+                                  "K8S.IO_cluster-autoscaler_node-template_TAINT_x"])
+def test_a_user_tag_with_the_label_or_taint_prefix_is_refused(name):
+    raw = raw_with({"vmSize": T4, "tags": {name: "x"}})
+    with pytest.raises(ConfigError, match="are gpushare's"):
+        parse_config(raw, source=SOURCE, stack="test")
