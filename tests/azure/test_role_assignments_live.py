@@ -223,3 +223,27 @@ def test_the_subnet_role_the_program_creates_is_recognised_by_the_next_preflight
     assert row["verdict"] == "pass"
     assert row["detail"].startswith(f"Network Contributor on {GPU_SUBNET} exists under gpushare's name "
                                     f"{created.inputs['roleAssignmentName']} (from an earlier `up`")
+
+
+def test_a_user_assigned_control_plane_identity_granted_its_subnet_by_hand_fails_like_a_system_assigned_one(
+        arm, tmp_path, capsys):
+    """Clusters built for a network of your own often run with a user-assigned control-plane identity: it has no
+    `identity.principalId`, its object ID is under `userAssignedIdentities`, and its grant on the subnet collides the
+    same way."""
+    uami = f"/subscriptions/{SUB}/resourceGroups/rg-id/providers/Microsoft.ManagedIdentity/userAssignedIdentities/aks"
+    principal = "1a2b3c4d-0000-4000-8000-000000000001"
+    document = arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=f"{VNET}/subnets/snet-system")
+    document["identity"] = {"type": "UserAssigned",
+                            "userAssignedIdentities": {uami: {"principalId": principal, "clientId": "c"}}}
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, document)
+    arm.route(GPU_SUBNET, StubResponse(200, {"id": GPU_SUBNET, "properties": {"addressPrefix": "10.1.1.0/24"}}))
+    arm.route(role_assignments_path(CLUSTER_ID), StubResponse(200, {"value": []}))
+    arm.route(role_assignments_path(GPU_SUBNET), StubResponse(200, {"value": [
+        arm_role_assignment(GPU_SUBNET, principal, NETWORK_CONTRIBUTOR_ROLE, BY_HAND)]}))
+
+    assert main(["preflight", stack(tmp_path, subnet=True), "--json"]) == 1
+
+    row = role_rows(capsys.readouterr().out)[f"the cluster's identity {principal} on subnets/snet-gpu"]
+    assert row["verdict"] == "fail"
+    assert row["detail"].startswith(f"{principal} already holds Network Contributor on {GPU_SUBNET}")
