@@ -527,8 +527,9 @@ def _list_validation(variable: str, message: str, tail: str, unless: str = "") -
 
 
 def _device_validations(judged_pods: str, exempt: str = "") -> dict[str, dict[str, str]]:
-    """The device rules by the variable each reads; `exempt`: a CEL condition under which all but the zero-quantity
-    rule pass (platform workloads)."""
+    """The device rules by the variable each reads; `exempt`: a CEL condition under which the env, envFrom and CDI
+    rules pass (platform workloads). The void and runtime-class rules need no such clause: they pass for pods that are
+    not `variables.judged`, and the policy that has an exemption leaves it out of `judged`."""
     no_devices = "/".join(NO_DEVICES)
     env = ("containers must not set NVIDIA device variables (" + ", ".join(DEVICE_ENV_VARS) +
            f") in env to anything but {no_devices}, nor " + ", ".join(GATED_DEVICE_ENV_VARS) +
@@ -556,12 +557,11 @@ def _device_validations(judged_pods: str, exempt: str = "") -> dict[str, dict[st
         "zeroGpu": _list_validation("zeroGpu", zero, " (" + zero + ")"),
         "deviceEnv": _list_validation("deviceEnv", env, " (" + env + ")", exempt),
         "unsafeEnvFrom": _list_validation("unsafeEnvFrom", env_from, " has no safe prefix (" + env_from + ")", exempt),
-        "noVoid": _list_validation("noVoid", void, ": " + void,
-                                   " || ".join(part for part in (exempt, "!variables.judged") if part)),
+        "noVoid": _list_validation("noVoid", void, ": " + void, "!variables.judged"),
         "cdiAnnotations": {"expression": f"{unless} || size(variables.cdiAnnotations) == 0", "message": cdi,
          "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + 'metadata.annotations[' + variables.cdiAnnotations[0] + "
                                f"'] is set: ' + {_cel_string(cdi)}")},
-        "runtimeClass": {"expression": (f"{unless} || !variables.judged || variables.aimedElsewhere || "
+        "runtimeClass": {"expression": ("variables.debug || !variables.judged || variables.aimedElsewhere || "
                         f"!variables.runtimeClass.startsWith('{NVIDIA_RUNTIME_CLASS_PREFIX}')"),
          "message": runtime,
          "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + 'spec.runtimeClassName is ' + variables.runtimeClass + "
@@ -652,7 +652,8 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
                  f"the scheduler and the pools' taints; remove it and select the pool with nodeSelector "
                  f"{POOL_LABEL} (one of: {', '.join(pools)})")
     validations = [
-        {"expression": "variables.debug || variables.nodeName == ''", "message": node_name,
+        # No `variables.debug ||`: a debug container comes in an UPDATE, where `nodeName` is '' (NODE_NAME_EXPRESSION).
+        {"expression": "variables.nodeName == ''", "message": node_name,
          "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {_cel_string('spec.nodeName is set: ' + node_name)}"},
         _list_validation("foreignTolerations", tolerations, ": " + tolerations,
                          "variables.debug || variables.aimedElsewhere"),

@@ -120,7 +120,7 @@ POOL = Section((
           default_text=f"maxSurge {_UPGRADE.max_surge}, maxUnavailable {_UPGRADE.max_unavailable}",
           section=UPGRADE),
     Field("gpu", OBJECT, "The GPUs of a size the catalog lacks (a catalog size's block must agree with it).",
-          default_text="the catalog's", section=GPU),
+          default_text="the catalog's", section=GPU, empty_is_default=False),
     Field("labels", OBJECT, "Node labels of your own, beside gpushare's (gpushare.io/*, the device-plugin label "
                             "and kubernetes.azure.com/* are refused).", default=(),
           examples=({"team": "vision"},),
@@ -132,7 +132,7 @@ POOL = Section((
                       examples=("dedicated=batch:NoSchedule",),
                       pattern=re.compile(r"^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$"))),
     Field("osDisk", OBJECT, "The nodes' OS disk; fixed at creation.", default_text="AKS's default",
-          section=OS_DISK),
+          section=OS_DISK, empty_is_default=False),
     Field("maxPods", INTEGER, "Most pods per node; fixed at creation.", default_text="AKS's default",
           minimum=MIN_MAX_PODS, maximum=MAX_MAX_PODS),
     Field("tags", OBJECT, "Azure tags of your own on the pool (merged with gpushare's cluster-autoscaler tags; "
@@ -144,7 +144,8 @@ POOL = Section((
           examples=("/subscriptions/3f2504e0-4f89-41d3-9a0c-0305e82c3301/resourceGroups/net-rg/providers/"
                     "Microsoft.Network/virtualNetworks/spoke/subnets/gpu",)),
     Field("spot", OBJECT, "Make the pool a Spot pool (evictable at any time with 30 seconds' notice; not for "
-                          "serving); fixed at creation.", default_text="regular priority", section=SPOT),
+                          "serving); fixed at creation.", default_text="regular priority", section=SPOT,
+          empty_is_default=False),
 ))
 POOLS_FIELD = Field(POOLS_KEY, ARRAY, "The GPU node pools, created one after another in file order.", required=True,
                     min_items=1, items=Field("pool", OBJECT, "A GPU node pool.", section=POOL))
@@ -308,8 +309,7 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
                                                       "gpu": GPU_KEYS, "osDisk": OS_DISK_KEYS, "spot": SPOT_KEYS})
     if raw is None:
         return None
-    for nested, keys in (("autoscale", AUTOSCALE_KEYS), ("sharing", SHARING_KEYS), ("gpu", GPU_KEYS),
-                         ("osDisk", OS_DISK_KEYS), ("spot", SPOT_KEYS)):
+    for nested, keys in ((f.name, f.section.keys) for f in POOL.fields if f.section and not f.empty_is_default):
         if nested in raw and raw[nested] is None:
             # `sharing:` with its keys not indented under it: YAML reads it as null and the keys as the pool's.
             c.add(f"{path}.{nested}", f"is empty (YAML reads `{nested}:` with nothing indented under it as null); "
@@ -392,7 +392,7 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
         c.add(f"{path}.spot.eviction", "Deallocate keeps an evicted node's OS disk, and an ephemeral OS disk cannot be "
                                        "stop-deallocated (Azure's ephemeral OS disk FAQ: \"users need to Delete "
                                        "instead of deallocating them\"); use eviction: Delete, or osDisk.type: Managed")
-    if raw.get("spot") is not None and "upgrade" in raw:  # also when spot itself has an error
+    if raw.get("spot") is not None and raw.get("upgrade") is not None:  # also when spot itself has an error
         c.add(f"{path}.upgrade", f"a Spot pool takes no upgrade settings: {SPOT_UPGRADE}; remove `upgrade:` from "
                                  f"this pool")
     if vm_size is None:

@@ -218,3 +218,18 @@ def test_the_system_pool_is_compared_case_insensitively_and_only_when_reported()
                               service_cidr="10.0.0.0/16", dns_service_ip="10.0.0.10")
     assert cluster_violations(STACK, dataclasses.replace(cluster, system_vm_size="standard_d4ds_v5")) == []
     assert cluster_violations(with_network(f"{SPOKE}/nodes"), cluster) == []
+
+
+def test_the_system_pool_is_found_by_its_mode_wherever_the_cluster_lists_it(arm):
+    """`agentPoolProfiles` lists every pool of the cluster, GPU pools too, in no documented order: the system pool's
+    size and subnet are read from the one in mode System, or a GPU pool listed first would be reported as a change to
+    the system pool."""
+    cluster = arm_cluster()
+    (system,) = cluster["properties"]["agentPoolProfiles"]
+    cluster["properties"]["agentPoolProfiles"] = [
+        {"name": "t4ts", "mode": "User", "count": 1, "vmSize": "Standard_NC4as_T4_v3", "vnetSubnetID": f"{SPOKE}/gpu"},
+        system]
+    arm.route(CLUSTER_PATH, StubResponse(200, cluster))
+    deployed = read_live_cluster(SUB, RG, NAME, **settings(arm))
+    assert (deployed.system_vm_size, deployed.system_subnet_id) == ("Standard_D4ds_v5", None)
+    assert cluster_violations(STACK, deployed) == []

@@ -307,3 +307,22 @@ def test_a_service_principal_cluster_fails_preflight_when_a_pool_names_a_subnet(
                              "the subnets the pools name (vnet-spoke/snet-gpu)")
     assert row["fix"].startswith(f"move the cluster to a managed identity: az aks update -g {RG} -n {CLUSTER} "
                                  "--enable-managed-identity")
+
+
+def test_the_system_pools_subnet_is_found_by_its_mode_not_its_place_in_the_list(arm, tmp_path, capsys):
+    """`agentPoolProfiles` lists the cluster's pools in no documented order: a user pool in a subnet of its own may come
+    first, and the GPU pool still joins (and is counted against) the system pool's subnet."""
+    apps = f"{VNET}/subnets/snet-apps"
+    document = arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=NODES)
+    document["properties"]["agentPoolProfiles"] = [
+        {"name": "apps", "mode": "User", "vmSize": "Standard_D16ds_v5", "vnetSubnetID": apps},
+        {"name": "system", "mode": "System", "vmSize": "Standard_D8ds_v5", "vnetSubnetID": NODES}]
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, document)
+    arm.route(NODES, StubResponse(200, arm_subnet(NODES, "10.1.0.0/24", 8)))
+
+    main(["preflight", existing(tmp_path), "--json"])
+
+    (row,) = [c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "subnet"]
+    assert (row["subject"], row["verdict"]) == ("vnet-spoke/snet-nodes", "pass")
+    assert arm.count(apps) == 0

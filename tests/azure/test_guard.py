@@ -92,6 +92,14 @@ def test_a_spot_pool_deployed_as_the_stack_says_passes(spot):
     assert report.violations == ()
 
 
+def test_a_spot_price_azure_does_not_report_is_not_compared():
+    """A deployed Spot pool whose `spotMaxPrice` Azure leaves out is unknown, never -1: read as -1 it would refuse a
+    stack's cap of 0.7 as a change that deletes the pool."""
+    gpu_pool = dataclasses.replace(T4_POOL, spot=Spot(max_price=0.7))
+    report = run(gpu_stack(gpu_pool), [SYSTEM_POOL, deployed_like(gpu_pool, spot_max_price=None)])
+    assert report.violations == () and report.warnings == ()
+
+
 @pytest.mark.parametrize(
     "gpu_pool, driver, changes, field, deployed, wanted",
     CREATE_ONLY_CHANGES.values(),

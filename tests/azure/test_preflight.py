@@ -10,6 +10,7 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.preflight import Verdict, evaluate
 from gpushare.azure.region_offers import KubernetesVersionOffer, QuotaUsage, RegionOffers, VmSizeOffer
+from gpushare.azure.subnets import Subnet
 from gpushare.stackfile.model import Autoscale, Tenant, Upgrade
 from tests.builders import pool, stack, with_pool
 
@@ -169,3 +170,49 @@ def test_an_existing_cluster_below_the_tenants_kubernetes_is_refused_with_the_up
     assert not [c for c in evaluate(existing(), OFFERS, [], SUB, cluster=DeployedCluster(
         name="gpushare-dev", kubernetes_version="1.29.9")).checks if c.check == "kubernetes-version"], \
         "without tenants the version is the cluster's owners' business"
+
+
+def test_a_no_execute_taint_on_every_other_pool_repels_the_operator_too():
+    """NoExecute keeps pods off as NoSchedule does (and evicts those running): the operator's controller has no node."""
+    evicting = dataclasses.replace(SYSTEM_ONLY_FOR_ADDONS, node_taints=("CriticalAddonsOnly=true:NoExecute",))
+    ((verdict, detail, _),) = operator_rows(evaluate(existing(), OFFERS, [evicting], SUB))
+    assert verdict is Verdict.WARN and "system: CriticalAddonsOnly=true:NoExecute" in detail
+
+
+# --- subnets of your own ----------------------------------------------------------------------------------------
+
+NODES, GPU = f"{VNET}/spoke/subnets/nodes", f"{VNET}/spoke/subnets/gpu"
+
+
+def in_subnets(config=CONFIG, **network):
+    """`config` in subnets of its own: the system pool in NODES, pool `small` (at most 5 nodes) in GPU."""
+    config = with_pool(config, 0, subnet_id=GPU)
+    return dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, network=dataclasses.replace(
+        config.cluster.network, subnet_id=NODES, **network)))
+
+
+def subnet_row(report, name: str):
+    (check,) = [c for c in report.checks if c.check == "subnet" and c.subject == f"spoke/{name}"]
+    return check
+
+
+@pytest.mark.parametrize(("used", "verdict"), [(246, Verdict.PASS), (247, Verdict.FAIL)],
+                         ids=["exactly-enough", "one-short"])
+def test_a_subnet_with_exactly_the_free_addresses_its_pools_can_add_passes(used, verdict):
+    """/24: 256 - 5 Azure reserves - 246 in use = 5 free, for pool small's 5 nodes: enough; one more in use is not."""
+    subnets = {NODES.lower(): Subnet(NODES, "10.1.0.0/24", 0), GPU.lower(): Subnet(GPU, "10.1.1.0/24", used)}
+    check = subnet_row(evaluate(in_subnets(), OFFERS, None, SUB, subnets=subnets), "gpu")
+    assert check.verdict is verdict, check.detail
+    assert check.detail.startswith(f"10.1.1.0/24: 256 addresses - 5 Azure reserves - {used} in use = {251 - used} "
+                                   "free; the pools can add 5 nodes (small 5)")
+
+
+def test_the_stacks_own_service_cidr_is_what_a_subnet_must_not_overlap():
+    """A stack that moves the service range (network.serviceCidr) into its VNet's space: the subnet inside it fails,
+    naming the stack's range, and the default range no longer counts."""
+    config = in_subnets(service_cidr="10.1.0.0/16", dns_service_ip="10.1.0.10")
+    subnets = {NODES.lower(): Subnet(NODES, "10.0.0.0/24", 0), GPU.lower(): Subnet(GPU, "10.1.1.0/24", 0)}
+    report = evaluate(config, OFFERS, None, SUB, subnets=subnets)
+    gpu = subnet_row(report, "gpu")
+    assert gpu.verdict is Verdict.FAIL and gpu.detail == "10.1.1.0/24 overlaps the cluster's serviceCidr 10.1.0.0/16"
+    assert subnet_row(report, "nodes").verdict is Verdict.PASS, "10.0.0.0/24 is in the default range, not this one"

@@ -9,6 +9,7 @@ import pytest
 
 from gpushare.azure.prices import (
     CLUSTER_FEE_QUERY,
+    MAX_RETRY_WAIT_SECONDS,
     PriceReader,
     PricesError,
     PriceSheet,
@@ -110,6 +111,18 @@ def test_a_429_is_retried_after_its_retry_after(stub):
     assert sheet.vm_meter(T4).hourly == 0.6 and sheet.cluster_fee_meter().hourly == 0.10
     assert clock.slept == [3.0, 1.0]
     assert stub.count(vm_filter(REGION, T4)) == 2
+
+
+@pytest.mark.parametrize("retry_after", ["3600", "86400"])
+def test_a_long_retry_after_is_capped_so_a_plan_never_hangs(stub, retry_after):
+    """A throttled API may ask for an hour's wait; `plan` and `report` wait at most MAX_RETRY_WAIT_SECONDS each time,
+    then try again (and give up with a message when the API keeps refusing)."""
+    stub.serve(vm_filter(REGION, T4), [meters_of(T4, REGION, 0.6)],
+               first=[StubResponse(429, {"Error": {"Code": "TooManyRequests"}}, {"Retry-After": retry_after})])
+    stub.serve(fee_filter(REGION), [cluster_fee_items(REGION)])
+    clock = Clock()
+    assert reader(clock).read(REGION, [T4]).vm_meter(T4).hourly == 0.6
+    assert clock.slept == [MAX_RETRY_WAIT_SECONDS] and MAX_RETRY_WAIT_SECONDS == 10
 
 
 def test_persistent_server_errors_give_up_with_one_message(stub):

@@ -5,6 +5,7 @@ name makes `pulumi up` fail with RoleAssignmentExists, and preflight says so fir
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,8 @@ from gpushare.azure.cluster_baseline import (
     role_assignment_name,
 )
 from gpushare.cli import main
+from gpushare.render.mock_engine import MOCK_SUBSCRIPTION, run_program
+from gpushare.stackfile.config import encode_engine_config, read_stack_file
 from tests.azure.preflight_region import T4, serve_region
 from tests.azure_stub import (
     CLUSTER_IDENTITY,
@@ -191,3 +194,56 @@ def test_no_permission_to_list_assignments_names_the_role(arm, tmp_path, capsys)
                           "denied (HTTP 403 AuthorizationFailed")
     assert "'Microsoft.Authorization/roleAssignments/read', which the built-in Reader role has" in err
     assert "Traceback" not in err
+
+
+def test_the_subnet_role_the_program_creates_is_recognised_by_the_next_preflight_as_gpushares(monkeypatch, tmp_path,
+                                                                                              capsys):
+    """After the first `up` Azure holds the Network Contributor assignment under the name the program gave it
+    (`SubnetAccess`). Preflight must derive the same name (`planned_assignments`): with another, every later preview
+    would stop on it as "made outside gpushare", and with no assignment yet, preflight would pass where `up` then fails
+    with RoleAssignmentExists."""
+    path = stack(tmp_path, subnet=True)
+    program = run_program("team", encode_engine_config(read_stack_file(Path(path)).config))
+    (created,) = [r for r in program.by_type("azure-native:authorization:RoleAssignment")
+                  if r.inputs["scope"] == GPU_SUBNET]
+    cluster_id = cluster_scope(MOCK_SUBSCRIPTION, RG, CLUSTER)
+    with reached_arm(monkeypatch, MOCK_SUBSCRIPTION) as arm:
+        serve_region(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, pools=StubResponse(200, {"value": [arm_agent_pool(
+            MOCK_SUBSCRIPTION, RG, CLUSTER, "system", vmSize="Standard_D8ds_v5", count=3, mode="System")]}))
+        serve_existing_cluster(arm, MOCK_SUBSCRIPTION, RG, CLUSTER, arm_existing_cluster(
+            MOCK_SUBSCRIPTION, RG, CLUSTER, subnet_id=f"{VNET}/subnets/snet-system"))
+        arm.route(GPU_SUBNET, StubResponse(200, {"id": GPU_SUBNET, "properties": {"addressPrefix": "10.1.1.0/24"}}))
+        arm.route(role_assignments_path(cluster_id), StubResponse(200, {"value": []}))
+        arm.route(role_assignments_path(GPU_SUBNET), StubResponse(200, {"value": [arm_role_assignment(
+            GPU_SUBNET, CLUSTER_IDENTITY, NETWORK_CONTRIBUTOR_ROLE, created.inputs["roleAssignmentName"])]}))
+
+        assert main(["preflight", path, "--json"]) == 0
+
+    row = role_rows(capsys.readouterr().out)[f"the cluster's identity {CLUSTER_IDENTITY} on subnets/snet-gpu"]
+    assert row["verdict"] == "pass"
+    assert row["detail"].startswith(f"Network Contributor on {GPU_SUBNET} exists under gpushare's name "
+                                    f"{created.inputs['roleAssignmentName']} (from an earlier `up`")
+
+
+def test_a_user_assigned_control_plane_identity_granted_its_subnet_by_hand_fails_like_a_system_assigned_one(
+        arm, tmp_path, capsys):
+    """Clusters built for a network of your own often run with a user-assigned control-plane identity: it has no
+    `identity.principalId`, its object ID is under `userAssignedIdentities`, and its grant on the subnet collides the
+    same way."""
+    uami = f"/subscriptions/{SUB}/resourceGroups/rg-id/providers/Microsoft.ManagedIdentity/userAssignedIdentities/aks"
+    principal = "1a2b3c4d-0000-4000-8000-000000000001"
+    document = arm_existing_cluster(SUB, RG, CLUSTER, subnet_id=f"{VNET}/subnets/snet-system")
+    document["identity"] = {"type": "UserAssigned",
+                            "userAssignedIdentities": {uami: {"principalId": principal, "clientId": "c"}}}
+    serve_region(arm, SUB, RG, CLUSTER, pools=OWN_POOLS)
+    serve_existing_cluster(arm, SUB, RG, CLUSTER, document)
+    arm.route(GPU_SUBNET, StubResponse(200, {"id": GPU_SUBNET, "properties": {"addressPrefix": "10.1.1.0/24"}}))
+    arm.route(role_assignments_path(CLUSTER_ID), StubResponse(200, {"value": []}))
+    arm.route(role_assignments_path(GPU_SUBNET), StubResponse(200, {"value": [
+        arm_role_assignment(GPU_SUBNET, principal, NETWORK_CONTRIBUTOR_ROLE, BY_HAND)]}))
+
+    assert main(["preflight", stack(tmp_path, subnet=True), "--json"]) == 1
+
+    row = role_rows(capsys.readouterr().out)[f"the cluster's identity {principal} on subnets/snet-gpu"]
+    assert row["verdict"] == "fail"
+    assert row["detail"].startswith(f"{principal} already holds Network Contributor on {GPU_SUBNET}")

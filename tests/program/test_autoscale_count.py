@@ -85,6 +85,23 @@ def test_setting_a_create_only_value_the_pool_already_has_does_not_replace_it(tm
     assert {"maxPods", "osDiskSizeGB"} <= set(agent_pool.replace_on_changes), "a real change still replaces"
 
 
+def test_naming_the_subnet_a_pool_already_joined_does_not_replace_it(tmp_path):
+    """The stack names the subnet the deployed pool is in. Where the stored inputs lack it (a pool created before the
+    stack named a subnet, AKS putting it where it did) the engine would see a new vnetSubnetID, a replaceOnChanges
+    key, and plan a replace (delete first) of a pool that does not move: ignored instead."""
+    vnet = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-net/providers/"
+            "Microsoft.Network/virtualNetworks/vnet")
+    raw = read_stack_file(resolve_stack_file(STACK)).config
+    raw["gpushare:cluster"]["network"] = {"subnetId": f"{vnet}/subnets/snet-nodes"}
+    raw["gpushare:pools"][0]["subnetId"] = f"{vnet}/subnets/snet-nodes"
+    deployed_file = tmp_path / "nodepools.json"
+    deployed_file.write_text(json.dumps(nodepool_list(vnetSubnetId=f"{vnet}/subnets/snet-nodes")))
+    (agent_pool,) = run_program(STACK, encode_engine_config(raw), deployed=deployed_file).by_type(AGENT_POOL)
+    assert agent_pool.inputs["vnetSubnetID"] == f"{vnet}/subnets/snet-nodes"
+    assert agent_pool.ignore_changes == ["vnetSubnetID"]
+    assert "vnetSubnetID" in agent_pool.replace_on_changes, "a real move still replaces"
+
+
 def test_a_create_only_value_that_differs_from_the_pool_is_the_guards_refusal(tmp_path):
     raw = read_stack_file(resolve_stack_file(STACK)).config
     raw["gpushare:pools"][0]["maxPods"] = 110

@@ -389,3 +389,16 @@ def test_a_user_assigned_control_plane_identity_gets_the_subnet_role(monkeypatch
     recording = run_program("existing", encode_engine_config(existing_stack()))
     (subnet,) = [r for r in recording.by_type(ROLE_ASSIGNMENT) if r.name.startswith("cluster-subnets")]
     assert subnet.inputs["principalId"] == "1a2b3c4d-0000-4000-8000-000000000001"
+
+
+def test_a_pool_without_subnet_id_joins_the_system_pools_subnet_wherever_the_cluster_lists_it(monkeypatch):
+    """`agentPoolProfiles` lists every pool of the cluster in no documented order: a user pool in a subnet of its own
+    listed first must not become the GPU pools' subnet."""
+    apps = MOCK_EXISTING_SUBNET.replace("snet-nodes", "snet-apps")
+    monkeypatch.setattr(GpushareMocks, "existing_cluster", {"agentPoolProfiles": [
+        {"name": "apps", "mode": "User", "vmSize": "Standard_D16ds_v5", "count": 5, "vnetSubnetID": apps},
+        {"name": "system", "mode": "System", "vmSize": "Standard_D4ds_v5", "count": 3,
+         "vnetSubnetID": MOCK_EXISTING_SUBNET}]})
+    recording = run_program("existing", encode_engine_config(existing_stack()))
+    t4ts = next(p for p in recording.by_type(AGENT_POOL) if p.inputs["agentPoolName"] == "t4ts")
+    assert t4ts.inputs["vnetSubnetID"] == MOCK_EXISTING_SUBNET

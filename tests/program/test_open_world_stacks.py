@@ -245,6 +245,21 @@ BAD = [
     ("tag_of_gpushare", "      vmSize: Standard_NC4as_T4_v3\n      tags: "
                         "{k8s.io_cluster-autoscaler_node-template_resources_nvidia.com_gpu: \"4\"}\n",
      ("tags starting with k8s.io_cluster-autoscaler_node-template_resources_ are gpushare's",)),
+    # Azure tag names are case-insensitive: another spelling still overwrites gpushare's tag.
+    ("tag_of_gpushare_in_another_case", "      vmSize: Standard_NC4as_T4_v3\n      tags: "
+                                        "{K8s.io_Cluster-Autoscaler_Node-Template_Resources_nvidia.com_gpu: \"4\"}\n",
+     (f"{POOL}.tags.K8s.io_Cluster-Autoscaler_Node-Template_Resources_nvidia.com_gpu: tags starting with",
+      "are gpushare's")),
+    # The kubelet's --node-labels check: a node with such a label does not join.
+    ("label_under_k8s_io", "      vmSize: Standard_NC4as_T4_v3\n      labels: {k8s.io/team: vision}\n",
+     (f"{POOL}.labels.k8s.io/team: 'k8s.io/team': the kubelet refuses node labels under kubernetes.io and k8s.io",)),
+    ("label_under_a_kubernetes_io_subdomain",
+     "      vmSize: Standard_NC4as_T4_v3\n      labels: {team.kubernetes.io/name: vision}\n",
+     (f"{POOL}.labels.team.kubernetes.io/name: 'team.kubernetes.io/name': the kubelet refuses node labels",)),
+    ("taint_listed_twice",
+     "      vmSize: Standard_NC4as_T4_v3\n      taints: [\"dedicated=a:NoSchedule\", \"dedicated=b:NoSchedule\"]\n",
+     (f"{POOL}.taints[1]: a taint with key 'dedicated' and effect NoSchedule is already listed at {POOL}.taints[0]; "
+      "a node holds one per key and effect",)),
 ]
 
 
@@ -265,6 +280,9 @@ BAD_VALUES = [
     ("owned_tolerations", "{daemonsets: {tolerations: []}}",
      ("gpushare:operator.values.daemonsets.tolerations: daemonsets.tolerations is gpushare's",
       "each pool's `taints`")),
+    ("owned_nfd_worker_tolerations", "{node-feature-discovery: {worker: {tolerations: []}}}",
+     ("gpushare:operator.values.node-feature-discovery.worker.tolerations: node-feature-discovery.worker.tolerations "
+      "is gpushare's", "each pool's `taints`")),
     ("unknown_path", "{dcgmExportr: {enabled: false}}",
      ("gpushare:operator.values.dcgmExportr.enabled: is not a value of GPU Operator chart v26.7.0",
       "did you mean 'dcgmExporter.enabled'?")),

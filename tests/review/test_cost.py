@@ -225,3 +225,33 @@ def test_an_existing_cluster_planned_without_a_deployed_file_has_unknown_system_
 def test_an_existing_clusters_read_tier_prices_its_fee():
     cost = stack_cost(existing_cluster(stack(T4TS)), sheet(), deployed=[SYSTEM_D8], tier=Tier.FREE)
     assert cost["clusterFee"]["monthly"] == 0.0 and cost["clusterFee"]["source"] == "deployed"
+
+
+def test_a_system_pool_size_without_a_meter_leaves_the_stack_total_partial():
+    """The system pool is part of the stack's total: without its price the total is a floor, and says so."""
+    cost = stack_cost(stack(T4TS), sheet({"Standard_NC4as_T4_v3": 0.6}))
+    assert cost["systemPool"]["monthly"] is None
+    assert cost["total"]["complete"] is False
+    assert cost["unknown"] == ["Standard_D4ds_v5 (system pool system)"]
+    assert "partial: no price for Standard_D4ds_v5 (system pool system)" in "\n".join(cost_lines(cost))
+
+
+def test_an_autoscaling_deployed_system_pool_has_no_node_count_to_price():
+    autoscaled = dataclasses.replace(SYSTEM_D8, count=None)
+    cost = stack_cost(existing_cluster(stack(T4TS)), sheet({**PRICES, "Standard_D8ds_v5": 0.4}),
+                      deployed=[autoscaled], tier=Tier.FREE)
+    assert cost["systemPool"]["monthly"] is None and cost["total"]["complete"] is False
+    assert cost["unknown"] == ["Standard_D8ds_v5 (system pool sys, no node count)"]
+
+
+def test_a_tenants_quota_on_a_resource_several_shared_pools_advertise_is_priced_at_the_dearest():
+    """The tenant's pods may land on either pool: what its quota can cost is bounded by the dearer device-hour."""
+    cheap = pool("t4four", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=1)  # $0.15 per replica-hour
+    dear = pool("t4two", "Standard_NC4as_T4_v3", sharing=time_slicing(2), count=1)  # $0.30 per replica-hour
+    config = dataclasses.replace(stack(cheap, dear), tenants=(
+        Tenant("vision", ("t4four", "t4two"), quota=(("nvidia.com/gpu.shared", 2),)),
+        Tenant("nlp", ("t4four", "t4two"))))
+    vision = next(t for t in stack_cost(config, sheet())["tenants"] if t["name"] == "vision")
+    assert vision["shared"] == [{"pools": ["t4four", "t4two"], "resource": "nvidia.com/gpu.shared", "quota": 2,
+                                 "pricedAt": "t4two", "deviceHourly": 0.3, "monthly": round(2 * 0.3 * 730, 2)}]
+    assert vision["monthlyMin"] == vision["monthlyMax"] == round(2 * 0.3 * 730, 2)

@@ -105,3 +105,17 @@ def test_a_spot_cap_the_change_leaves_below_the_spot_price_is_said_in_the_commen
     assert "spotMaxPrice $" not in report(spot_pool(0.2), prices)
     assert "spotMaxPrice $" not in report(spot_pool(-1), prices)
     assert "spotMaxPrice $" not in report(spot_pool(0.1), dataclasses.replace(prices, currency="EUR"))
+
+
+def test_a_spot_pool_is_priced_at_the_spot_meter_in_the_comment():
+    """A Spot pool's nodes bill at the Spot price (a fifth of the Linux one in the stub's sheet): pricing them on
+    demand would overstate the change fivefold."""
+    old = b.pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(1, 3))
+    new = b.pool_inputs("t4ts", "Standard_NC4as_T4_v3", sharing="time-slicing-4", autoscale=(1, 6))
+    for inputs in (old, new):
+        inputs.update(scaleSetPriority="Spot", scaleSetEvictionPolicy="Delete", spotMaxPrice=-1)
+    document = b.preview([b.pool_step("update", "t4ts", old, new, detailed={"maxCount": {"kind": "update"}})])
+    out = report(document, sheet({"Standard_NC4as_T4_v3": 0.6}))
+    row = next(line for line in out.splitlines() if line.startswith("| **t4ts**"))
+    # The Spot meter: $0.12 a node-hour; 1-3 -> 1-6 nodes x 730 h.
+    assert row.endswith("| $88-$263 -> $88-$526 |"), row

@@ -289,6 +289,35 @@ def test_a_key_the_schema_does_not_name_is_refused_by_both_wherever_the_schema_r
         assert any(p.path == where and "unknown" in p.message for p in problems_of(broken, tmp_path)), where
 
 
+def test_a_key_left_empty_means_what_leaving_it_out_means_to_both_or_to_neither(tmp_path):
+    """YAML's `key:` with nothing after it is null. Where the validator takes it as the key left out (its default, or
+    "required" for a required key), the schema allows null exactly as it allows the key's absence; where the validator
+    refuses it (`sharing:` with its keys not indented under it), the schema refuses null too, or an editor would pass a
+    stack `plan` then refuses."""
+    document = every_property_stack()
+    refused_when_empty = []
+    for path, _ in object_paths(document, stack_file_schema()):
+        if not path:
+            continue  # the file's own keys: `config:` left empty is no stack at all
+        for name in list(at(document, path)):
+            emptied, left_out = copy.deepcopy(document), copy.deepcopy(document)
+            at(emptied, path)[name] = None
+            del at(left_out, path)[name]
+            where = validator_path((*path, name))
+
+            def refused_here(stack: dict[str, Any]) -> set[str]:
+                return {p.path for p in problems_of(stack, tmp_path)
+                        if p.path == where or p.path.startswith((f"{where}.", f"{where}["))}
+            by_validator = refused_here(emptied) != refused_here(left_out)
+            by_schema = bool(schema_problems(emptied)) != bool(schema_problems(left_out))
+            assert by_schema == by_validator, (where, f"empty is {'not ' * by_validator}the key left out to the "
+                                                      f"validator, {'not ' * by_schema}to the schema")
+            if by_validator:
+                refused_when_empty.append(where)
+    assert {"gpushare:pools[0].sharing", "gpushare:pools[0].autoscale",
+            "gpushare:cluster.upgrades.window.start"} <= set(refused_when_empty)
+
+
 def _sections(fields: tuple[Field, ...], path: tuple) -> list[tuple[tuple, Section]]:
     found = []
     for f in fields:
