@@ -252,6 +252,9 @@ def test_a_tenants_quota_on_a_resource_several_shared_pools_advertise_is_priced_
         Tenant("vision", ("t4four", "t4two"), quota=(("nvidia.com/gpu.shared", 2),)),
         Tenant("nlp", ("t4four", "t4two"))))
     vision = next(t for t in stack_cost(config, sheet())["tenants"] if t["name"] == "vision")
-    assert vision["shared"] == [{"pools": ["t4four", "t4two"], "resource": "nvidia.com/gpu.shared", "quota": 2,
-                                 "pricedAt": "t4two", "deviceHourly": 0.3, "monthly": round(2 * 0.3 * 730, 2)}]
+    (share,) = vision["shared"]
+    assert {key: share[key] for key in ("pools", "resource", "quota", "pricedAt", "deviceHourly", "monthly")} == {
+        "pools": ["t4four", "t4two"], "resource": "nvidia.com/gpu.shared", "quota": 2, "pricedAt": "t4two",
+        "deviceHourly": 0.3, "monthly": round(2 * 0.3 * 730, 2)}
+    assert share["byPool"] == [{"pool": "t4two", "units": 2, "deviceHourly": 0.3, "monthly": round(2 * 0.3 * 730, 2)}]
     assert vision["monthlyMin"] == vision["monthlyMax"] == round(2 * 0.3 * 730, 2)
