@@ -32,6 +32,7 @@ shared pools up to their capacity at `max`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -327,5 +328,65 @@ def queue_plan(stack: StackConfig) -> dict[str, Any]:
                          "borrowingLimit": q.borrowing_limit, "lendingLimit": q.lending_limit,
                          "dedicated": q.dedicated} for q in flavor_quotas(stack, tenant)],
         } for tenant in stack.tenants] if queues.enabled else [],
+        "release": _release_plan(stack) if queues.enabled else None,
         "objects": queue_manifests(stack),
     }
+
+
+def _release_plan(stack: StackConfig) -> dict[str, Any]:
+    release = kueue_release(stack)
+    return {"chart": release.chart, "version": release.version, "namespace": release.namespace,
+            "name": release.name, "values": release.values}
+
+
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_RELEASE = "kueue"
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+"""Kueue's chart as its project publishes it (kueue `charts/kueue/README.md`: `helm install kueue
+oci://registry.k8s.io/kueue/charts/kueue --version=0.19.2 --namespace=kueue-system`)."""
+FAIR_SHARING_CONFIG = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+"""Kueue v1beta2's Configuration turns fair sharing on by the section's presence
+(`pkg/scheduler/preemption/fairsharing/strategy.go` `Enabled`: `pfs != nil`); these strategies are its defaults."""
+
+
+@dataclass(frozen=True)
+class KueueRelease:
+    chart: str
+    version: str
+    """The chart version: Kueue's tag without its `v` (`charts/kueue/Chart.yaml` `version: 0.19.2`)."""
+    namespace: str
+    name: str
+    values: dict[str, Any]
+
+
+def kueue_release(stack: StackConfig) -> KueueRelease:
+    """Kueue's Helm release. Its controller and webhooks tolerate no GPU taint, so like the GPU Operator's controller
+    they run on the untainted system pool. With fair sharing the chart's whole Configuration is replaced
+    (`managerConfig.controllerManagerConfigYaml` is one text), so it is the chart's own default plus `fairSharing`."""
+    values: dict[str, Any] = {}
+    if stack.queues.fair_sharing:
+        values["managerConfig"] = {"controllerManagerConfigYaml": manager_config_yaml(fair_sharing=True)}
+    return KueueRelease(chart=KUEUE_CHART, version=stack.queues.kueue_version.removeprefix("v"),
+                        namespace=KUEUE_NAMESPACE, name=KUEUE_RELEASE, values=values)
+
+
+def manager_config_yaml(fair_sharing: bool) -> str:
+    """The chart's default Configuration (kueue v0.19.2 `charts/kueue/values.yaml`, `managerConfig`), as JSON
+    (which YAML reads), with `fairSharing` when asked."""
+    config: dict[str, Any] = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"}, "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {"groupKindConcurrency": {
+            "Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10, "LocalQueue.kueue.x-k8s.io": 5,
+            "ClusterQueue.kueue.x-k8s.io": 5, "ResourceFlavor.kueue.x-k8s.io": 1}},
+        "clientConnection": {"qps": 300, "burst": 500},
+        "integrations": {"frameworks": [
+            "batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
+            "jobset.x-k8s.io/jobset", "workload.codeflare.dev/appwrapper", "trainer.kubeflow.org/trainjob", "pod",
+            "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"]},
+    }
+    if fair_sharing:
+        config["fairSharing"] = FAIR_SHARING_CONFIG
+    return json.dumps(config, indent=2)

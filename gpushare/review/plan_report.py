@@ -13,6 +13,7 @@ import yaml
 
 from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.azure.prices import HOW_TO_PRICE
+from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenants import platform_plan, promise_plan, shared_pools, tenant_plan
 from gpushare.review.cost import cost_lines
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
@@ -175,6 +176,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
         "poolPromises": promise_plan(stack),
         "platformNamespaces": platform_plan(stack),
+        "queues": queue_plan(stack),
         "cost": cost,
     }
 
