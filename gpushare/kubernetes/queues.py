@@ -38,6 +38,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpushare.errors import ConfigProblem
+from gpushare.kubernetes.kueue_admission import KUEUE_NAMESPACE, local_queue_names
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, NODE_SHARE_FOR_PODS
 from gpushare.sharing.operator_values import toleration
 from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
@@ -46,8 +47,6 @@ from gpushare.stackfile.model import POOL_LABEL, SPOT_PRIORITY_LABEL, StackConfi
 from gpushare.stackfile.queue_config import VERIFIED_KUEUE_VERSIONS
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
-QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
-"""The label a Job names its LocalQueue with (Kueue `pkg/constants` QueueLabel)."""
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 """The label a Job names its WorkloadPriorityClass with (Kueue `pkg/constants` WorkloadPriorityClassLabel)."""
 CPU_MEMORY_FLAVOR = "gpushare-cpu-memory"
@@ -206,8 +205,9 @@ def cluster_queue(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
 
 
 def local_queue(tenant: Tenant) -> dict[str, Any]:
+    """The one LocalQueue the tenant policy lets its Jobs name (`kueue_admission.local_queue_names`)."""
     return {"apiVersion": KUEUE_API, "kind": "LocalQueue",
-            "metadata": {"name": tenant.name, "namespace": tenant.name, "labels": dict(MANAGED_BY)},
+            "metadata": {"name": local_queue_names(tenant)[0], "namespace": tenant.name, "labels": dict(MANAGED_BY)},
             "spec": {"clusterQueue": tenant.name}}
 
 
@@ -339,8 +339,9 @@ def _release_plan(stack: StackConfig) -> dict[str, Any]:
             "name": release.name, "values": release.values}
 
 
-KUEUE_NAMESPACE = "kueue-system"
 KUEUE_RELEASE = "kueue"
+"""Also the chart's `fullname`, so the controller's ServiceAccount is `kueue-controller-manager`, the user the tenant
+policies let start queued Jobs (`kueue_admission.KUEUE_CONTROLLER_USER`)."""
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 """Kueue's chart as its project publishes it (kueue `charts/kueue/README.md`: `helm install kueue
 oci://registry.k8s.io/kueue/charts/kueue --version=0.19.2 --namespace=kueue-system`)."""
