@@ -109,17 +109,17 @@ def _listing(stack: StackConfig, pool: str) -> int:
 
 
 def _targets(stack: StackConfig, tenant: Tenant) -> dict[str, int]:
-    """resource -> the units the tenant is guaranteed: `queue.nominal`, else its quota, else its pools' share."""
+    """resource -> the units the tenant is guaranteed: `queue.nominal`'s, else its quota, else its pools' share
+    (per resource: a resource `nominal` does not name keeps its default)."""
     facts = stack_pool_facts(stack)
     share: dict[str, int] = {}
     for name in tenant.pools:
         capacity = facts[name].capacity
         total = capacity.total(facts[name].pool.max_nodes)
         share[capacity.resource] = share.get(capacity.resource, 0) + total // _listing(stack, name)
-    if tenant.queue.nominal is not None:
-        return {**{resource: 0 for resource in share}, **dict(tenant.queue.nominal)}
     quota = dict(tenant.quota)
-    return {resource: min(units, quota.get(resource, units)) for resource, units in share.items()}
+    defaults = {resource: min(units, quota.get(resource, units)) for resource, units in share.items()}
+    return {**defaults, **dict(tenant.queue.nominal or ())}
 
 
 def flavor_quotas(stack: StackConfig, tenant: Tenant) -> list[FlavorQuota]:

@@ -55,7 +55,8 @@ TENANT_QUEUE = Section((
     Field("nominal", OBJECT, "Advertised resource -> units guaranteed to the tenant (Kueue's nominalQuota), placed "
                              "on its dedicated pools first, then on its shared ones; at most what its pools hold at "
                              "their max.",
-          default_text="its quota, else its pools' capacity (shared pools split evenly)", values=UNITS),
+          default_text="per resource, its quota, else its pools' capacity (shared pools split evenly)",
+          values=UNITS),
     Field("borrowingLimit", OBJECT, "Advertised resource -> the most units it may borrow on each pool it shares, "
                                     "from the other tenants listing it.",
           default_text="no limit", values=UNITS),
