@@ -158,3 +158,44 @@ def test_the_crds_are_the_shared_schemas_unchanged():
         kind = crd["spec"]["names"]["kind"]
         assert crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] == schemas[f"v1beta2/{kind}"]["schema"]
     assert Path(compiled.CRD_SCHEMAS).name == "kueue-v0.19.2-crd-schemas.json"
+
+
+def test_verify_reads_each_tenants_cluster_queue_status(applied, kueue_installed, queue_stack):
+    """What `verify` reports per tenant, read with the Kubernetes client from the real API server after a status in
+    Kueue's shape (as its controller writes it through the status subresource) is stored."""
+    from gpushare.kubernetes.cluster_read import api_client
+    from gpushare.kubernetes.queue_status import (
+        cluster_queue_names,
+        queue_statuses,
+        read_cluster_queues,
+        render_queue_lines,
+    )
+
+    plane = kueue_installed
+    path = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/nlp"
+    stored = plane.request("GET", path)
+    stored["status"] = {
+        "pendingWorkloads": 1, "admittedWorkloads": 2, "reservingWorkloads": 2,
+        "conditions": [{"type": "Active", "status": "True", "reason": "Ready", "message": "Can admit new workloads",
+                        "lastTransitionTime": "2026-12-02T03:00:00Z"}],
+        "flavorsUsage": [{"name": "t4ts", "resources": [{"name": "nvidia.com/gpu.shared", "total": "9",
+                                                         "borrowed": "3"}]},
+                         {"name": "a100", "resources": [{"name": "nvidia.com/gpu", "total": "0", "borrowed": "0"}]}]}
+    plane.request("PUT", path + "/status", stored)
+    vision = plane.request("GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/vision")
+    vision["status"] = {"conditions": [{"type": "Active", "status": "False", "reason": "FlavorNotFound",
+                                        "message": "Can't admit new workloads: references missing ResourceFlavor(s)",
+                                        "lastTransitionTime": "2026-12-02T03:00:00Z"}]}
+    plane.request("PUT", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/vision/status", vision)
+
+    api, _ = api_client(plane.folder / "admin.kubeconfig", None)
+    names = cluster_queue_names(queue_stack)
+    statuses = {s.tenant: s for s in queue_statuses(queue_stack, read_cluster_queues(api, [*names, "gone"]))}
+    assert statuses["nlp"].usage == (("t4ts", "nvidia.com/gpu.shared", "9", "3"),)
+    assert (statuses["nlp"].admitted, statuses["nlp"].pending, statuses["nlp"].problem) == (2, 1, None)
+    assert statuses["vision"].problem == ("tenant vision: its ClusterQueue is not active: FlavorNotFound: Can't admit "
+                                          "new workloads: references missing ResourceFlavor(s)")
+    assert statuses["speech"].active is None and statuses["speech"].problem is None
+    assert read_cluster_queues(api, ["gone"]) == {"gone": None}
+    assert "  nlp: 2 admitted, 1 pending; t4ts 9 nvidia.com/gpu.shared (3 borrowed)" in \
+        render_queue_lines(list(statuses.values()))

@@ -237,3 +237,12 @@ def test_the_schema_check_catches_what_kueue_would_refuse_or_drop(stack):
     bad_strategy["spec"]["queueingStrategy"] = "FIFO"
     for broken in (misspelt, no_quota, bad_strategy):
         assert not validator.is_valid(broken)
+
+
+def test_verify_names_a_missing_queue_and_reports_nothing_with_queues_off(stack):
+    from gpushare.kubernetes.queue_status import queue_statuses
+
+    statuses = queue_statuses(stack, {})
+    assert [s.problem for s in statuses][0] == ("tenant vision: its ClusterQueue vision is not in the cluster; run "
+                                                "`pulumi up`")
+    assert queue_statuses(load(**{"gpushare:queues": {"enabled": False}}), {}) == []
