@@ -55,8 +55,8 @@ MAX_FLAVOR_TOLERATIONS = 8
 """`ResourceFlavorSpec.tolerations` `maxItems: 8` (Kueue v0.19.2 CRD)."""
 MAX_FLAVOR_LABELS = 8
 """`ResourceFlavorSpec.nodeLabels` `maxProperties: 8` (Kueue v0.19.2 CRD)."""
-DEFAULT_NODE_MEMORY_GIB = 0
-"""A size the stack describes has no known memory offline: it adds none to the cpu/memory guarantee."""
+UNKNOWN_NODE_MEMORY_GIB = 0
+"""A size the stack describes has no known memory offline: it adds none to the memory guarantee."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ def cpu_memory_quota(stack: StackConfig, tenant: Tenant) -> tuple[int, int]:
     for name in tenant.pools:
         pool = facts[name].pool
         cpu += pool.vm_size.vcpus * pool.max_nodes * NODE_SHARE_FOR_PODS
-        memory += (pool.vm_size.memory_gib or DEFAULT_NODE_MEMORY_GIB) * pool.max_nodes * NODE_SHARE_FOR_PODS
+        memory += (pool.vm_size.memory_gib or UNKNOWN_NODE_MEMORY_GIB) * pool.max_nodes * NODE_SHARE_FOR_PODS
     return int(cpu), int(memory)
 
 
@@ -190,7 +190,7 @@ def cluster_queue(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
     cpu, memory = cpu_memory_quota(stack, tenant)
     groups.append({"coveredResources": ["cpu", "memory"], "flavors": [{"name": CPU_MEMORY_FLAVOR, "resources": [
         _resource("cpu", str(cpu)), _resource("memory", f"{memory}Gi")]}]})
-    queue: TenantQueue = tenant.queue
+    queue = tenant.queue
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {NAME_LABEL: tenant.name}},
         "queueingStrategy": "BestEffortFIFO",
@@ -288,9 +288,8 @@ def queue_warnings(stack: StackConfig) -> list[str]:
                                     f"{quota.resource} on pool {quota.pool} is more than the other tenants there "
                                     f"lend ({lendable})")
         for resource, units in tenant.quota:
-            reach = sum(q.capacity if q.borrowing_limit is None and not q.dedicated and cohort_of(stack, tenant)
-                        else q.nominal + (q.borrowing_limit or 0)
-                        for q in all_quotas[tenant.name] if q.resource == resource)
+            in_cohort = cohort_of(stack, tenant) is not None
+            reach = sum(_reach(q, in_cohort) for q in all_quotas[tenant.name] if q.resource == resource)
             if reach > units:
                 warnings.append(f"tenant {tenant.name}: its quota of {resource} ({units}) refuses its pods beyond "
                                 f"{units} units, borrowed or not, where its queue reaches {reach}: raise the quota "
@@ -305,6 +304,15 @@ def queue_warnings(stack: StackConfig) -> list[str]:
                             f"{facts.capacity.resource} ({shown}) but it holds at most {capacity}: a tenant may "
                             f"wait for its guarantee")
     return warnings
+
+
+def _reach(quota: FlavorQuota, in_cohort: bool) -> int:
+    """The most the tenant can use on the pool: its guarantee plus what it may borrow, at most the pool."""
+    if not in_cohort or quota.dedicated:
+        return quota.nominal
+    if quota.borrowing_limit is None:
+        return quota.capacity
+    return min(quota.capacity, quota.nominal + quota.borrowing_limit)
 
 
 def _lendable(quota: FlavorQuota) -> int:

@@ -16,6 +16,7 @@ from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenants import platform_plan, promise_plan, shared_pools, tenant_plan
 from gpushare.review.cost import cost_lines
+from gpushare.review.queue_changes import queue_plan_lines
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.sharing.upgrades import upgrade_summary
@@ -245,6 +246,7 @@ def render_text(document: dict[str, Any]) -> str:
         lines.append(f"  {config['key']}  ({owner})")
         lines += [f"    {line}" for line in config["config"].rstrip().splitlines()]
     lines += _tenant_lines(document)
+    lines += queue_plan_lines(document.get("queues"))
     lines += ["", f"Resources ({len(document['resources'])}):"]
     for resource in document["resources"]:
         marks = " [protected]" if resource["protect"] else ""

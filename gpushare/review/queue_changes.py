@@ -83,3 +83,25 @@ def queue_lines(base: object, head: object) -> list[str]:
 def queue_section(base: object, head: object) -> list[str]:
     lines = queue_lines(base, head)
     return ["#### Queues", "", *lines, ""] if lines else []
+
+
+def queue_plan_lines(queues: object) -> list[str]:
+    """`plan`'s text for its `queues`: per tenant its cohort and, per pool, what it is guaranteed, may borrow and
+    lends; nothing when queues are off."""
+    if not _enabled(queues):
+        return []
+    release = queues.get("release") or {}
+    lines = ["", f"Queues (Kueue {queues.get('kueueVersion')}, chart {release.get('chart')} {release.get('version')} "
+                 f"in {release.get('namespace')}; fair sharing {'on' if queues.get('fairSharing') else 'off'}; "
+                 f"Jobs label kueue.x-k8s.io/queue-name: <tenant>):"]
+    terms = queue_terms(queues) or {}
+    for tenant in queues.get("tenants") or ():
+        name = tenant.get("tenant")
+        cohort = f"cohort {tenant['cohort']}" if tenant.get("cohort") else "no cohort (shares no pool)"
+        lines.append(f"  {name}: ClusterQueue {tenant.get('clusterQueue')}, {cohort}, priority "
+                     f"{tenant.get('priority')}")
+        for (owner, pool), t in terms.items():
+            if owner == name:
+                lines.append(f"    pool {pool}: guaranteed {t.nominal} {t.resource}, may borrow {t.borrowing}, "
+                             f"lends {t.lending}")
+    return lines

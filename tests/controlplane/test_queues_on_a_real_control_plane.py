@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gpushare.kubernetes.queues import queue_manifests
-from tests.controlplane.controlplane import ApiError
+from tests.controlplane.controlplane import ApiError, start_control_plane, stop_control_plane
 from tests.controlplane.test_tenants_on_a_real_control_plane import ensure_namespace
 from tests.kubernetes import test_queues as compiled
 
@@ -58,7 +58,19 @@ def established(plane, name: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def kueue_installed(control_plane):
+def queue_plane():
+    """A control plane of this module's own: the session's (conftest.py) belongs to the tenant tests, which create
+    their namespaces themselves, and this stack's tenants share their names."""
+    plane = start_control_plane({})
+    try:
+        yield plane
+    finally:
+        stop_control_plane(plane)
+
+
+@pytest.fixture(scope="module")
+def kueue_installed(queue_plane):
+    control_plane = queue_plane
     schemas = compiled.crd_schemas()
     for crd in kueue_crds(schemas):
         try:

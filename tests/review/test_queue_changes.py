@@ -63,3 +63,14 @@ def test_the_compare_report_has_a_queue_section_only_when_queues_change():
     older = render_compare(parse_plan(json.dumps({"pools": [], "resources": [], "devicePluginConfigs": []}), "b"),
                            parse_plan(plan(plan_queues()), "h"))
     assert "#### Queues" not in older
+
+
+def test_plan_text_shows_each_tenants_terms_and_nothing_with_queues_off():
+    from gpushare.review.queue_changes import queue_plan_lines
+
+    lines = queue_plan_lines(plan_queues())
+    assert lines[1].startswith("Queues (Kueue v0.19.2, chart oci://registry.k8s.io/kueue/charts/kueue 0.19.2 in "
+                               "kueue-system; fair sharing off")
+    assert "  vision: ClusterQueue vision, cohort gpushare-vision, priority 100" in lines
+    assert "    pool t4ts: guaranteed 6 nvidia.com/gpu.shared, may borrow up to 2, lends all of it" in lines
+    assert queue_plan_lines(plan_queues(off)) == []
