@@ -44,6 +44,7 @@ test: $(TEST_STAMP)
 	@if tools/vapcheck/build --check >/dev/null 2>&1; then tools/vapcheck/build >/dev/null; fi
 	@if tools/nodeselect/build --check >/dev/null 2>&1; then tools/nodeselect/build >/dev/null; fi
 	@if tools/controlplane/build --check >/dev/null 2>&1; then tools/controlplane/build >/dev/null; fi
+	@if tools/kueuecheck/build --check >/dev/null 2>&1; then tools/kueuecheck/build >/dev/null; fi
 	$(BIN)/python -m pytest
 
 bench: $(RUNTIME_STAMP)

@@ -39,10 +39,12 @@ from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
 from gpushare.components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.components.kueue_queues import KueueQueues, KueueQueuesArgs
 from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
 from gpushare.components.subnet_access import SubnetAccess, SubnetAccessArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
+from gpushare.kubernetes.queues import queue_warnings
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
@@ -78,6 +80,8 @@ class GpuShareDeployment:
     """Tenants by name (empty without `gpushare:tenants`)."""
     shared_pools: SharedGpuPools | None
     """The admission policy keeping untenanted pods off tenant pools; None without tenants."""
+    queues: KueueQueues | None = None
+    """Kueue and the tenants' queues; None unless `gpushare:queues.enabled` and the stack has tenants."""
 
     @property
     def cluster_name(self) -> pulumi.Output[str]:
@@ -145,7 +149,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
         for warning in capacity_warnings(pool, capacity, validated):
             pulumi.log.warn(warning)
     for warning in [*ambiguous_resource_warnings(capacities, validated), *tenant_warnings(validated),
-                    *pod_security_warnings(validated)]:
+                    *pod_security_warnings(validated), *queue_warnings(validated)]:
         pulumi.log.warn(warning)
 
     access = ClusterAccess("cluster-access", ClusterAccessArgs(
@@ -185,9 +189,13 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     }
     shared_pools = SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(
         stack=validated, provider=access.provider, depends_on=kubernetes_access)) if validated.tenants else None
+    queues = KueueQueues("kueue", KueueQueuesArgs(
+        stack=validated, provider=access.provider, tenants=tenants, depends_on=kubernetes_access)) \
+        if validated.queues.enabled and validated.tenants else None
     return GpuShareDeployment(
         stack=validated, cluster=cluster, access=access, operator=operator, pools=pools,
-        capacities={pool.name: capacity for pool, capacity in capacities}, tenants=tenants, shared_pools=shared_pools)
+        capacities={pool.name: capacity for pool, capacity in capacities}, tenants=tenants, shared_pools=shared_pools,
+        queues=queues)
 
 
 def _cluster(stack: StackConfig) -> tuple[AksCluster | ExistingCluster, SubnetAccess | None]:

@@ -82,6 +82,12 @@ def run(args: argparse.Namespace) -> int:
 
     # Imported here: `plan` and the tests of other commands need no Kubernetes client.
     from gpushare.kubernetes.cluster_read import api_client, read_objects, read_snapshot, run_smoke
+    from gpushare.kubernetes.queue_status import (
+        cluster_queue_names,
+        queue_statuses,
+        read_cluster_queues,
+        render_queue_lines,
+    )
 
     api, context = api_client(args.kubeconfig, args.context)
     deadline = time.monotonic() + args.wait
@@ -105,15 +111,22 @@ def run(args: argparse.Namespace) -> int:
                           skip=smoke_skips(stack), sleep=wait)
         report = dataclasses.replace(report, extra=[f for r in smoke if (f := r.finding()) is not None])
 
+    # Kueue's queues (`gpushare:queues`): each tenant's ClusterQueue status; a queue missing or inactive fails.
+    queues = queue_statuses(stack, read_cluster_queues(api, cluster_queue_names(stack))) \
+        if stack.queues.enabled else []
     header = f"stack {stack.stack}, cluster context {context} ({api.configuration.host})"
     if args.json:
         document = {"stack": stack.stack, "context": context, "server": api.configuration.host, **report.to_json()}
         if args.smoke:
             document["smoke"] = [r.to_json() for r in smoke]
+        if stack.queues.enabled:
+            document["queues"] = [q.to_json() for q in queues]
         print(json.dumps(document, indent=2))
     else:
         print(header)
         print(render_text(report, smoke))
+        for line in render_queue_lines(queues) + [q.problem for q in queues if q.problem]:
+            print(line)
     if report.verdict is Verdict.PENDING:
         _progress("pending is not a failure; `--wait SECONDS` polls until it settles")
-    return report.exit_code
+    return max(report.exit_code, 1 if any(q.problem for q in queues) else 0)

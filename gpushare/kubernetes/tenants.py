@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from gpushare.kubernetes import kueue_admission
 from gpushare.sharing.operator_values import NAMESPACE as OPERATOR_NAMESPACE
 from gpushare.sharing.operator_values import toleration
 from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
@@ -505,11 +506,12 @@ def pool_message(namespace: str, pools: list[str]) -> str:
     return f"GPU pods in namespace {namespace} must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)}"
 
 
-def _pool_validation(message: str, namespace_expression: str, tail: str, pools: list[str]) -> dict[str, str]:
+def _pool_validation(message: str, namespace_expression: str, tail: str, pools: list[str],
+                     unless: str = "") -> dict[str, str]:
     got = "(variables.pool == '' ? '' : '; got ' + variables.pool)"
     return {
         "expression": (f"variables.debug || !variables.judged || variables.aimedElsewhere || "
-                       f"variables.pool in {_cel_list(pools)}"),
+                       f"{unless + ' || ' if unless else ''}variables.pool in {_cel_list(pools)}"),
         "message": message,
         "messageExpression": (f"{KIND_PREFIX_EXPRESSION} + {SUBJECT_EXPRESSION} + ' in namespace ' + "
                               f"{namespace_expression} + {_cel_string(tail)} + {got}"),
@@ -570,7 +572,8 @@ def _device_validations(judged_pods: str, exempt: str = "") -> dict[str, dict[st
 
 
 def _policy(name: str, variables: list[tuple[str, str]], validations: list[dict[str, str]],
-            labels: dict[str, str], pools: list[str], debug_only: bool = False) -> dict[str, Any]:
+            labels: dict[str, str], pools: list[str], debug_only: bool = False,
+            match_conditions: list[dict[str, str]] = MATCH_CONDITIONS) -> dict[str, Any]:
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -579,7 +582,7 @@ def _policy(name: str, variables: list[tuple[str, str]], validations: list[dict[
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": _match_constraints(debug_only),
-            "matchConditions": [dict(condition) for condition in MATCH_CONDITIONS],
+            "matchConditions": [dict(condition) for condition in match_conditions],
             "variables": [{"name": var, "expression": expression} for var, expression in variables],
             "validations": validations,
         },
@@ -658,9 +661,17 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
         _list_validation("foreignTolerations", tolerations, ": " + tolerations,
                          "variables.debug || variables.aimedElsewhere"),
         _pool_validation(message, _cel_string(tenant.name),
-                         f" must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)}", pools),
+                         f" must set nodeSelector {POOL_LABEL} to one of: {', '.join(pools)}", pools,
+                         kueue_admission.QUEUED_UNLESS if stack.queues.enabled else ""),
         *_device_validations(f"namespace {tenant.name}'s pods that can run on GPU nodes").values(),
     ]
+    match_conditions = MATCH_CONDITIONS
+    if stack.queues.enabled:
+        # Kueue's queued Jobs (`gpushare.kubernetes.kueue_admission`): in before a pool is chosen, started by Kueue.
+        variables += kueue_admission.queue_variables(tenant)
+        validations += kueue_admission.queue_validations(tenant)
+        match_conditions = [{**c, "expression": f"{c['expression']} || {kueue_admission.SUSPEND_CHANGED}"}
+                            if c["name"] == "pod-spec-changed" else c for c in MATCH_CONDITIONS]
     if tenant.guaranteed:
         defaults = container_defaults(stack, tenant)
         variables += [("defaults", _defaults_expression(defaults)), ("notGuaranteed", NOT_GUARANTEED_EXPRESSION)]
@@ -671,7 +682,8 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
             "messageExpression": f"{KIND_PREFIX_EXPRESSION} + {_cel_string(qos + '; not Guaranteed: ')} + "
                                  f"variables.notGuaranteed.join(', ')",
         })
-    return [_policy(name, variables, validations, labels, pools), _binding(name, "In", [tenant.name], labels)]
+    return [_policy(name, variables, validations, labels, pools, match_conditions=match_conditions),
+            _binding(name, "In", [tenant.name], labels)]
 
 
 ALL_POOLS = "*"

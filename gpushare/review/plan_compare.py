@@ -30,6 +30,7 @@ from gpushare.review.gpu_changes import (
     operator_section,
 )
 from gpushare.review.markdown import code
+from gpushare.review.queue_changes import queue_section
 from gpushare.review.tenant_changes import (
     churn_counts,
     platform_from_plan,
@@ -69,6 +70,8 @@ class Plan:
     platform: Mapping[str, tuple[str, ...] | None] | None = None
     """`platformNamespaces`: namespace -> the pools its workloads may reach (None: every pool); None in a plan that
     predates it."""
+    queues: Mapping | None = None
+    """`queues` (Kueue, `gpushare.kubernetes.queues.queue_plan`); None in a plan that predates it."""
 
     def pool_cost(self, pool: str) -> SideCost | None:
         if self.cost is None:
@@ -118,7 +121,8 @@ def parse_plan(text: str, source: str) -> Plan:
     cost = doc.get("cost") if isinstance(doc.get("cost"), Mapping) else None
     return Plan(doc.get("stack"), tuple(doc["pools"]), tuple(doc["resources"]), tuple(doc["devicePluginConfigs"]),
                 operator.get("migStrategy"), *_tenant_keys(doc), cost,
-                platform_from_plan(doc.get("platformNamespaces")))
+                platform_from_plan(doc.get("platformNamespaces")),
+                doc.get("queues") if isinstance(doc.get("queues"), Mapping) else None)
 
 
 def _tenant_keys(doc: Mapping) -> tuple[tuple[Mapping, ...], tuple[str, ...] | None, tuple[str, ...]]:
@@ -236,6 +240,7 @@ def render_compare(base: Plan, head: Plan) -> str:
     lines += gpu_section(pool_transitions(base, head), change.currency if change else None)
     lines += operator_section(operator_transition(base, head))
     lines += tenant_compare_lines(base, head)
+    lines += queue_section(base.queues, head.queues)
     lines.append("_Offline: from `python -m gpushare plan --json` of the base and the head commit, without Azure. "
                  "What is deployed may differ; the cloud preview (`report`) reads it._")
     return "\n".join(lines) + "\n"

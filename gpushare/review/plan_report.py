@@ -15,9 +15,11 @@ import yaml
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.azure.prices import HOW_TO_PRICE
+from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenants import platform_plan, promise_plan, shared_pools, tenant_plan
 from gpushare.review.cluster_facts import created_cluster_sources, existing_cluster_facts, shown_subnet
 from gpushare.review.cost import cost_lines
+from gpushare.review.queue_changes import queue_plan_lines
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.sharing.upgrades import upgrade_summary
@@ -186,6 +188,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
         "poolPromises": promise_plan(stack),
         "platformNamespaces": platform_plan(stack),
+        "queues": queue_plan(stack),
         "cost": cost,
         "costUnpriced": unpriced,
     }
@@ -272,6 +275,7 @@ def render_text(document: dict[str, Any]) -> str:
         lines.append(f"  {config['key']}  ({owner})")
         lines += [f"    {line}" for line in config["config"].rstrip().splitlines()]
     lines += _tenant_lines(document)
+    lines += queue_plan_lines(document.get("queues"))
     lines += ["", f"Resources ({len(document['resources'])}):"]
     for resource in document["resources"]:
         marks = " [protected]" if resource["protect"] else ""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.kubernetes.queues import queue_problems
 from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, optional
 from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse_cluster
 from gpushare.stackfile.declarations import Section
@@ -26,13 +27,15 @@ from gpushare.stackfile.keys import (
     PLATFORM_KEY,
     POOLS_KEY,
     PREFLIGHT_KEY,
+    QUEUES_KEY,
     TENANTS_KEY,
 )
-from gpushare.stackfile.model import StackConfig
+from gpushare.stackfile.model import Queues, StackConfig
 from gpushare.stackfile.network_config import check_pool_subnets
 from gpushare.stackfile.operator_config import OPERATOR_FIELD, OPERATOR_KEYS, parse_operator
 from gpushare.stackfile.platform_config import PLATFORM_FIELD, PLATFORM_KEYS, parse_platform
 from gpushare.stackfile.pool_config import POOL_KEYS, POOLS_FIELD, parse_pools
+from gpushare.stackfile.queue_config import QUEUES_FIELD, QUEUES_KEYS, parse_queues
 from gpushare.stackfile.stack_settings import (
     ENVIRONMENT,
     GUARD,
@@ -50,7 +53,7 @@ from gpushare.stackfile.stack_settings import (
 from gpushare.stackfile.tenant_config import TENANT_KEYS, TENANTS_FIELD, parse_tenants
 
 CONFIG = Section((LOCATION, SUBSCRIPTION, ENVIRONMENT, CLUSTER_FIELD, OPERATOR_FIELD, POOLS_FIELD, GUARD, PREFLIGHT,
-                  TENANTS_FIELD, PLATFORM_FIELD), closed=False)
+                  TENANTS_FIELD, PLATFORM_FIELD, QUEUES_FIELD), closed=False)
 """A stack file's `config:`: the keys gpushare reads. Other providers' keys (`<namespace>:<key>`) are left alone;
 a `gpushare:` key not declared here is refused."""
 GPUSHARE_KEYS = tuple(key for key in CONFIG.keys if key.startswith(f"{NS}:"))
@@ -86,6 +89,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())
     platform = optional(raw, PLATFORM_KEY, lambda v: parse_platform(c, v, raw.get(POOLS_KEY), tenants), ())
     preflight = optional(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PREFLIGHT.default)
+    queues = optional(raw, QUEUES_KEY, lambda v: parse_queues(c, v), Queues())
     azure = parse_azure(c, raw)
     check_region_cloud(c, location, azure.environment, ENVIRONMENT_KEY in raw)
     # A secret section is reported once above; what parsing its ciphertext found would point at the wrong fix.
@@ -94,14 +98,18 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     if c.problems:
         raise ConfigError(source, c.problems)
     assert cluster is not None  # any path that leaves it None recorded a problem
-    return StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
-                       pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants,
-                       platform=platform)
+    validated = StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
+                            pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants,
+                            platform=platform, queues=queues)
+    # Judged on the whole stack (a pool's taints include its tenant's): what Kueue's CRDs would refuse.
+    if problems := queue_problems(validated):
+        raise ConfigError(source, problems)
+    return validated
 
 
 SECTION_KEYS: dict[str, tuple[str, ...]] = {
     CLUSTER_KEY: CLUSTER_KEYS, OPERATOR_KEY: OPERATOR_KEYS, POOLS_KEY: POOL_KEYS, TENANTS_KEY: TENANT_KEYS,
-    PLATFORM_KEY: PLATFORM_KEYS,
+    PLATFORM_KEY: PLATFORM_KEYS, QUEUES_KEY: QUEUES_KEYS,
 }
 """Each section's own keys, for a key written one level too high (`gpushare:migStrategy`)."""
 LIST_SECTIONS = (POOLS_KEY, TENANTS_KEY)

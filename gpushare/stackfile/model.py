@@ -412,6 +412,53 @@ class GpuPool:
         return None if self.spot else self.upgrade
 
 
+class ReclaimWithinCohort(str, Enum):
+    """Kueue's `preemption.reclaimWithinCohort`: whose workloads running on this queue's lent quota are preempted when
+    it needs that quota back."""
+
+    NEVER = "Never"
+    LOWER_PRIORITY = "LowerPriority"
+    ANY = "Any"
+
+
+class WithinClusterQueue(str, Enum):
+    """Kueue's `preemption.withinClusterQueue`: whether a workload preempts the queue's own lower-priority ones."""
+
+    NEVER = "Never"
+    LOWER_PRIORITY = "LowerPriority"
+    LOWER_OR_NEWER_EQUAL_PRIORITY = "LowerOrNewerEqualPriority"
+
+
+@dataclass(frozen=True)
+class TenantQueue:
+    """A tenant's Kueue queue (`queue:`), read when `gpushare:queues.enabled`; see `gpushare.kubernetes.queues`."""
+
+    nominal: tuple[tuple[str, int], ...] | None = None
+    """(advertised resource, units guaranteed to the tenant); None: its quota (or its share of its pools)."""
+    borrowing_limit: tuple[tuple[str, int], ...] = ()
+    """(resource, most units it may borrow on each pool it shares); a resource absent: no limit."""
+    lending_limit: tuple[tuple[str, int], ...] = ()
+    """(resource, most of its nominal units on each pool it shares others may borrow); absent: all of them."""
+    priority: int = 0
+    """The value of the tenant's WorkloadPriorityClass."""
+    reclaim_within_cohort: ReclaimWithinCohort = ReclaimWithinCohort.ANY
+    within_cluster_queue: WithinClusterQueue = WithinClusterQueue.LOWER_PRIORITY
+
+
+DEFAULT_KUEUE_VERSION = "v0.19.2"
+"""The Kueue release gpushare's queue objects (API `kueue.x-k8s.io/v1beta2`) are checked against."""
+
+
+@dataclass(frozen=True)
+class Queues:
+    """`gpushare:queues`: Kueue installed and the tenants' queues compiled from the stack."""
+
+    enabled: bool = False
+    kueue_version: str = DEFAULT_KUEUE_VERSION
+    fair_sharing: bool = False
+    """Kueue's fair sharing (its Configuration's `fairSharing.enable`): borrowing and preemption by usage share."""
+
+
 @dataclass(frozen=True)
 class Tenant:
     """A team: a namespace of the same name whose GPU pods may use only `pools` (see `gpushare.kubernetes.tenants`)."""
@@ -424,6 +471,7 @@ class Tenant:
     """Entra ID group object IDs bound to the `edit` ClusterRole in the namespace."""
     guaranteed: bool = True
     """GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits in every container)."""
+    queue: TenantQueue = TenantQueue()
 
 
 @dataclass(frozen=True)
@@ -485,3 +533,4 @@ class StackConfig:
     tenants: tuple[Tenant, ...] = ()
     platform: tuple[PlatformNamespace, ...] = ()
     """`gpushare:platform.namespaces`, in stack order."""
+    queues: Queues = Queues()

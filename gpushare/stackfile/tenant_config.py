@@ -24,7 +24,9 @@ from gpushare.stackfile.model import (
     GpuPool,
     Operator,
     Tenant,
+    TenantQueue,
 )
+from gpushare.stackfile.queue_config import QUEUE_FIELD, parse_tenant_queue
 
 QUOTA_UNITS = Field("units", INTEGER, "The most units of the resource requested at once in the namespace.",
                     minimum=1, why=" (a quota of 0 would forbid the tenant's GPU pods; drop the key for no limit)")
@@ -43,6 +45,7 @@ TENANT = Section((
                                     examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
     Field("guaranteed", BOOLEAN, "GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits).",
           default=Tenant.guaranteed),
+    QUEUE_FIELD,
 ))
 TENANTS_FIELD = Field(TENANTS_KEY, ARRAY, "Teams sharing this cluster, each a namespace bound to its pools; needs "
                                           "Kubernetes 1.30 or newer.",
@@ -105,16 +108,20 @@ def _parse_tenant(c: Checker, value: Any, path: str, pool_names: list[str],
         tenant_pools, references_ok = pool_references(c, value_pools, f"{path}.pools", pool_names)
     by_name = {pool.name: pool for pool in pools}
     advertised: dict[str, list[str]] = {}
+    at_max: dict[str, int] = {}
     if references_ok and all(p in by_name for p in tenant_pools):
         for pool_name in tenant_pools:
-            resource = pool_capacity(by_name[pool_name], operator.mig_strategy).resource
-            advertised.setdefault(resource, []).append(pool_name)
+            capacity = pool_capacity(by_name[pool_name], operator.mig_strategy)
+            advertised.setdefault(capacity.resource, []).append(pool_name)
+            at_max[capacity.resource] = at_max.get(capacity.resource, 0) + capacity.total(by_name[pool_name].max_nodes)
     quota = optional(raw, "quota", lambda v: _parse_tenant_quota(c, v, f"{path}.quota", advertised), ())
     groups = optional(raw, "groups", lambda v: _parse_groups(c, v, f"{path}.groups"), ())
     guaranteed = c.field(raw, TENANT["guaranteed"], path)
+    queue = optional(raw, "queue", lambda v: parse_tenant_queue(c, v, f"{path}.queue", at_max), TenantQueue())
     if name is None or not tenant_pools or not references_ok:
         return None
-    return Tenant(name=name, pools=tuple(tenant_pools), quota=quota, groups=groups, guaranteed=guaranteed)
+    return Tenant(name=name, pools=tuple(tenant_pools), quota=quota, groups=groups, guaranteed=guaranteed,
+                  queue=queue)
 
 
 def _parse_groups(c: Checker, value: Any, path: str) -> tuple[str, ...]:

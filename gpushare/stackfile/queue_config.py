@@ -1,0 +1,129 @@
+"""`gpushare:queues` (Kueue on or off, its version, fair sharing) and each tenant's `queue:` (its guarantee, borrowing
+and lending limits, priority and preemption). What the keys become in Kueue: `gpushare.kubernetes.queues`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpushare.stackfile.checks import Checker, did_you_mean, kind_of, optional, show
+from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
+from gpushare.stackfile.keys import QUEUES_KEY
+from gpushare.stackfile.model import (
+    DEFAULT_KUEUE_VERSION,
+    Queues,
+    ReclaimWithinCohort,
+    TenantQueue,
+    WithinClusterQueue,
+)
+
+KUEUE_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
+VERIFIED_KUEUE_VERSIONS = (DEFAULT_KUEUE_VERSION,)
+"""Kueue releases whose CRDs and webhooks gpushare's queue objects are tested against."""
+MAX_PRIORITY = 1_000_000_000
+"""A WorkloadPriorityClass `value` is an int32; gpushare keeps to the range Kubernetes leaves user PriorityClasses
+(up to one billion, `k8s.io/api/scheduling/v1` HighestUserDefinablePriority), so the two read alike."""
+
+QUEUES = Section((
+    Field("enabled", BOOLEAN, "Install Kueue (Helm, on the system pool) and give each tenant a ClusterQueue and a "
+                              "LocalQueue compiled from its pools and `queue:`.",
+          default=Queues.enabled),
+    Field("kueueVersion", STRING, "The Kueue release (v<major>.<minor>.<patch>); one gpushare has not verified is "
+                                  "a warning naming the verified ones.",
+          default=DEFAULT_KUEUE_VERSION, pattern=KUEUE_VERSION_RE, examples=VERIFIED_KUEUE_VERSIONS,
+          rule=f"must be a Kueue release such as {DEFAULT_KUEUE_VERSION} (v<major>.<minor>.<patch>, with the v)"),
+    Field("fairSharing", BOOLEAN, "Kueue's fair sharing: borrowing and reclaim follow each queue's share of what "
+                                  "it uses instead of first come, first served.",
+          default=Queues.fair_sharing),
+))
+QUEUES_FIELD = Field(QUEUES_KEY, OBJECT, "Kueue queues compiled from the tenants: idle GPUs lent within a cohort "
+                                         "of tenants sharing pools and reclaimed by preemption.",
+                     default_text="off", section=QUEUES)
+QUEUES_KEYS = QUEUES.keys
+
+UNITS = Field("units", INTEGER, "Units of the resource.", minimum=0)
+_DEFAULT_QUEUE = TenantQueue()
+PREEMPTION = Section((
+    Field("reclaimWithinCohort", STRING, "Which workloads running on the tenant's lent quota are preempted when it "
+                                         "needs that quota back: Never, LowerPriority or Any.",
+          default=_DEFAULT_QUEUE.reclaim_within_cohort, enum=ReclaimWithinCohort),
+    Field("withinClusterQueue", STRING, "Whether a workload preempts the tenant's own lower-priority ones: Never, "
+                                        "LowerPriority or LowerOrNewerEqualPriority.",
+          default=_DEFAULT_QUEUE.within_cluster_queue, enum=WithinClusterQueue),
+))
+TENANT_QUEUE = Section((
+    Field("nominal", OBJECT, "Advertised resource -> units guaranteed to the tenant (Kueue's nominalQuota), placed "
+                             "on its dedicated pools first, then on its shared ones; at most what its pools hold at "
+                             "their max.",
+          default_text="per resource, its quota, else its pools' capacity (shared pools split evenly)",
+          values=UNITS),
+    Field("borrowingLimit", OBJECT, "Advertised resource -> the most units it may borrow on each pool it shares, "
+                                    "from the other tenants listing it.",
+          default_text="no limit", values=UNITS),
+    Field("lendingLimit", OBJECT, "Advertised resource -> the most of its guaranteed units on each pool it shares "
+                                  "that others may borrow; its dedicated pools are never lent.",
+          default_text="all of them", values=UNITS),
+    Field("priority", INTEGER, "The value of its WorkloadPriorityClass gpushare-<tenant> (higher preempts lower).",
+          default=_DEFAULT_QUEUE.priority, minimum=0, maximum=MAX_PRIORITY),
+    Field("preemption", OBJECT, "When Kueue preempts to give the tenant its guarantee.",
+          default_text="the defaults of its keys", section=PREEMPTION),
+))
+QUEUE_FIELD = Field("queue", OBJECT, "Its Kueue queue, read when gpushare:queues.enabled is true.",
+                    default_text="its quota as its guarantee", section=TENANT_QUEUE)
+
+
+def parse_queues(c: Checker, value: Any) -> Queues:
+    raw = c.mapping(value, QUEUES_KEY, QUEUES_KEYS)
+    if raw is None:
+        return Queues()
+    version = QUEUES["kueueVersion"]
+    # A version gpushare has not verified is a warning (`gpushare.kubernetes.queues.queue_warnings`), not a refusal.
+    kueue_version = optional(raw, "kueueVersion",
+                             lambda v: c.check(version, v, f"{QUEUES_KEY}.kueueVersion"), version.default)
+    return Queues(enabled=c.field(raw, QUEUES["enabled"], QUEUES_KEY), kueue_version=kueue_version,
+                  fair_sharing=c.field(raw, QUEUES["fairSharing"], QUEUES_KEY))
+
+
+def _parse_units(c: Checker, value: Any, path: str, capacity: dict[str, int],
+                 minimum: int) -> tuple[tuple[str, int], ...] | None:
+    """resource -> units, each a resource of the tenant's pools (`capacity`: resource -> units at max; empty when
+    the tenant's pools could not be read, then names are not judged)."""
+    if not isinstance(value, dict):
+        c.add(path, f"expected a mapping of advertised resource to units, e.g. {{nvidia.com/gpu: 4}}, "
+                    f"got {kind_of(value)} {show(value)}")
+        return None
+    parsed = []
+    for key, units in value.items():
+        key_path = f"{path}.{key}"
+        resource = str(key)
+        if capacity and resource not in capacity:
+            offered = ", ".join(sorted(capacity))
+            c.add(key_path, f"none of this tenant's pools advertises {resource}"
+                            f"{did_you_mean(resource, list(capacity))}; they advertise: {offered}")
+            continue
+        if c.integer(units, key_path, minimum) is not None:
+            parsed.append((resource, units))
+    return tuple(parsed)
+
+
+def parse_tenant_queue(c: Checker, value: Any, path: str, capacity: dict[str, int]) -> TenantQueue:
+    """`capacity`: each resource the tenant's pools advertise -> the units they hold at their max."""
+    raw = c.mapping(value, path, TENANT_QUEUE.keys, {"preemption": PREEMPTION.keys})
+    if raw is None:
+        return TenantQueue()
+    nominal = optional(raw, "nominal", lambda v: _parse_units(c, v, f"{path}.nominal", capacity, 0), None)
+    for resource, units in nominal or ():
+        if resource in capacity and units > capacity[resource]:
+            c.add(f"{path}.nominal.{resource}",
+                  f"{units} is more than this tenant's pools hold at their max ({capacity[resource]} {resource}): "
+                  f"Kueue would guarantee what no node can run; lower it or raise the pools' max")
+    borrowing = optional(raw, "borrowingLimit",
+                         lambda v: _parse_units(c, v, f"{path}.borrowingLimit", capacity, 0), ())
+    lending = optional(raw, "lendingLimit", lambda v: _parse_units(c, v, f"{path}.lendingLimit", capacity, 0), ())
+    preemption = optional(raw, "preemption", lambda v: c.mapping(v, f"{path}.preemption", PREEMPTION.keys), {})
+    return TenantQueue(
+        nominal=nominal, borrowing_limit=borrowing, lending_limit=lending,
+        priority=c.field(raw, TENANT_QUEUE["priority"], path),
+        reclaim_within_cohort=c.field(preemption, PREEMPTION["reclaimWithinCohort"], f"{path}.preemption"),
+        within_cluster_queue=c.field(preemption, PREEMPTION["withinClusterQueue"], f"{path}.preemption"),
+    )
