@@ -290,21 +290,22 @@ def _kubeconfig(path: Path, url: str, ca: Path, token: str) -> Path:
     return path
 
 
-def start_control_plane(users: dict[str, list[str]]) -> ControlPlane:
-    """Starts the control plane in a new temporary folder. `users`: name -> groups (besides the admin). The caller
-    stops it (`stop_control_plane`), on failure too."""
+def start_control_plane(users: dict[str, list[str]], controllers: tuple[str, ...] = CONTROLLERS) -> ControlPlane:
+    """Starts the control plane in a new temporary folder. `users`: name -> groups (besides the admin);
+    `controllers`: those the controller manager runs. The caller stops it (`stop_control_plane`), on failure too."""
     bin_dir = binaries()
     folder = Path(tempfile.mkdtemp(prefix="gpushare-controlplane-"))
     plane = ControlPlane(folder)
     try:
-        _start(plane, bin_dir, users)
+        _start(plane, bin_dir, users, controllers)
     except BaseException:
         stop_control_plane(plane)
         raise
     return plane
 
 
-def _start(plane: ControlPlane, bin_dir: Path, users: dict[str, list[str]]) -> None:
+def _start(plane: ControlPlane, bin_dir: Path, users: dict[str, list[str]],
+           controllers: tuple[str, ...]) -> None:
     folder = plane.folder
     insecure = ssl.create_default_context()
     insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
@@ -363,7 +364,7 @@ def _start(plane: ControlPlane, bin_dir: Path, users: dict[str, list[str]]) -> N
 
     component("kube-controller-manager", "/healthz", [
         "--use-service-account-credentials", f"--service-account-private-key-file={sa_key}",
-        f"--root-ca-file={plane.ca}", f"--controllers={','.join(CONTROLLERS)}"])
+        f"--root-ca-file={plane.ca}", f"--controllers={','.join(controllers)}"])
     component("kube-scheduler", "/readyz", [])
 
 

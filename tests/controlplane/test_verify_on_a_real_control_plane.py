@@ -364,7 +364,8 @@ FAULTS: dict[str, tuple[Callable[..., Undo], Callable[[Any], list[str]]]] = {
                        f"mismatch: pool t4ts: node {T4TS_NODE}: its config label {t4ts_key(stack)} is not in ConfigMap "
                        f"{NAMESPACE}/{CONFIG_MAP_NAME}\n  cause: the device plugin's config-manager stops"]),
     "a ConfigMap entry edited": (
-        lambda plane, stack, tolerations: config_map_data(plane, lambda data: {**data, t4ts_key(stack): "version: v1\n"}),
+        lambda plane, stack, tolerations: config_map_data(
+            plane, lambda data: {**data, t4ts_key(stack): "version: v1\n"}),
         lambda stack: [f"mismatch: pool t4ts: ConfigMap key {t4ts_key(stack)} holds another config than the plan"]),
     "a failing operator validator pod": (
         lambda plane, stack, tolerations: failing_validator(plane, T4TS_NODE),
