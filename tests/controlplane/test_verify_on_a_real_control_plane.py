@@ -146,7 +146,12 @@ def operator_settled(plane: ControlPlane) -> None:
             ds.get("status", {}).get("desiredNumberScheduled") == len(nodes)
             and ds["status"].get("numberReady") == len(nodes)
             and ds["status"].get("observedGeneration") == ds["metadata"]["generation"] for ds in sets)
-    plane.wait_for("the operator's DaemonSets ready on every GPU node", settled, timeout=SETTLE_TIMEOUT)
+    try:
+        plane.wait_for("the operator's DaemonSets ready on every GPU node", settled, timeout=SETTLE_TIMEOUT)
+    except AssertionError as error:
+        placed = {(p["metadata"]["labels"]["app"], p["spec"].get("nodeName")) for p in operator_pods(plane)}
+        missing = sorted((ds, node) for ds in OPERATOR_DAEMONSETS for node in nodes if (ds, node) not in placed)
+        raise AssertionError(f"{error}; no pod (DaemonSet, node): {missing}") from None
 
 
 def finish_deletions(plane: ControlPlane, pods: list[dict[str, Any]]) -> None:
