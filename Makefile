@@ -14,7 +14,7 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime-$(call checksum,requirements.txt pyp
 TEST_STAMP := $(VENV)/.installed-test-$(call checksum,requirements.txt requirements-dev.txt pyproject.toml)
 STACK ?= dev
 
-.PHONY: plan test bench clean
+.PHONY: plan test bench bench-admission clean
 
 # $(1): the requirements file, $(2): the stamp's kind (stale stamps of that kind are removed).
 define install
@@ -49,6 +49,12 @@ test: $(TEST_STAMP)
 
 bench: $(RUNTIME_STAMP)
 	$(BIN)/python benchmarks/plan_benchmark.py
+
+# The tenant policies' admission overhead on the real control plane (tools/controlplane, built on first use; needs Go
+# and the test tools: the control plane's harness is in tests/).
+bench-admission: $(TEST_STAMP)
+	tools/controlplane/build >/dev/null
+	$(BIN)/python benchmarks/admission_benchmark.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

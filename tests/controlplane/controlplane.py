@@ -42,6 +42,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "tools" / "controlplane" / "build"
 
 ADMIN = "admin"
+READER = "reader@example.com"
+"""A user in no group: what it may read is what a test binds to it."""
 AKS_ADMISSION_PLUGINS = ("ExtendedResourceToleration", "PodNodeSelector", "PodTolerationRestriction", "NodeRestriction")
 CONTROLLERS = ("serviceaccount-controller", "serviceaccount-token-controller", "namespace-controller",
                "resourcequota-controller", "replicaset-controller", "deployment-controller", "job-controller",
@@ -139,6 +142,10 @@ class ControlPlane:
     audit_log: Path | None = None
     nodes: dict[str, list[str]] = field(default_factory=dict)
     """pool name ("system" too) -> its Nodes' names (`register_nodes`)."""
+
+    def kubeconfig(self, user: str = ADMIN) -> Path:
+        """A kubeconfig reaching the API server as `user` (its bearer token, the server's CA)."""
+        return _kubeconfig(self.folder / f"{user}.kubeconfig", self.url, self.ca, self.tokens[user])
 
     def pod_creators(self, namespace: str) -> dict[str, str]:
         """pod name -> the user whose create of it the API server accepted (the audit log)."""
@@ -284,21 +291,22 @@ def _kubeconfig(path: Path, url: str, ca: Path, token: str) -> Path:
     return path
 
 
-def start_control_plane(users: dict[str, list[str]]) -> ControlPlane:
-    """Starts the control plane in a new temporary folder. `users`: name -> groups (besides the admin). The caller
-    stops it (`stop_control_plane`), on failure too."""
+def start_control_plane(users: dict[str, list[str]], controllers: tuple[str, ...] = CONTROLLERS) -> ControlPlane:
+    """Starts the control plane in a new temporary folder. `users`: name -> groups (besides the admin);
+    `controllers`: those the controller manager runs. The caller stops it (`stop_control_plane`), on failure too."""
     bin_dir = binaries()
     folder = Path(tempfile.mkdtemp(prefix="gpushare-controlplane-"))
     plane = ControlPlane(folder)
     try:
-        _start(plane, bin_dir, users)
+        _start(plane, bin_dir, users, controllers)
     except BaseException:
         stop_control_plane(plane)
         raise
     return plane
 
 
-def _start(plane: ControlPlane, bin_dir: Path, users: dict[str, list[str]]) -> None:
+def _start(plane: ControlPlane, bin_dir: Path, users: dict[str, list[str]],
+           controllers: tuple[str, ...]) -> None:
     folder = plane.folder
     insecure = ssl.create_default_context()
     insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
@@ -343,7 +351,7 @@ def _start(plane: ControlPlane, bin_dir: Path, users: dict[str, list[str]]) -> N
     plane.wait_ready(apiserver, plane.url + "/readyz", admin, insecure)
     plane.ca = certs / "apiserver.crt"
     plane._ssl = ssl.create_default_context(cafile=str(plane.ca))
-    kubeconfig = _kubeconfig(folder / "admin.kubeconfig", plane.url, plane.ca, plane.tokens[ADMIN])
+    kubeconfig = plane.kubeconfig(ADMIN)
 
     # kube-controller-manager serves /healthz only (no /readyz); kube-scheduler both. `--authentication-skip-lookup`:
     # the API server has no client CA, so it publishes no extension-apiserver-authentication ConfigMap to look up.
@@ -357,7 +365,7 @@ def _start(plane: ControlPlane, bin_dir: Path, users: dict[str, list[str]]) -> N
 
     component("kube-controller-manager", "/healthz", [
         "--use-service-account-credentials", f"--service-account-private-key-file={sa_key}",
-        f"--root-ca-file={plane.ca}", f"--controllers={','.join(CONTROLLERS)}"])
+        f"--root-ca-file={plane.ca}", f"--controllers={','.join(controllers)}"])
     component("kube-scheduler", "/readyz", [])
 
 
@@ -372,6 +380,9 @@ def stop_control_plane(plane: ControlPlane) -> None:
 
 SYSTEM_NODE = "aks-system-00000000"
 DEFAULT_NODE_MEMORY_GIB = 64
+READY_FOR = timedelta(hours=1)
+"""How long before the session the fake nodes turned Ready (their Ready condition's lastTransitionTime): long enough
+that `verify` judges a missing operator pod on one a failure, not a node still settling."""
 
 
 def _taint(text: str) -> dict[str, str]:
@@ -398,10 +409,12 @@ def node_objects(stack) -> dict[str, list[dict[str, Any]]]:
             "spec": {"taints": [_taint(t) for t in taints]} if taints else {},
             "status": {"capacity": resources, "allocatable": resources,
                        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                       "lastTransitionTime": ready_since,
                                        "message": "kubelet is posting ready status (a fake node)"}]},
         }
 
     facts = stack_pool_facts(stack)
+    ready_since = (datetime.now(timezone.utc) - READY_FOR).strftime("%Y-%m-%dT%H:%M:%SZ")
     nodes: dict[str, list[dict[str, Any]]] = {"system": [node(SYSTEM_NODE, "system", "Standard_D4s_v5", {}, [], {
         "cpu": "4", "memory": "16Gi", "pods": "110"})]}
     for pool in stack.pools:
@@ -434,3 +447,63 @@ def register_nodes(plane: ControlPlane, stack) -> dict[str, list[str]]:
             plane.request("PUT", path, updated)
             placed.setdefault(pool, []).append(obj["metadata"]["name"])
     return placed
+
+
+# --- what the plan renders --------------------------------------------------------------------------------------
+
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+"""Not applied: the GPU Operator's chart cannot be fetched offline (and would need the operator's images and a
+kubelet to do anything). Every other Kubernetes resource of the plan is."""
+ENFORCEMENT_PROBE_NAMESPACE = "gpushare-probe"
+"""A namespace the shared-pool policy binds, to see it enforced."""
+
+
+def rendered_objects(plan_document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the plan's Kubernetes resources but Helm releases, their manifests): a pulumi-kubernetes resource's inputs
+    are the object's own fields (apiVersion, kind, metadata, spec, data, ...)."""
+    resources = [r for r in plan_document["resources"] if r["type"].startswith("kubernetes:")
+                 and r["type"] != HELM_RELEASE]
+    return resources, [r["inputs"] for r in resources]
+
+
+def ensure_namespace(plane: ControlPlane, name: str) -> None:
+    try:
+        plane.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    except ApiError as error:
+        if error.status != 409:
+            raise
+    plane.wait_for(f"the default ServiceAccount of {name}", lambda: plane.get("v1", "ServiceAccount", "default", name))
+
+
+def refused_by_a_policy(plane: ControlPlane, namespace: str) -> bool:
+    """A dry-run pod that every gpushare policy refuses (it names every GPU of its node) is refused by one."""
+    probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "enforcement-probe"}, "spec": {"containers": [
+        {"name": "c", "image": "busybox", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}}
+    try:
+        plane.request("POST", resource_path("v1", "Pod", namespace) + "?dryRun=All", probe)
+    except ApiError as error:
+        return "ValidatingAdmissionPolicy" in str(error.body.get("message", ""))
+    return False
+
+
+def apply_rendered(plane: ControlPlane, stack, plan_document: dict[str, Any]):
+    """Creates every object `rendered_objects` lists, as the admin, in the plan's order (namespaces before what is in
+    them, each policy before its binding); waits until each namespace has its default ServiceAccount, each quota its
+    status and each tenant's (and the shared-pool) policy refuses a probe pod: a new binding reaches the admission
+    plugin through its informers a moment after it is stored, and until then a test could see it admit what it will
+    refuse. Returns (resources, manifests, the created objects)."""
+    resources, manifests = rendered_objects(plan_document)
+    created = [plane.create(obj) for obj in manifests]
+    for obj in manifests:
+        meta = obj["metadata"]
+        if obj["kind"] == "Namespace":
+            plane.wait_for(f"the default ServiceAccount of {meta['name']}",
+                           lambda: plane.get("v1", "ServiceAccount", "default", meta["name"]))
+        elif obj["kind"] == "ResourceQuota":
+            plane.wait_for(f"quota {meta['name']}'s status", lambda: plane.get(
+                "v1", "ResourceQuota", meta["name"], meta["namespace"]).get("status", {}).get("hard"))
+    ensure_namespace(plane, ENFORCEMENT_PROBE_NAMESPACE)
+    for namespace in [*(tenant.name for tenant in stack.tenants), ENFORCEMENT_PROBE_NAMESPACE]:
+        plane.wait_for(f"the policy bound to namespace {namespace}",
+                       lambda namespace=namespace: refused_by_a_policy(plane, namespace))
+    return resources, manifests, created

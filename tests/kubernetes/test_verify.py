@@ -1,5 +1,7 @@
 """`gpushare.kubernetes.verify`: what each pool's nodes must show, and how the live state is judged (pure functions over the
-Kubernetes API's JSON; the CLI tests drive the same code through the real client)."""
+Kubernetes API's JSON; the CLI tests drive the same code through the real client). Fast and without Go: the JSON is
+tests/kube_stub.py's builders', which tests/controlplane/test_verify_on_a_real_control_plane.py shows are judged as the
+real API server's objects are."""
 
 from __future__ import annotations
 
