@@ -191,7 +191,8 @@ def _send(api: client.ApiClient, what: str, request: Callable[..., Any], *args: 
 
 
 def read_snapshot(api: client.ApiClient) -> ClusterSnapshot:
-    """The cluster's nodes (gpushare's pools' apart), the device-plugin ConfigMap, the operator's DaemonSets and pods."""
+    """The cluster's nodes (gpushare's pools' apart), the device-plugin ConfigMap, the operator's DaemonSets and
+    pods."""
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     # Every node: the cluster autoscaler's unready threshold is a share of all of them (`verify.autoscaler_view`).
     nodes = call(api, "list nodes", core.list_node).get("items") or []

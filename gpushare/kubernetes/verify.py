@@ -231,6 +231,7 @@ def autoscaler_findings(view: AutoscalerView) -> list[Finding]:
     if not view.runs or view.healthy:
         return []
     gpu = [n for n in view.unready if n in view.gpu_unready]
+    others = "the others are" if gpu else "they are"
     cause = (f"{len(gpu)} of them carry {GPU_LABEL} but advertise no nvidia.com/gpu ({', '.join(gpu[:5])}"
              f"{', ...' if len(gpu) > 5 else ''}; {UPSTREAM_ISSUE}); " if gpu else "")
     return [Finding(
@@ -238,7 +239,7 @@ def autoscaler_findings(view: AutoscalerView) -> list[Finding]:
         f"the cluster autoscaler counts {len(view.unready)} of {view.total} nodes unready, more than "
         f"{OK_TOTAL_UNREADY_COUNT} and more than {MAX_TOTAL_UNREADY_PERCENTAGE:g}%: it stops scaling every pool "
         f"(ClusterStateRegistry.IsClusterHealthy)",
-        f"{cause}the others are NotReady",
+        f"{cause}{others} NotReady" if len(gpu) < len(view.unready) else cause.removesuffix("; "),
         "advertise nvidia.com/gpu on the GPU pools (leave sharing.renameByDefault out, migStrategy single) and "
         "`pulumi up`; `kubectl describe node` for NotReady ones",
     )]
@@ -856,8 +857,8 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
 
 
 def _autoscaler_line(view: AutoscalerView) -> str:
-    gpu = (f"{len(view.gpu_unready)} GPU node(s) without nvidia.com/gpu it counts unready ({', '.join(view.gpu_unready)})"
-           if view.gpu_unready else "every GPU node advertises nvidia.com/gpu")
+    gpu = (f"{len(view.gpu_unready)} GPU node(s) without nvidia.com/gpu it counts unready "
+           f"({', '.join(view.gpu_unready)})" if view.gpu_unready else "every GPU node advertises nvidia.com/gpu")
     if view.runs:
         state = "acting" if view.healthy else "STOPPED"
     else:

@@ -452,7 +452,8 @@ def _with_rename_defaults(pools: tuple[GpuPool, ...]) -> tuple[GpuPool, ...]:
     if not any(pool.autoscale for pool in pools):
         return pools
     return tuple(
-        dataclasses.replace(pool, sharing=dataclasses.replace(pool.sharing, rename_by_default=AUTOSCALED_RENAME_BY_DEFAULT))
+        dataclasses.replace(pool, sharing=dataclasses.replace(pool.sharing,
+                                                              rename_by_default=AUTOSCALED_RENAME_BY_DEFAULT))
         if pool.sharing and not pool.sharing.rename_written else pool
         for pool in pools
     )
