@@ -1,5 +1,5 @@
 // autoscalercheck: the cluster autoscaler's own GPU readiness rule and cluster-wide health threshold, run on node
-// objects with no cluster, to test gpushare's model of them (gpushare/sharing/autoscaler_readiness.py).
+// objects with no cluster, to test gpushare's model of them (gpushare/stackfile/autoscaler_readiness.py).
 //
 // Input (stdin, JSON): {"nodes": [<v1.Node>...], "okTotalUnreadyCount": 3, "maxTotalUnreadyPercentage": 45,
 // "now": "<RFC 3339>"}; the two thresholds default to the autoscaler's flag defaults (config/flags/flags.go) and
