@@ -51,6 +51,7 @@ from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
 from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
 from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.stackfile.autoscaler_readiness import autoscaler_warnings
 from gpushare.stackfile.cluster_config import access_warnings, api_server_warnings, node_os_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
@@ -138,7 +139,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     report = _check_azure(validated)
     for warning in [*kubernetes_version_warnings(validated), *access_warnings(validated.cluster.access),
                     *api_server_warnings(validated.cluster), *node_os_warnings(validated),
-                    *operator_warnings(validated), *tag_warnings(validated)]:
+                    *operator_warnings(validated), *tag_warnings(validated), *autoscaler_warnings(validated)]:
         pulumi.log.warn(warning)
     if warning := long_run_warning(validated, report):
         pulumi.log.warn(warning)

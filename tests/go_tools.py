@@ -1,6 +1,6 @@
-"""The project's Go tools in tests (`tools/vapcheck`, `tools/controlplane`): whether their build script can run here,
-and what it printed. Each `tools/<name>/build` exits 3 when Go is missing or too old, prints its path on stdout and
-its progress on stderr."""
+"""The project's Go tools in tests (`tools/vapcheck`, `tools/controlplane`, `tools/autoscalercheck`): whether their
+build script can run here, and what it printed. Each `tools/<name>/build` exits 3 when Go is missing or too old,
+prints its path on stdout and its progress on stderr."""
 
 from __future__ import annotations
 

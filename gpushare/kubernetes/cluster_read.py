@@ -192,16 +192,19 @@ def _send(api: client.ApiClient, what: str, request: Callable[..., Any], *args: 
 
 
 def read_snapshot(api: client.ApiClient) -> ClusterSnapshot:
-    """Nodes of gpushare's pools, the device-plugin ConfigMap, and the operator's DaemonSets and pods."""
+    """The cluster's nodes (gpushare's pools' apart), the device-plugin ConfigMap, the operator's DaemonSets and
+    pods."""
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    nodes = call(api, "list nodes", core.list_node, label_selector=POOL_LABEL)
+    # Every node: the cluster autoscaler's unready threshold is a share of all of them (`verify.autoscaler_view`).
+    nodes = call(api, "list nodes", core.list_node).get("items") or []
     config_map = call(api, f"read ConfigMap {NAMESPACE}/{CONFIG_MAP_NAME}", core.read_namespaced_config_map,
                       CONFIG_MAP_NAME, NAMESPACE, missing_ok=True)
     daemon_sets = call(api, f"list DaemonSets in {NAMESPACE}", apps.list_namespaced_daemon_set, NAMESPACE)
     pods = call(api, f"list pods in {NAMESPACE}", core.list_namespaced_pod, NAMESPACE,
                 label_selector=f"app in ({_APPS})")
     return ClusterSnapshot(
-        nodes=nodes.get("items") or [],
+        nodes=[n for n in nodes if POOL_LABEL in ((n.get("metadata") or {}).get("labels") or {})],
+        other_nodes=[n for n in nodes if POOL_LABEL not in ((n.get("metadata") or {}).get("labels") or {})],
         config_map=config_map,
         daemon_sets=daemon_sets.get("items") or [],
         pods=pods.get("items") or [],

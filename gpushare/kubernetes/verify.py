@@ -36,6 +36,15 @@ from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, RELEASE_NAME, operator_plan, toleration
 from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.stackfile.autoscaler_readiness import (
+    GPU_LABEL,
+    MAX_TOTAL_UNREADY_PERCENTAGE,
+    OK_TOTAL_UNREADY_COUNT,
+    UPSTREAM_ISSUE,
+    cluster_healthy,
+    counted_unready,
+    gpu_unready,
+)
 from gpushare.stackfile.catalog import gpu_product_label
 from gpushare.stackfile.model import (
     CUDA_CHECK_IMAGE,
@@ -132,6 +141,8 @@ class PoolExpectation:
     daemon_sets: tuple[str, ...]
     taints: tuple[str, ...]
     """Every taint the pool's nodes carry (the Spot taint AKS adds included): the smoke pod tolerates them."""
+    autoscaled: bool = False
+    """The pool autoscales: AKS runs the cluster autoscaler, which judges every node of the cluster."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +156,8 @@ class ClusterSnapshot:
     pods: list[dict]
     """The operator's pods (device plugin, GFD, MPS daemon, validator) in the release namespace."""
     now: datetime
+    other_nodes: list[dict] = field(default_factory=list)
+    """The cluster's other nodes (system pool, pools gpushare does not own): the autoscaler counts them too."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +193,59 @@ class PoolResult:
 
 
 @dataclass(frozen=True)
+class AutoscalerView:
+    """What the cluster autoscaler makes of the cluster's nodes as they are (`gpushare.stackfile.autoscaler_readiness`,
+    the rule of cluster-autoscaler 1.35.2)."""
+
+    runs: bool
+    """A pool of the stack autoscales, so AKS runs the autoscaler (it may also run for an existing cluster's own
+    pools, which gpushare does not read)."""
+    gpu_unready: tuple[str, ...]
+    """Nodes it marks unready: the GPU label and no `nvidia.com/gpu` (or other GPU) allocatable."""
+    unready: tuple[str, ...]
+    """Every node it counts unready cluster-wide (the above, and nodes NotReady for 15 minutes after creation)."""
+    total: int
+
+    @property
+    def healthy(self) -> bool:
+        return cluster_healthy(len(self.unready), self.total)
+
+    def to_json(self) -> dict:
+        return {"runs": self.runs, "gpuUnreadyNodes": list(self.gpu_unready), "unreadyNodes": list(self.unready),
+                "nodes": self.total, "healthy": self.healthy, "okTotalUnreadyCount": OK_TOTAL_UNREADY_COUNT,
+                "maxTotalUnreadyPercentage": MAX_TOTAL_UNREADY_PERCENTAGE}
+
+
+def autoscaler_view(expectations: Iterable[PoolExpectation], snapshot: ClusterSnapshot) -> AutoscalerView:
+    nodes = [*snapshot.nodes, *snapshot.other_nodes]
+    return AutoscalerView(
+        runs=any(e.autoscaled for e in expectations),
+        gpu_unready=tuple(sorted(_name(n) for n in nodes if gpu_unready(n))),
+        unready=tuple(sorted(_name(n) for n in nodes if counted_unready(n, snapshot.now))),
+        total=len(nodes),
+    )
+
+
+def autoscaler_findings(view: AutoscalerView) -> list[Finding]:
+    """A mismatch when the autoscaler runs and its cluster-wide threshold is crossed: it then scales no pool."""
+    if not view.runs or view.healthy:
+        return []
+    gpu = [n for n in view.unready if n in view.gpu_unready]
+    others = "the others are" if gpu else "they are"
+    cause = (f"{len(gpu)} of them carry {GPU_LABEL} but advertise no nvidia.com/gpu ({', '.join(gpu[:5])}"
+             f"{', ...' if len(gpu) > 5 else ''}; {UPSTREAM_ISSUE}); " if gpu else "")
+    return [Finding(
+        "autoscaler",
+        f"the cluster autoscaler counts {len(view.unready)} of {view.total} nodes unready, more than "
+        f"{OK_TOTAL_UNREADY_COUNT} and more than {MAX_TOTAL_UNREADY_PERCENTAGE:g}%: it stops scaling every pool "
+        f"(ClusterStateRegistry.IsClusterHealthy)",
+        f"{cause}{others} NotReady" if len(gpu) < len(view.unready) else cause.removesuffix("; "),
+        "advertise nvidia.com/gpu on the GPU pools (leave sharing.renameByDefault out, migStrategy single) and "
+        "`pulumi up`; `kubectl describe node` for NotReady ones",
+    )]
+
+
+@dataclass(frozen=True)
 class VerifyReport:
     pools: list[PoolResult]
     operator: list[Finding]
@@ -192,10 +258,13 @@ class VerifyReport:
     tenants: list[Finding] = field(default_factory=list)
     skipped: list[SkippedCheck] = field(default_factory=list)
     """Checks not made: the identity may not read the object (each names the role that would allow it)."""
+    autoscaler: AutoscalerView | None = None
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for pool in self.pools for f in pool.findings] + self.operator + self.tenants + self.extra
+        autoscaler = autoscaler_findings(self.autoscaler) if self.autoscaler else []
+        return ([f for pool in self.pools for f in pool.findings] + self.operator + autoscaler + self.tenants
+                + self.extra)
 
     @property
     def verdict(self) -> Verdict:
@@ -222,6 +291,9 @@ class VerifyReport:
             "tenants": {"objects": self.tenant_objects, "findings": [f.to_json() for f in self.tenants],
                         "skipped": [s.to_json() for s in self.skipped]},
             "other": [f.to_json() for f in self.extra],
+            "autoscaler": {**self.autoscaler.to_json(),
+                           "findings": [f.to_json() for f in autoscaler_findings(self.autoscaler)]}
+            if self.autoscaler else None,
         }
 
 
@@ -276,6 +348,7 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
             product=_product(pool, capacity.base_resource, capacity.slice),
             daemon_sets=daemon_sets,
             taints=facts.tolerated_taints,
+            autoscaled=pool.autoscale is not None,
         ))
     return expectations
 
@@ -592,7 +665,8 @@ def evaluate(expectations: list[PoolExpectation], snapshot: ClusterSnapshot) -> 
         scoped = dataclasses.replace(expect, daemon_sets=tuple(d for d in expect.daemon_sets if d not in missing))
         result = _check_pool(scoped, sorted(by_pool.get(expect.pool, []), key=_name), snapshot, pods, data)
         pools.append(PoolResult(expect, result.nodes, result.findings))
-    return VerifyReport(pools, operator, _daemon_set_summary(wanted, daemon_sets))
+    return VerifyReport(pools, operator, _daemon_set_summary(wanted, daemon_sets),
+                        autoscaler=autoscaler_view(expectations, snapshot))
 
 
 # --- rendered objects (tenants) ----------------------------------------------------------------------------
@@ -753,6 +827,8 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
         )
     ds = ", ".join(f"{name} {state}" for name, state in report.daemon_sets.items())
     lines.append(f"operator ({NAMESPACE}) DaemonSets ready/desired: {ds}")
+    if report.autoscaler:
+        lines.append(_autoscaler_line(report.autoscaler))
     if report.tenant_objects:
         checked = report.tenant_objects - len(report.skipped)
         state = f"{len(report.tenants)} missing or changed" if report.tenants else "all as rendered"
@@ -778,6 +854,17 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
     lines.append("")
     lines.append(f"verdict: {report.verdict.value.upper()}")
     return "\n".join(lines)
+
+
+def _autoscaler_line(view: AutoscalerView) -> str:
+    gpu = (f"{len(view.gpu_unready)} GPU node(s) without nvidia.com/gpu it counts unready "
+           f"({', '.join(view.gpu_unready)})" if view.gpu_unready else "every GPU node advertises nvidia.com/gpu")
+    if view.runs:
+        state = "acting" if view.healthy else "STOPPED"
+    else:
+        state = "no pool of the stack autoscales; this is what it would see"
+    return (f"cluster autoscaler: {gpu}; {len(view.unready)} of {view.total} nodes unready, it stops above "
+            f"{OK_TOTAL_UNREADY_COUNT} and {MAX_TOTAL_UNREADY_PERCENTAGE:g}% -> {state}")
 
 
 # --- smoke pods -------------------------------------------------------------------------------------------

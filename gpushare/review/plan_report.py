@@ -23,6 +23,11 @@ from gpushare.review.queue_changes import queue_plan_lines
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.sharing.upgrades import upgrade_summary
+from gpushare.stackfile.autoscaler_readiness import (
+    MAX_TOTAL_UNREADY_PERCENTAGE,
+    OK_TOTAL_UNREADY_COUNT,
+    unready_pools,
+)
 from gpushare.stackfile.model import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig
 
 POOL_COLUMNS = (
@@ -141,6 +146,18 @@ PRIVATE_DNS_LINES = {
 }
 
 
+def autoscaler_plan(stack: StackConfig) -> dict[str, Any]:
+    """What the cluster autoscaler makes of the pools (`gpushare.stackfile.autoscaler_readiness`): whether it runs
+    (a pool autoscales), the pools whose nodes it would count unready, and its cluster-wide threshold at worst."""
+    found = unready_pools(stack.pools, stack.operator.mig_strategy, stack.cluster.system_pool.count)
+    return {
+        "runs": bool(found.autoscaled), "autoscaledPools": list(found.autoscaled),
+        "unreadyPools": [pool.name for pool in found.pools],
+        "unreadyNodesAtMost": found.unready_nodes, "nodesThen": found.total_nodes, "healthy": found.healthy,
+        "okTotalUnreadyCount": OK_TOTAL_UNREADY_COUNT, "maxTotalUnreadyPercentage": MAX_TOTAL_UNREADY_PERCENTAGE,
+    }
+
+
 def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
                   guard: GuardReport | None = None, cost: dict[str, Any] | None = None,
                   unpriced: str | None = None) -> dict[str, Any]:
@@ -181,6 +198,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         },
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack, deployed) for pool in stack.pools],
+        "autoscaler": autoscaler_plan(stack),
         "resources": in_dependency_order(resources),
         "warnings": [*warnings, *(guard.warnings if guard else offline_warnings(stack))],
         "guard": guard.to_json() if guard else None,

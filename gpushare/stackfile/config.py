@@ -14,6 +14,7 @@ from typing import Any
 
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.kubernetes.queues import queue_problems
+from gpushare.stackfile.autoscaler_readiness import check_autoscaler_readiness
 from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, optional
 from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse_cluster
 from gpushare.stackfile.declarations import Section
@@ -84,6 +85,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     pools = parse_pools(c, raw.get(POOLS_KEY), operator)
     if cluster is not None:
         check_pool_subnets(c, cluster.network, raw.get(POOLS_KEY), pools, cluster.existing)
+        check_autoscaler_readiness(c, raw.get(POOLS_KEY), pools, operator, cluster)
     guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GUARD.default)
     tenants = optional(raw, TENANTS_KEY,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())

@@ -18,6 +18,10 @@ DEFAULT_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 """NVIDIA's Helm repository; `gpushare:operator.repository` may name a mirror or an `oci://` registry instead."""
 DEFAULT_POOL_COUNT = 1
 DEFAULT_RENAME_BY_DEFAULT = True
+"""`sharing.renameByDefault` in a cluster that does not autoscale: shares advertised as `<resource>.shared`."""
+AUTOSCALED_RENAME_BY_DEFAULT = False
+"""`sharing.renameByDefault` when any pool of the stack autoscales: the cluster autoscaler counts a GPU node without
+`nvidia.com/gpu` unready (`gpushare.stackfile.autoscaler_readiness`), so shares are advertised as `nvidia.com/gpu`."""
 DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE = True
 
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
@@ -297,7 +301,11 @@ class Sharing:
     strategy: SharingStrategy
     replicas: int
     rename_by_default: bool = DEFAULT_RENAME_BY_DEFAULT
+    """As the stack file wrote it, else the default for the stack (`gpushare.stackfile.pool_config.parse_pools`):
+    every consumer reads this one value."""
     fail_requests_greater_than_one: bool = DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE
+    rename_written: bool = field(default=False, compare=False)
+    """The stack file set `renameByDefault` itself."""
 
 
 def sharing_label(sharing: Sharing | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -10,6 +11,7 @@ from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, earlier_use, kind
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
 from gpushare.stackfile.model import (
+    AUTOSCALED_RENAME_BY_DEFAULT,
     DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE,
     DEFAULT_POOL_COUNT,
     DEFAULT_RENAME_BY_DEFAULT,
@@ -68,8 +70,11 @@ SHARING = Section((
                                "GPU (16 before compute capability 7.5).",
           required=True, minimum=2, why=" (the device plugin rejects 1; drop `sharing` for whole GPUs)"),
     Field("renameByDefault", BOOLEAN, "Advertise the shared devices as <resource>.shared (nvidia.com/gpu.shared), "
-                                      "so a pod asks for a shared slice by name.",
-          default=DEFAULT_RENAME_BY_DEFAULT),
+                                      "so a pod asks for a shared slice by name. The cluster autoscaler counts a "
+                                      "GPU node without nvidia.com/gpu unready (kubernetes/autoscaler#8095): true "
+                                      "is refused where that could stop it for the whole cluster, and warned about "
+                                      "elsewhere when it runs.",
+          default_text="false when any pool autoscales, else true"),
     Field("failRequestsGreaterThanOne", BOOLEAN, "Refuse pods asking for more than one shared device (which would "
                                                  "not give them more of the GPU).",
           default=DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE),
@@ -221,7 +226,10 @@ def _parse_sharing(c: Checker, value: Any, path: str) -> Sharing | None:
     fail = c.field(raw, SHARING["failRequestsGreaterThanOne"], path)
     if strategy is None or replicas is None:
         return None
-    return Sharing(strategy=strategy, replicas=replicas, rename_by_default=rename, fail_requests_greater_than_one=fail)
+    # Left out (or empty): `parse_pools` sets the stack's default once it knows whether any pool autoscales.
+    return Sharing(strategy=strategy, replicas=replicas, fail_requests_greater_than_one=fail,
+                   rename_by_default=DEFAULT_RENAME_BY_DEFAULT if rename is None else rename,
+                   rename_written=rename is not None)
 
 
 def _parse_autoscale(c: Checker, value: Any, path: str) -> Autoscale | None:
@@ -434,4 +442,18 @@ def parse_pools(c: Checker, value: Any, operator: Operator) -> tuple[GpuPool, ..
                   f"{pool.os_sku.value} while {POOLS_KEY}[{first[0]}] ({first[1].name}) uses "
                   f"{first[1].os_sku.value}; use one osSku for every GPU pool")
         pools.append(pool)
-    return tuple(pools)
+    return _with_rename_defaults(tuple(pools))
+
+
+def _with_rename_defaults(pools: tuple[GpuPool, ...]) -> tuple[GpuPool, ...]:
+    """`renameByDefault` where the stack file leaves it out: false as soon as any pool autoscales, so that every
+    pool's nodes advertise `nvidia.com/gpu` and the cluster autoscaler counts them ready
+    (`gpushare.stackfile.autoscaler_readiness`); else true."""
+    if not any(pool.autoscale for pool in pools):
+        return pools
+    return tuple(
+        dataclasses.replace(pool, sharing=dataclasses.replace(pool.sharing,
+                                                              rename_by_default=AUTOSCALED_RENAME_BY_DEFAULT))
+        if pool.sharing and not pool.sharing.rename_written else pool
+        for pool in pools
+    )

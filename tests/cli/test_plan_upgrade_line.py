@@ -12,5 +12,6 @@ def test_max_unavailable_above_the_pool_size_is_the_whole_pool(tmp_path, capsys)
         "      count: 1", "      count: 2\n      upgrade: {maxSurge: 0, maxUnavailable: 3}"))
     assert main(["plan", str(path)]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  t4mps upgrade:"))
-    assert line == ("  t4mps upgrade: 2 nodes at a time offline: the whole pool (8 x nvidia.com/gpu.shared), no extra "
+    # dev autoscales t4ts, so its shared pools advertise nvidia.com/gpu (renameByDefault defaults to false).
+    assert line == ("  t4mps upgrade: 2 nodes at a time offline: the whole pool (8 x nvidia.com/gpu), no extra "
                     "VM (maxSurge 0, maxUnavailable 3)")

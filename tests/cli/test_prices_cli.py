@@ -64,7 +64,7 @@ def test_plan_prices_reads_the_api_and_shows_the_cost_lines(stub, capsys):
     assert code == 0
     assert "Cost (pay-as-you-go list prices (Linux)" in out
     assert "t4ts: Standard_NC4as_T4_v3 $0.60/node-hour, $438-$1,314/month at 1-3 node(s); $0.1500 per " \
-           "nvidia.com/gpu.shared-hour (time-sliced: no memory or fault isolation)" in out
+           "nvidia.com/gpu-hour (time-sliced: no memory or fault isolation)" in out
     assert "cluster fee (Standard tier): $73/month" in out
 
 

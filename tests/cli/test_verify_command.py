@@ -86,28 +86,34 @@ def config_keys(stack_path: Path) -> dict[str, str]:
     return {c.pool: c.key for c in plan.configs if c.pool}, plan.config_map_data
 
 
+AKS_GPU_LABELS = {"kubernetes.azure.com/accelerator": "nvidia"}
+"""What AKS puts on every GPU node (the cluster autoscaler's Azure GPU label)."""
+
+
 def t4ts_node(key: str, **overrides) -> dict:
+    # The stack autoscales a pool, so its shares are advertised as nvidia.com/gpu (renameByDefault false); GFD then
+    # suffixes the product with -SHARED.
     labels = {
-        "gpushare.io/pool": "t4ts", "nvidia.com/device-plugin.config": key,
-        "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "1",
+        **AKS_GPU_LABELS, "gpushare.io/pool": "t4ts", "nvidia.com/device-plugin.config": key,
+        "nvidia.com/gpu.product": "Tesla-T4-SHARED", "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "1",
         "nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/mig.strategy": "single",
         "nvidia.com/mps.capable": "false",
     }
-    allocatable = overrides.pop("allocatable", {"nvidia.com/gpu.shared": "4"})
+    allocatable = overrides.pop("allocatable", {"nvidia.com/gpu": "4"})
     return node(T4TS_NODE, overrides.pop("labels", labels), allocatable, **overrides)
 
 
 def t4mps_node(key: str) -> dict:
     return node(T4MPS_NODE, {
-        "gpushare.io/pool": "t4mps", "nvidia.com/device-plugin.config": key,
-        "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "1",
+        **AKS_GPU_LABELS, "gpushare.io/pool": "t4mps", "nvidia.com/device-plugin.config": key,
+        "nvidia.com/gpu.product": "Tesla-T4-SHARED", "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "1",
         "nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/mig.strategy": "single", "nvidia.com/mps.capable": "true",
-    }, {"nvidia.com/gpu.shared": "4"})
+    }, {"nvidia.com/gpu": "4"})
 
 
 def t4_node(key: str) -> dict:
     return node(T4_NODE, {
-        "gpushare.io/pool": "t4", "nvidia.com/device-plugin.config": key,
+        **AKS_GPU_LABELS, "gpushare.io/pool": "t4", "nvidia.com/device-plugin.config": key,
         "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "1", "nvidia.com/gpu.count": "1",
         "nvidia.com/gpu.sharing-strategy": "none", "nvidia.com/mig.strategy": "single",
         "nvidia.com/mps.capable": "false",
@@ -116,7 +122,7 @@ def t4_node(key: str) -> dict:
 
 def a100_node(key: str, allocatable: dict | None = None) -> dict:
     return node(A100_NODE, {
-        "gpushare.io/pool": "a100mig", "nvidia.com/device-plugin.config": key,
+        **AKS_GPU_LABELS, "gpushare.io/pool": "a100mig", "nvidia.com/device-plugin.config": key,
         "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB", "nvidia.com/gpu.count": "8",
         "nvidia.com/mig-1g.5gb.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "nvidia.com/mig-1g.5gb.count": "56",
         "nvidia.com/mig-1g.5gb.replicas": "1", "nvidia.com/mig-1g.5gb.sharing-strategy": "none",
@@ -445,3 +451,39 @@ def test_smoke_skips_a_tenant_pool(kube, tenant_cluster, tmp_path, capsys, smoke
     assert kube.count("POST", SMOKE_PODS) == 1
 
 
+def system_node(name: str, ready: bool = True) -> dict:
+    return node(name, {"kubernetes.azure.com/agentpool": "system"}, {}, ready=ready)
+
+
+def test_nodes_the_autoscaler_counts_unready_and_its_cluster_wide_stop(kube, dev, tmp_path, capsys):
+    """Nodes still advertising nvidia.com/gpu.shared (deployed before the default changed) count unready to the
+    cluster autoscaler; with two NotReady system nodes that is 4 of 5, past its threshold: verify says it stops."""
+    stack, keys, data = dev
+    renamed_ts = t4ts_node(keys["t4ts"], allocatable={"nvidia.com/gpu.shared": "4"})
+    renamed_mps = t4mps_node(keys["t4mps"])
+    renamed_mps["status"]["allocatable"] = {"nvidia.com/gpu.shared": "4"}
+    nodes = [renamed_ts, renamed_mps, system_node("aks-system-0", ready=False), system_node("aks-system-1", False),
+             system_node("aks-system-2")]
+    serve(kube, nodes, data, operator_pods(T4TS_NODE, T4MPS_NODE, mps_nodes=(T4MPS_NODE,)),
+          operator_daemon_sets(2, mps=1))
+    assert main(verify(kube, stack, tmp_path, "--json")) == 1
+    autoscaler = json.loads(capsys.readouterr().out)["autoscaler"]
+    assert autoscaler["gpuUnreadyNodes"] == [T4MPS_NODE, T4TS_NODE]
+    assert autoscaler["unreadyNodes"] == ["aks-system-0", "aks-system-1", T4MPS_NODE, T4TS_NODE]
+    assert (autoscaler["nodes"], autoscaler["healthy"]) == (5, False)
+    (finding,) = autoscaler["findings"]
+    assert finding["problem"].startswith("the cluster autoscaler counts 4 of 5 nodes unready, more than 3 and more "
+                                         "than 45%: it stops scaling every pool")
+    assert "2 of them carry kubernetes.azure.com/accelerator but advertise no nvidia.com/gpu" in finding["cause"]
+
+    # One fewer NotReady node: 3 of 5 is within the threshold; the GPU nodes are still listed, and nothing fails
+    # on the autoscaler's account (the pools' own findings say the resource is wrong).
+    kube.requests.clear()
+    nodes[3] = system_node("aks-system-1")
+    serve(kube, nodes, data, operator_pods(T4TS_NODE, T4MPS_NODE, mps_nodes=(T4MPS_NODE,)),
+          operator_daemon_sets(2, mps=1))
+    main(verify(kube, stack, tmp_path))
+    out = capsys.readouterr().out
+    assert (f"cluster autoscaler: 2 GPU node(s) without nvidia.com/gpu it counts unready ({T4MPS_NODE}, "
+            f"{T4TS_NODE}); 3 of 5 nodes unready, it stops above 3 and 45% -> acting") in out
+    assert "mismatch: autoscaler" not in out

@@ -28,8 +28,8 @@ def plan_text(stack: str) -> str:
 def plans(tmp_path_factory) -> dict[str, str]:
     edited = resolve_stack_file("prod").read_text()
     edited = edited.replace("mig: MIG1g", "mig: MIG3g")
-    edited = edited.replace("replicas: 8", "replicas: 4").replace("autoscale: {min: 0, max: 4}",
-                                                                   "autoscale: {min: 0, max: 6}")
+    edited = edited.replace("replicas: 8", "replicas: 4").replace("renameByDefault: false}\n      count: 2",
+                                                                   "renameByDefault: false}\n      count: 3")
     start = edited.index("    - name: h100mig")
     edited = edited[:start] + edited[edited.index("    - name: t4batch"):]
     # The tenants name the removed pool and the old MIG slice: a change that edits pools edits them too.
@@ -105,15 +105,15 @@ def test_edited_prod_stack(plans, tmp_path, capsys):
                                 f"`tags[\"{tag}-1g.5gb\"]: 56 -> (none)`<br>"
                                 f"`tags[\"{tag}-3g.20gb\"]: (none) -> 16`<br>"
                                 "`nodeTaints: tenant taint (see Tenants)`",
-                                "nvidia.com/mig-1g.5gb -> nvidia.com/mig-3g.20gb", "56 -> 16", "1-2",
-                                "56-112 -> 16-32"]
+                                "nvidia.com/mig-1g.5gb -> nvidia.com/mig-3g.20gb", "56 -> 16", "2",
+                                "112 -> 32"]
     assert table["h100mig"] == ["**delete**", "pool removed", "nvidia.com/mig-3g.47gb.shared -> -", "4 -> -",
                                 "2 -> -", "8 -> -"]
     op, changes, *capacity = table["t4batch"]
     assert op == "update"
-    assert "`maxCount: 4 -> 6`" in changes
+    assert "`count: 2 -> 3`" in changes
     assert "`config: sharing.timeSlicing.resources[0].replicas: 8 -> 4`" in changes
-    assert capacity == ["nvidia.com/gpu", "32 -> 16", "0-4 -> 0-6", "0-128 -> 0-96"]
+    assert capacity == ["nvidia.com/gpu", "32 -> 16", "2 -> 3", "64 -> 48"]
     assert ("> - **a100mig**: replace destroys the pool's nodes and every pod on them (protected: `pulumi up` "
             "stops unless the stack sets `recreate: true`)") in text
     assert "> - **h100mig**: delete destroys the pool's nodes and every pod on them" in text
@@ -161,7 +161,7 @@ def test_new_stack_from_an_empty_base(plans, tmp_path, capsys):
     assert main(["compare", str(base), str(head)]) == 0
     text = capsys.readouterr().out
     assert "The stack is new in this change" in text
-    assert rows(text)["t4ts"] == ["create", "new pool: Standard_NC4as_T4_v3", "- -> nvidia.com/gpu.shared",
+    assert rows(text)["t4ts"] == ["create", "new pool: Standard_NC4as_T4_v3", "- -> nvidia.com/gpu",
                                   "- -> 4", "- -> 1-3", "- -> 4-12"]
     assert "- release: **create**, chart `- -> v26.7.0`" in text
 

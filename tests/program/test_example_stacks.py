@@ -27,13 +27,16 @@ def test_examples_cover_every_mode():
 # stack -> {pool: (resource, per node, min nodes, max nodes)}
 EXPECTED = {
     "dev": {
-        "t4ts": ("nvidia.com/gpu.shared", 4, 1, 3),
-        "t4mps": ("nvidia.com/gpu.shared", 4, 1, 1),
+        # t4ts autoscales, so every pool's shares are advertised as nvidia.com/gpu (the autoscaler counts a GPU
+        # node without it unready).
+        "t4ts": ("nvidia.com/gpu", 4, 1, 3),
+        "t4mps": ("nvidia.com/gpu", 4, 1, 1),
     },
     "prod": {
-        "a100mig": ("nvidia.com/mig-1g.5gb", 56, 1, 2),
+        # No pool autoscales under `mixed`.
+        "a100mig": ("nvidia.com/mig-1g.5gb", 56, 2, 2),
         "h100mig": ("nvidia.com/mig-3g.47gb.shared", 4, 2, 2),
-        "t4batch": ("nvidia.com/gpu", 32, 0, 4),
+        "t4batch": ("nvidia.com/gpu", 32, 2, 2),
     },
     "contoso-prod": {
         # A100 40GB x8, MIG1g, strategy single: every 1g.5gb instance is an nvidia.com/gpu.
@@ -197,7 +200,7 @@ def test_plan_json_says_what_an_upgrade_costs_per_pool(capsys):
     upgrades = {p["name"]: p["upgrade"] for p in document["pools"]}
     assert upgrades["t4mps"] == {
         "maxSurge": "0", "maxUnavailable": "1",
-        "summary": "upgrade: 1 node at a time offline: the whole pool (4 x nvidia.com/gpu.shared), no extra VM "
+        "summary": "upgrade: 1 node at a time offline: the whole pool (4 x nvidia.com/gpu), no extra VM "
                    "(maxSurge 0, maxUnavailable 1)"}
     sent = {r["inputs"]["agentPoolName"]: r["inputs"]["upgradeSettings"] for r in document["resources"]
             if r["type"] == AGENT_POOL}

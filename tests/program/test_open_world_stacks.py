@@ -80,7 +80,7 @@ def release(document):
 def test_an_uncatalogued_size_is_planned_from_its_gpu_block_and_marked(document):
     row = next(p for p in document["pools"] if p["name"] == "l4")
     assert (row["describedBy"], row["gpu"], row["gpusPerNode"], row["resource"], row["perNode"]) == (
-        "stack", "NVIDIA L4 24GB", 1, "nvidia.com/gpu.shared", 2)
+        "stack", "NVIDIA L4 24GB", 1, "nvidia.com/gpu", 2)
     assert agent_pool(document, "l4")["vmSize"] == "Standard_NC16ads_L4_v9"
     assert any("Standard_NC16ads_L4_v9 is described by the stack, not the catalog" in w
                for w in document["warnings"])
@@ -96,13 +96,13 @@ def test_compare_shows_an_uncatalogued_pools_resource_and_counts_from_the_plans_
     (tmp_path / "head.json").write_text(json.dumps(head))
     assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "head.json")]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| **l4**"))
-    assert row == "| **l4** | update | `count: 1 -> 3` | nvidia.com/gpu.shared | 2 | 1 -> 3 | 2 -> 6 |"
+    assert row == "| **l4** | update | `count: 1 -> 3` | nvidia.com/gpu | 2 | 1 -> 3 | 2 -> 6 |"
 
 
 def test_a10_time_slicing_pool_from_the_catalog(document):
     row = next(p for p in document["pools"] if p["name"] == "a10ts")
     assert (row["describedBy"], row["gpu"], row["resource"], row["perNode"]) == (
-        "catalog", "NVIDIA A10 24GB", "nvidia.com/gpu.shared", 4)
+        "catalog", "NVIDIA A10 24GB", "nvidia.com/gpu", 4)
 
 
 def test_operator_values_are_merged_and_the_chart_comes_from_the_private_registry(document):

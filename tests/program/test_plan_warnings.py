@@ -11,12 +11,12 @@ from gpushare.stackfile.config import load_stack_file
 from tests.kubernetes.apiserver_admission import plugin_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
-SAME_NAME = "all advertise nvidia.com/gpu.shared"
+SAME_NAME = "all advertise nvidia.com/gpu but"
 MIG_ADVICE = "use MIG for multi-tenant work"
 
 
 def dev_with(tmp_path, tail: str) -> Path:
-    """stacks/Pulumi.dev.yaml (t4ts time-slicing and t4mps MPS, both `nvidia.com/gpu.shared`) plus `tail`."""
+    """stacks/Pulumi.dev.yaml (t4ts time-slicing and t4mps MPS, both `nvidia.com/gpu`: t4ts autoscales) plus `tail`."""
     path = tmp_path / "Pulumi.devt.yaml"
     path.write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text() + tail)
     return path
@@ -29,7 +29,7 @@ def plan_warnings(path: Path, capsys) -> list[str]:
 
 def gpu_pod(pool: str | None) -> dict:
     spec = {"containers": [{"name": "c", "image": "busybox",
-                            "resources": {"limits": {"nvidia.com/gpu.shared": "1", "cpu": "1", "memory": "1Gi"}}}]}
+                            "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "1", "memory": "1Gi"}}}]}
     if pool:
         spec["nodeSelector"] = {"gpushare.io/pool": pool}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}

@@ -91,8 +91,9 @@ def test_program_exports_each_pools_capacity(tmp_path):
     exported = program(write(tmp_path, OPERATOR_FLEET)).exports["pools"]
 
     wanted = {
-        "t4ts": {"resource": "nvidia.com/gpu.shared", "perNode": 4, "minNodes": 2, "maxNodes": 2},
-        "t4mps": {"resource": "nvidia.com/gpu.shared", "perNode": 4, "minNodes": 1, "maxNodes": 1},
+        # a100 autoscales, so the shares are advertised as nvidia.com/gpu (renameByDefault defaults to false).
+        "t4ts": {"resource": "nvidia.com/gpu", "perNode": 4, "minNodes": 2, "maxNodes": 2},
+        "t4mps": {"resource": "nvidia.com/gpu", "perNode": 4, "minNodes": 1, "maxNodes": 1},
         "a100": {"resource": "nvidia.com/gpu", "perNode": 1, "minNodes": 1, "maxNodes": 3},
         "h100": {"resource": "nvidia.com/gpu", "perNode": 1, "minNodes": 1, "maxNodes": 1},
     }
@@ -119,8 +120,8 @@ PROMISED_WARNINGS = {
                     "another UID than those already on the node's GPUs waits at CUDA start-up until they have all "
                     "exited; run every pod on this pool as the same user (securityContext.runAsUser)",
     "nc-a100-v4-capacity": "pool a100: Azure deploys no new NC_A100_v4 capacity; prefer NCads_H100_v5 for new pools",
-    "one-resource-two-devices": "pools t4ts, t4mps all advertise nvidia.com/gpu.shared but for different devices "
-                                "(T4 16GB mps x4; T4 16GB time-slicing x4)",
+    "one-resource-two-devices": "pools t4ts, t4mps, a100, h100 all advertise nvidia.com/gpu but for different devices "
+                                "(A100 80GB; H100 NVL 94GB; T4 16GB mps x4; T4 16GB time-slicing x4)",
 }
 
 

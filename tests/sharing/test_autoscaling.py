@@ -1,5 +1,6 @@
 """Autoscaled GPU pools against the cluster autoscaler's Azure node template: the scale-set tags that tell it what
-an empty pool's nodes advertise, so `autoscale.min: 0` works for every sharing mode."""
+an empty pool's nodes advertise, so `autoscale.min: 0` can start every sharing mode's pool. (Whether the autoscaler
+then counts the nodes ready is `gpushare.stackfile.autoscaler_readiness`'s.)"""
 
 from __future__ import annotations
 
@@ -64,9 +65,12 @@ ENTRIES = {
     "mig-single": ({"vmSize": A100, "mig": "MIG1g"}, "single", {"nvidia.com/gpu": "56"}),
     "mig-mixed": ({"vmSize": H100, "mig": "MIG3g"}, "mixed",
                   {"nvidia.com/mig-3g.40gb": "16", "nvidia.com/gpu": "0"}),
+    # An autoscaled pool's shares are advertised as nvidia.com/gpu unless the stack renames them itself.
+    "time-slicing": ({"vmSize": "Standard_NC64as_T4_v3", "sharing": {"strategy": "time-slicing", "replicas": 3}},
+                     "single", {"nvidia.com/gpu": "12"}),
     "time-slicing-renamed": ({"vmSize": "Standard_NC64as_T4_v3", "sharing": {"strategy": "time-slicing",
-                                                                            "replicas": 3}}, "single",
-                             {"nvidia.com/gpu.shared": "12", "nvidia.com/gpu": "0"}),
+                                                                            "replicas": 3, "renameByDefault": True}},
+                             "single", {"nvidia.com/gpu.shared": "12", "nvidia.com/gpu": "0"}),
     "mps-not-renamed": ({"vmSize": T4, "sharing": {"strategy": "mps", "replicas": 4, "renameByDefault": False}},
                         "single", {"nvidia.com/gpu": "4"}),
     "whole-gpu": ({"vmSize": T4}, "single", {"nvidia.com/gpu": "1"}),

@@ -22,9 +22,9 @@ BASE: dict[str, Any] = {
     "gpushare:pools": [
         # 1 x H100 NVL per node, MIG1g: 7 x nvidia.com/mig-1g.12gb per node.
         {"name": "h100mig", "vmSize": "Standard_NC40ads_H100_v5", "mig": "MIG1g", "count": 2},
-        # 1 x T4 per node, time-sliced 4 ways: nvidia.com/gpu.shared, at most 4 x 3 nodes.
+        # 1 x T4 per node, time-sliced 4 ways: nvidia.com/gpu.shared (no pool autoscales), 4 x 3 nodes.
         {"name": "t4ts", "vmSize": "Standard_NC4as_T4_v3", "sharing": {"strategy": "time-slicing", "replicas": 4},
-         "autoscale": {"min": 1, "max": 3}},
+         "count": 3},
     ],
     TENANTS: [{"name": "vision", "pools": ["h100mig", "t4ts"],
                "quota": {"nvidia.com/mig-1g.12gb": 14, "nvidia.com/gpu.shared": 8}, "groups": [GROUP]}],
@@ -131,7 +131,7 @@ def test_a_pool_with_its_own_error_is_not_reported_again_as_unknown():
 def test_quota_above_what_the_pools_can_ever_advertise_is_a_warning():
     raw = raw_with(quota={"nvidia.com/mig-1g.12gb": 15, "nvidia.com/gpu.shared": 12})
     stack = parse_config(raw, source="s", stack="test")
-    # h100mig: 7 per node x 2 nodes = 14; t4ts: 4 per node x 3 nodes (autoscale max) = 12.
+    # h100mig: 7 per node x 2 nodes = 14; t4ts: 4 per node x 3 nodes = 12.
     assert tenant_warnings(stack) == [
         "tenant vision: quota nvidia.com/mig-1g.12gb: 15 is more than its pools can ever advertise "
         "(14; h100mig: 14 at 2 node(s)), so it never binds; lower it or raise the pools' max", NO_POOL_LEFT]

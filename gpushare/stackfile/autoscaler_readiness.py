@@ -1,0 +1,207 @@
+"""The cluster autoscaler's GPU readiness rule and its cluster-wide health threshold, as plain Python.
+
+Read from kubernetes/autoscaler at tag cluster-autoscaler-1.35.2 (commit 2d42588803c7), under `cluster-autoscaler/`,
+and tested against that code itself (tools/autoscalercheck, tests/sharing/test_autoscaler_readiness_go.py):
+
+- `processors/customresources/gpu_processor.go`, `GpuCustomResourcesProcessor.FilterOutNodesWithUnreadyResources`:
+  every ready node that carries the cloud's GPU label but has no GPU allocatable (`utils/gpu/gpu.go`
+  `NodeHasGpuAllocatable`: a non-zero `nvidia.com/gpu`, `amd.com/gpu`, `habana.ai/gaudi`, `gpu.intel.com/xe` or
+  `microsoft.com/directx`) is turned into an unready copy (`kubernetes.ResourceUnready`), for as long as it lives.
+  "Ready" is the ready-node lister's (`utils/kubernetes/ready.go` `IsNodeReadyAndSchedulable`): a Ready node, not
+  cordoned. On Azure the label is `kubernetes.azure.com/accelerator` (`cloudprovider/azure/azure_cloud_provider.go`
+  `GPULabel`), which AKS puts on every GPU node (`azure_template.go` writes it, `nvidia`, on the template of every
+  NVIDIA SKU to match), and the provider exposes no GPU through DRA.
+  So a node whose GPUs are advertised as `nvidia.com/gpu.shared` (`renameByDefault: true`) or only as
+  `nvidia.com/mig-<slice>` (MIG under `migStrategy: mixed`) counts as unready. kubernetes/autoscaler#8095 (open).
+- `clusterstate/clusterstate.go`, `ClusterStateRegistry.IsClusterHealthy`: the cluster is unhealthy when more than
+  `--ok-total-unready-count` (3) nodes are unready and they are more than `--max-total-unready-percentage` (45) % of
+  all nodes (`config/flags/flags.go` defaults); `StaticAutoscaler.RunOnce` (`core/static_autoscaler.go`) then
+  stops ("Cluster is not ready for autoscaling") and neither scales up nor down, for every pool.
+  `updateReadinessStats` counts every node, in an autoscaled group or not; a node not ready within
+  `MaxNodeStartupTime` (15 minutes) of its creation is "not started", not unready, until then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from gpushare.stackfile.checks import Checker
+from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
+from gpushare.stackfile.model import Cluster, GpuPool, MigStrategy, Operator, StackConfig
+
+AUTOSCALER_RELEASE = "cluster-autoscaler 1.35.2"
+UPSTREAM_ISSUE = "kubernetes/autoscaler#8095"
+"""The open issue: nodes whose GPUs are advertised under another resource name are counted unready."""
+GPU_LABEL = "kubernetes.azure.com/accelerator"
+GPU_VENDOR_RESOURCES = ("nvidia.com/gpu", "habana.ai/gaudi", "gpu.intel.com/xe", "amd.com/gpu",
+                        "microsoft.com/directx")
+"""`gpu.GPUVendorResourceNames`: a non-zero allocatable of any of them is a GPU the processor accepts."""
+OK_TOTAL_UNREADY_COUNT = 3
+MAX_TOTAL_UNREADY_PERCENTAGE = 45.0
+MAX_NODE_STARTUP = timedelta(minutes=15)
+"""`clusterstate.MaxNodeStartupTime`."""
+_NOT_READY_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/disk-pressure",
+                               "node.kubernetes.io/network-unavailable"})
+
+
+def _nonzero(quantity: object) -> bool:
+    """A resource quantity above zero ("4", "1k"); what is not a number counts as none."""
+    text = str(quantity).strip()
+    for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "k", "M", "G", "T", "P", "E", "m"):
+        if text.endswith(suffix):
+            text = text[: -len(suffix)]
+            break
+    try:
+        return Decimal(text) != 0
+    except InvalidOperation:
+        return False
+
+
+def node_ready(node: Mapping) -> bool:
+    """`kubernetes.GetNodeReadiness(node).Ready`: a Ready condition that is True, no DiskPressure or
+    NetworkUnavailable, no not-ready taint; a node without a Ready condition is not ready."""
+    status, spec = node.get("status") or {}, node.get("spec") or {}
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    if "Ready" not in conditions or conditions["Ready"] in ("False", "Unknown"):
+        return False
+    if conditions.get("DiskPressure") == "True" or conditions.get("NetworkUnavailable") == "True":
+        return False
+    return not any(t.get("key") in _NOT_READY_TAINTS for t in spec.get("taints") or [])
+
+
+def has_gpu_allocatable(node: Mapping) -> bool:
+    """`gpu.NodeHasGpuAllocatable`."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    return any(_nonzero(allocatable[name]) for name in GPU_VENDOR_RESOURCES if name in allocatable)
+
+
+def gpu_unready(node: Mapping) -> bool:
+    """Whether `FilterOutNodesWithUnreadyResources` marks `node` (the API's JSON) unready: a ready, schedulable node
+    with the GPU label and no GPU allocatable."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    schedulable = node_ready(node) and not (node.get("spec") or {}).get("unschedulable")
+    return schedulable and GPU_LABEL in labels and not has_gpu_allocatable(node)
+
+
+def counted_unready(node: Mapping, now: datetime) -> bool:
+    """Whether `updateReadinessStats` puts `node` among the cluster's unready nodes: not ready (after the GPU rule)
+    and created at least `MAX_NODE_STARTUP` ago."""
+    if node_ready(node) and not gpu_unready(node):
+        return False
+    created = (node.get("metadata") or {}).get("creationTimestamp")
+    if not created:
+        return True  # Go's zero time: long ago
+    return datetime.fromisoformat(str(created).replace("Z", "+00:00")) + MAX_NODE_STARTUP <= now
+
+
+def cluster_healthy(unready: int, total: int, ok_count: int = OK_TOTAL_UNREADY_COUNT,
+                    max_percentage: float = MAX_TOTAL_UNREADY_PERCENTAGE) -> bool:
+    """`IsClusterHealthy`: false when more than `ok_count` nodes are unready and more than `max_percentage` % of
+    `total`."""
+    return not (unready > ok_count and unready > max_percentage / 100.0 * total)
+
+
+def advertises_gpu_resource(pool: GpuPool, mig_strategy: MigStrategy) -> bool:
+    """Whether the pool's nodes advertise `nvidia.com/gpu`, which is what the processor looks for: not a MIG pool
+    under `mixed` (`nvidia.com/mig-<slice>`) and not a share renamed to `<resource>.shared`. The resource's name
+    itself is `gpushare.sharing.capacity.pool_capacity`'s; a test holds the two to the same answer."""
+    if pool.mig and mig_strategy is MigStrategy.MIXED:
+        return False
+    return not (pool.sharing and pool.sharing.rename_by_default)
+
+
+# --- what a stack's pools make of it ------------------------------------------------------------------------
+
+_RULE = (f"the cluster autoscaler counts a node with the {GPU_LABEL} label and no nvidia.com/gpu allocatable as "
+         f"unready for as long as it lives (GpuCustomResourcesProcessor.FilterOutNodesWithUnreadyResources, "
+         f"{AUTOSCALER_RELEASE}; {UPSTREAM_ISSUE}, open)")
+_THRESHOLD = (f"more than {OK_TOTAL_UNREADY_COUNT} unready nodes making up more than "
+              f"{MAX_TOTAL_UNREADY_PERCENTAGE:g}% of the cluster stop the autoscaler for every pool "
+              f"(ClusterStateRegistry.IsClusterHealthy)")
+
+
+@dataclass(frozen=True)
+class UnreadyPools:
+    """The pools whose nodes the cluster autoscaler would count unready, and the worst case for its threshold."""
+
+    autoscaled: tuple[str, ...]
+    """The stack's pools that autoscale: with any, AKS runs the cluster autoscaler."""
+    pools: tuple[GpuPool, ...]
+    """The pools that advertise no `nvidia.com/gpu` (`advertises_gpu_resource`)."""
+    unready_nodes: int
+    """Those pools' nodes at their most."""
+    total_nodes: int
+    """All the cluster's nodes then: the system pool, those pools at their most, every other pool at its fewest."""
+
+    @property
+    def healthy(self) -> bool:
+        return cluster_healthy(self.unready_nodes, self.total_nodes)
+
+    @property
+    def counts(self) -> str:
+        return f"up to {self.unready_nodes} of the cluster's {self.total_nodes} nodes"
+
+
+def unready_pools(pools: tuple[GpuPool, ...], mig_strategy: MigStrategy, system_nodes: int) -> UnreadyPools:
+    unready = tuple(pool for pool in pools if not advertises_gpu_resource(pool, mig_strategy))
+    unready_nodes = sum(pool.max_nodes for pool in unready)
+    others = sum(pool.min_nodes for pool in pools if pool not in unready)
+    return UnreadyPools(autoscaled=tuple(pool.name for pool in pools if pool.autoscale), pools=unready,
+                        unready_nodes=unready_nodes, total_nodes=system_nodes + unready_nodes + others)
+
+
+def why_unready(pool: GpuPool, mig_strategy: MigStrategy) -> str:
+    if pool.mig and mig_strategy is MigStrategy.MIXED:
+        return (f"migStrategy mixed advertises its MIG instances as nvidia.com/mig-{pool.vm_size.mig_slice(pool.mig)} "
+                f"only")
+    return "renameByDefault: true advertises its shares as nvidia.com/gpu.shared only"
+
+
+def check_autoscaler_readiness(c: Checker, raw_pools: Any, pools: tuple[GpuPool, ...], operator: Operator,
+                               cluster: Cluster) -> None:
+    """Refuse a stack whose pools, in a cluster that autoscales, could take the cluster autoscaler past its
+    cluster-wide unready threshold: it would then stop scaling every pool. Below the threshold `autoscaler_warnings`
+    says what the autoscaler makes of those pools. An existing cluster's other pools are unknown offline, so there
+    it only warns."""
+    found = unready_pools(pools, operator.mig_strategy, cluster.system_pool.count)
+    if not found.autoscaled or not found.pools or found.healthy or cluster.existing:
+        return
+    index = {item.get("name"): i for i, item in enumerate(raw_pools) if isinstance(item, dict)}
+    names = ", ".join(pool.name for pool in found.pools)
+    why = (f"in a cluster that autoscales (pools {', '.join(found.autoscaled)} do), {_RULE}; pools {names} could "
+           f"make {found.counts} unready, and {_THRESHOLD}")
+    if any(pool.mig for pool in found.pools) and operator.mig_strategy is MigStrategy.MIXED:
+        c.add(f"{OPERATOR_KEY}.migStrategy",
+              f"mixed advertises MIG instances as nvidia.com/mig-<slice> only: {why}; use migStrategy single (every "
+              f"MIG instance advertised as nvidia.com/gpu), or fixed counts for every pool")
+    for pool in found.pools:
+        if pool.sharing and pool.sharing.rename_by_default and pool.name in index:
+            c.add(f"{POOLS_KEY}[{index[pool.name]}].sharing.renameByDefault",
+                  f"true advertises pool {pool.name}'s shares as nvidia.com/gpu.shared only: {why}; remove it (in a "
+                  f"cluster that autoscales, the default is false: the shares are advertised as nvidia.com/gpu)")
+
+
+def autoscaler_warnings(stack: StackConfig) -> list[str]:
+    """What the cluster autoscaler makes of pools that advertise no `nvidia.com/gpu`, when it runs (any pool of the
+    stack autoscales) or may run (an existing cluster's other pools)."""
+    found = unready_pools(stack.pools, stack.operator.mig_strategy, stack.cluster.system_pool.count)
+    if not found.pools or not (found.autoscaled or stack.cluster.existing):
+        return []
+    warnings = []
+    for pool in found.pools:
+        fix = ("remove renameByDefault to advertise nvidia.com/gpu" if pool.sharing and pool.sharing.rename_by_default
+               else "use migStrategy single to advertise nvidia.com/gpu")
+        if found.autoscaled:
+            where = f"the cluster autoscales (pools {', '.join(found.autoscaled)}): {_RULE}"
+            scale = f"with {found.counts} unready it still acts ({_THRESHOLD})"
+        else:
+            where = (f"if the existing cluster's own pools autoscale, {_RULE}; `gpushare verify` reports the live "
+                     f"count")
+            scale = _THRESHOLD
+        warnings.append(f"pool {pool.name}: {why_unready(pool, stack.operator.mig_strategy)}, and {where}; its "
+                        f"nodes are left out of the autoscaler's ready nodes, and {scale}; {fix}")
+    return warnings
