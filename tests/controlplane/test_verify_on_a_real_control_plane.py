@@ -61,8 +61,10 @@ GFD_LABELS: dict[str, dict[str, str]] = {
                 "nvidia.com/mig-1g.12gb.replicas": "1", "nvidia.com/mig-1g.12gb.sharing-strategy": "none"},
     "a100": {"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "NVIDIA-A100-80GB-PCIe",
              "nvidia.com/gpu.count": "1", "nvidia.com/gpu.replicas": "1", "nvidia.com/gpu.sharing-strategy": "none"},
-    # Time-sliced and renamed to .shared: no -SHARED suffix on the product (renameByDefault).
-    "t4ts": {"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.count": "1",
+    # Time-sliced, not renamed (the stack autoscales a pool, so renameByDefault defaults to false): GFD suffixes the
+    # product -SHARED.
+    "t4ts": {"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "Tesla-T4-SHARED",
+             "nvidia.com/gpu.count": "1",
              "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"},
     "t4batch": {"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.count": "4",
                 "nvidia.com/gpu.replicas": "1", "nvidia.com/gpu.sharing-strategy": "none"},
@@ -349,9 +351,9 @@ FAULTS: dict[str, tuple[Callable[..., Undo], Callable[[Any], list[str]]]] = {
         lambda plane, stack, tolerations: node_label(plane, T4TS_NODE, "nvidia.com/gpu.replicas", "2"),
         lambda stack: [f"mismatch: pool t4ts: node {T4TS_NODE} has nvidia.com/gpu.replicas=2, expected 4"]),
     "a wrong allocatable": (
-        lambda plane, stack, tolerations: allocatable(plane, T4TS_NODE, {"nvidia.com/gpu.shared": "2"}),
-        lambda stack: [f"mismatch: pool t4ts: node {T4TS_NODE} advertises nvidia.com/gpu.shared: 2, expected "
-                       "nvidia.com/gpu.shared: 4\n  cause: the device plugin runs an older config"]),
+        lambda plane, stack, tolerations: allocatable(plane, T4TS_NODE, {"nvidia.com/gpu": "2"}),
+        lambda stack: [f"mismatch: pool t4ts: node {T4TS_NODE} advertises nvidia.com/gpu: 2, expected "
+                       "nvidia.com/gpu: 4\n  cause: the device plugin runs an older config"]),
     "a MIG pool partitioned with another profile": (
         lambda plane, stack, tolerations: allocatable(plane, H100_NODE, {"nvidia.com/mig-1g.12gb": None,
                                                                          "nvidia.com/mig-2g.24gb": "3"}),
@@ -505,7 +507,7 @@ def served_by_the_stub(kube, plane: ControlPlane, manifests, failing: str | None
     node and state (the validator on `failing` crash-looping), each DaemonSet's counts, the ConfigMap's data. The
     tenants' objects are served as the real server returned them: not what this compares."""
     nodes = []
-    for node in plane.list("v1", "Node", selector="gpushare.io/pool"):
+    for node in plane.list("v1", "Node"):  # every node: the autoscaler's threshold is a share of all of them
         labels = {k: v for k, v in node["metadata"]["labels"].items() if k != "kubernetes.io/hostname"}
         gpus = {k: v for k, v in node["status"]["allocatable"].items() if k.startswith("nvidia.com/")}
         nodes.append(kube_stub.node(node["metadata"]["name"], labels, gpus))

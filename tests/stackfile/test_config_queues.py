@@ -21,7 +21,7 @@ BASE: dict[str, Any] = {
     "gpushare:pools": [
         # 7 x nvidia.com/mig-1g.12gb per node, 2 nodes: 14 at most.
         {"name": "h100mig", "vmSize": "Standard_NC40ads_H100_v5", "mig": "MIG1g", "count": 2},
-        # nvidia.com/gpu.shared, 4 per node, at most 3 nodes: 12.
+        # nvidia.com/gpu (not renamed: the pool autoscales), 4 per node, at most 3 nodes: 12.
         {"name": "t4ts", "vmSize": "Standard_NC4as_T4_v3", "sharing": {"strategy": "time-slicing", "replicas": 4},
          "autoscale": {"min": 1, "max": 3}},
     ],
@@ -55,28 +55,30 @@ def test_queues_are_off_and_a_tenant_queue_takes_its_defaults_when_unwritten():
 
 def test_a_written_queue_parses():
     stack = parse_config(raw_with(
-        {"nominal": {"nvidia.com/mig-1g.12gb": 7}, "borrowingLimit": {"nvidia.com/gpu.shared": 2},
-         "lendingLimit": {"nvidia.com/gpu.shared": 0}, "priority": 100,
+        {"nominal": {"nvidia.com/mig-1g.12gb": 7}, "borrowingLimit": {"nvidia.com/gpu": 2},
+         "lendingLimit": {"nvidia.com/gpu": 0}, "priority": 100,
          "preemption": {"reclaimWithinCohort": "LowerPriority", "withinClusterQueue": "Never"}},
         {"enabled": True, "kueueVersion": "v0.19.2", "fairSharing": True}), source="s", stack="test")
     assert stack.queues == Queues(enabled=True, kueue_version="v0.19.2", fair_sharing=True)
     assert stack.tenants[0].queue == TenantQueue(
-        nominal=(("nvidia.com/mig-1g.12gb", 7),), borrowing_limit=(("nvidia.com/gpu.shared", 2),),
-        lending_limit=(("nvidia.com/gpu.shared", 0),), priority=100,
+        nominal=(("nvidia.com/mig-1g.12gb", 7),), borrowing_limit=(("nvidia.com/gpu", 2),),
+        lending_limit=(("nvidia.com/gpu", 0),), priority=100,
         reclaim_within_cohort=ReclaimWithinCohort.LOWER_PRIORITY, within_cluster_queue=WithinClusterQueue.NEVER)
 
 
 def test_every_mistake_is_reported_at_once_with_its_path():
     found = problems(raw_with(
-        {"nominal": {"nvidia.com/mig-1g.12gb": 15, "nvidia.com/gpu": 1}, "borrowingLimit": {"nvidia.com/gpu.shared": -1},
+        {"nominal": {"nvidia.com/mig-1g.12gb": 15, "nvidia.com/gpu.shared": 1},
+         "borrowingLimit": {"nvidia.com/gpu": -1},
          "lendingLimit": "all", "priority": "high", "preemption": {"reclaimWithinCohort": "any", "sometimes": 1},
          "weight": 2},
         {"enabled": "yes", "kueueVersion": "0.19.2", "fairshare": True}))
     path = f"{TENANTS}[0].queue"
     assert "more than this tenant's pools hold at their max (14 nvidia.com/mig-1g.12gb)" in \
         found[f"{path}.nominal.nvidia.com/mig-1g.12gb"]
-    assert "none of this tenant's pools advertises nvidia.com/gpu" in found[f"{path}.nominal.nvidia.com/gpu"]
-    assert "must be 0 or more" in found[f"{path}.borrowingLimit.nvidia.com/gpu.shared"]
+    assert "none of this tenant's pools advertises nvidia.com/gpu.shared" in \
+        found[f"{path}.nominal.nvidia.com/gpu.shared"]
+    assert "must be 0 or more" in found[f"{path}.borrowingLimit.nvidia.com/gpu"]
     assert "expected a mapping of advertised resource to units" in found[f"{path}.lendingLimit"]
     assert "expected a whole number from 0 to 1000000000" in found[f"{path}.priority"]
     assert "write 'Any'" in found[f"{path}.preemption.reclaimWithinCohort"]
@@ -89,9 +91,9 @@ def test_every_mistake_is_reported_at_once_with_its_path():
 
 
 def test_nominal_up_to_what_the_pools_hold_at_max_is_accepted():
-    stack = parse_config(raw_with({"nominal": {"nvidia.com/mig-1g.12gb": 14, "nvidia.com/gpu.shared": 12}}),
+    stack = parse_config(raw_with({"nominal": {"nvidia.com/mig-1g.12gb": 14, "nvidia.com/gpu": 12}}),
                          source="s", stack="test")
-    assert dict(stack.tenants[0].queue.nominal) == {"nvidia.com/mig-1g.12gb": 14, "nvidia.com/gpu.shared": 12}
+    assert dict(stack.tenants[0].queue.nominal) == {"nvidia.com/mig-1g.12gb": 14, "nvidia.com/gpu": 12}
 
 
 def test_a_flavor_that_cannot_hold_its_pools_taints_is_refused():
