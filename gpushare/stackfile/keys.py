@@ -11,7 +11,9 @@ GUARD_KEY = f"{NS}:guard"
 TENANTS_KEY = f"{NS}:tenants"
 PREFLIGHT_KEY = f"{NS}:preflight"
 PLATFORM_KEY = f"{NS}:platform"
-PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY, PREFLIGHT_KEY, TENANTS_KEY, PLATFORM_KEY)
+METRICS_KEY = f"{NS}:metrics"
+PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY, PREFLIGHT_KEY, TENANTS_KEY, PLATFORM_KEY,
+                METRICS_KEY)
 # azure-native's own settings that gpushare's Azure reads (guard, preflight) follow too.
 SUBSCRIPTION_KEY = "azure-native:subscriptionId"
 ENVIRONMENT_KEY = "azure-native:environment"
