@@ -1,0 +1,141 @@
+"""Time `gpushare usage` over 7 days of a 1,000-GPU fleet held by a real Prometheus (Debian's 2.42, on loopback).
+
+The fleet counts MIG instances as GPUs: 25 ND96asr_v4 nodes of 8 A100s as MIG 3g (16 instances each: 400), 300
+time-sliced T4 nodes (x4) and 300 MPS T4 nodes (x4). Each device exports 6 dcgm-exporter counters every 5 minutes
+for 7 days (1,000 x 6 x 2,016 = 12.1 million samples), beside kube-state-metrics' series for 2,800 pods and 625
+nodes. The TSDB is built with `promtool tsdb create-blocks-from openmetrics` (tests/prometheus_server.py), and its
+size on disk is printed with the report's wall time (median of 3) and its query count.
+
+Run: `python benchmarks/showback_benchmark.py [--keep DIR]` (minutes: most of it is building the TSDB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gpushare.cli import main  # noqa: E402
+from tests.prometheus_server import create_blocks, prometheus_server  # noqa: E402
+
+STEP, STEPS = 300, 7 * 24 * 12
+END = 1_795_996_800
+START = END - (STEPS - 1) * STEP
+COUNTERS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED",
+            "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE")
+"""Six of dcgm-exporter's default counters (etc/default-counters.csv)."""
+POOLS = {  # name: (vmSize, nodes, devices per node, slices per device, sharing keys)
+    "a100mig": ("Standard_ND96asr_v4", 25, 16, 1, {"mig": "MIG3g"}),
+    "t4ts": ("Standard_NC4as_T4_v3", 300, 1, 4, {"sharing": {"strategy": "time-slicing", "replicas": 4}}),
+    "t4mps": ("Standard_NC8as_T4_v3", 300, 1, 4, {"sharing": {"strategy": "mps", "replicas": 4}}),
+}
+TENANTS = {"a100mig": "vision", "t4ts": "research", "t4mps": "nlp"}
+
+
+def stack_file(path: Path) -> Path:
+    config = {
+        "azure-native:location": "westeurope",
+        "gpushare:cluster": {"name": "showback-bench"},
+        "gpushare:operator": {"migStrategy": "single"},
+        "gpushare:pools": [{"name": name, "vmSize": size, "count": nodes, **keys}
+                           for name, (size, nodes, _, _, keys) in POOLS.items()],
+        "gpushare:tenants": [{"name": tenant, "pools": [pool]} for pool, tenant in TENANTS.items()],
+        "gpushare:metrics": {"prometheus": "http://127.0.0.1:9090", "window": "7d"},
+    }
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return path
+
+
+def fleet_series(rng: random.Random):
+    """(metric, labels, samples) for the whole fleet; values vary per step so nothing compresses away."""
+    ksm = {"job": "kube-state-metrics", "instance": "10.0.0.5:8080"}
+    times = [START + k * STEP for k in range(STEPS)]
+    for pool, (_, nodes, devices, slices, keys) in POOLS.items():
+        resource = "nvidia_com_gpu" if "mig" in keys else "nvidia_com_gpu_shared"
+        for n in range(nodes):
+            node = f"aks-{pool}-12345678-vmss{n:06d}"
+            yield "kube_node_labels", {**ksm, "node": node, "label_gpushare_io_pool": pool}, [(t, 1) for t in times]
+            yield ("kube_node_status_allocatable", {**ksm, "node": node, "resource": resource, "unit": "integer"},
+                   [(t, devices * slices) for t in times])
+            held = max(1, (devices * slices * 3) // 4) if "mig" not in keys else 7
+            for p in range(held):
+                pod = {"namespace": TENANTS[pool], "pod": f"{pool}-{n}-{p}", "uid": f"u-{pool}-{n}-{p}"}
+                yield ("kube_pod_container_resource_requests",
+                       {**ksm, **pod, "container": "main", "node": node, "resource": resource, "unit": "integer"},
+                       [(t, 1) for t in times])
+                yield "kube_pod_status_phase", {**ksm, **pod, "phase": "Running"}, [(t, 1) for t in times]
+            for d in range(devices):
+                gpu, instance = (d // 2, d % 2 + 1) if "mig" in keys else (d, None)
+                labels = {"job": "nvidia-dcgm-exporter", "instance": f"{node}:9400", "node": node, "gpu": str(gpu),
+                          "UUID": f"GPU-{pool}-{n}-{gpu}", "device": f"nvidia{gpu}",
+                          "modelName": "NVIDIA A100-SXM4-40GB" if instance else "Tesla T4"}
+                if instance:
+                    labels |= {"GPU_I_PROFILE": "3g.20gb", "GPU_I_ID": str(instance)}
+                base = rng.random()
+                for counter in COUNTERS:
+                    scale = 100 if counter == "DCGM_FI_DEV_GPU_UTIL" else 1
+                    yield counter, labels, [(t, round(min(1.0, base * (0.8 + 0.4 * rng.random())) * scale, 3))
+                                            for t in times]
+
+
+def disk_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def run_usage(stack: Path, url: str) -> tuple[float, dict]:
+    out = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(out):
+        code = main(["usage", str(stack), "--prometheus", url, "--at", str(END), "--json"])
+    elapsed = time.perf_counter() - start
+    if code != 0:
+        raise SystemExit(f"gpushare usage exited {code}")
+    return elapsed, json.loads(out.getvalue())
+
+
+def main_benchmark() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="build the TSDB here and keep it (reused when present)")
+    args = parser.parse_args()
+    promtool, prometheus = shutil.which("promtool"), shutil.which("prometheus")
+    if not promtool or not prometheus:
+        raise SystemExit("needs Debian's prometheus package (apt-get install -y --no-install-recommends prometheus)")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="gpushare-showback-"))
+    work.mkdir(parents=True, exist_ok=True)
+    data = work / "data"
+    stack = stack_file(work / "Pulumi.showback-bench.yaml")
+    try:
+        if not data.exists():
+            start = time.perf_counter()
+            count = create_blocks(promtool, fleet_series(random.Random(33)), work, data)
+            print(f"built {count:,} samples into {data} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+        dcgm = sum(nodes * devices for _, nodes, devices, _, _ in POOLS.values()) * len(COUNTERS) * STEPS
+        with prometheus_server(prometheus, data, work) as url:
+            runs = [run_usage(stack, url) for _ in range(3)]
+        seconds = statistics.median(r[0] for r in runs)
+        report = runs[-1][1]
+        print(f"fleet: {sum(n * d for _, n, d, _, _ in POOLS.values())} GPUs (MIG instances counted), "
+              f"{len(COUNTERS)} counters, 5-minute samples, 7 days: {dcgm:,} DCGM samples")
+        print(f"TSDB on disk: {disk_bytes(data) / 2**20:,.0f} MiB")
+        print(f"gpushare usage --window 7d: {seconds:.2f} s (median of 3: "
+              f"{', '.join(f'{r[0]:.2f}' for r in runs)}), {report['queries']} queries")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main_benchmark()
