@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gpushare.cli import main  # noqa: E402
-from tests.prometheus_server import create_blocks, prometheus_server  # noqa: E402
+from tests.prometheus_server import BLOCK_SECONDS, build_blocks, prometheus_server  # noqa: E402
 
 STEP, STEPS = 300, 7 * 24 * 12
 END = 1_795_996_800
@@ -59,24 +59,32 @@ def stack_file(path: Path) -> Path:
     return path
 
 
-def fleet_series(rng: random.Random):
-    """(metric, labels, samples) for the whole fleet; values vary per step so nothing compresses away."""
+def _prefix(metric: str, labels: dict[str, str]) -> str:
+    return metric + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "} "
+
+
+def fleet_families(rng: random.Random) -> dict[str, list[tuple[str, float | None, int]]]:
+    """Each family's series as (the sample line's prefix, a constant value or None, the device's index)."""
     ksm = {"job": "kube-state-metrics", "instance": "10.0.0.5:8080"}
-    times = [START + k * STEP for k in range(STEPS)]
+    families: dict[str, list[tuple[str, float | None, int]]] = {}
+
+    def add(metric: str, labels: dict[str, str], value: float | None, device: int = -1) -> None:
+        families.setdefault(metric, []).append((_prefix(metric, labels), value, device))
+
+    device_index = 0
     for pool, (_, nodes, devices, slices, keys) in POOLS.items():
         resource = "nvidia_com_gpu" if "mig" in keys else "nvidia_com_gpu_shared"
         for n in range(nodes):
             node = f"aks-{pool}-12345678-vmss{n:06d}"
-            yield "kube_node_labels", {**ksm, "node": node, "label_gpushare_io_pool": pool}, [(t, 1) for t in times]
-            yield ("kube_node_status_allocatable", {**ksm, "node": node, "resource": resource, "unit": "integer"},
-                   [(t, devices * slices) for t in times])
-            held = max(1, (devices * slices * 3) // 4) if "mig" not in keys else 7
+            add("kube_node_labels", {**ksm, "node": node, "label_gpushare_io_pool": pool}, 1)
+            add("kube_node_status_allocatable", {**ksm, "node": node, "resource": resource, "unit": "integer"},
+                devices * slices)
+            held = 7 if "mig" in keys else 3
             for p in range(held):
                 pod = {"namespace": TENANTS[pool], "pod": f"{pool}-{n}-{p}", "uid": f"u-{pool}-{n}-{p}"}
-                yield ("kube_pod_container_resource_requests",
-                       {**ksm, **pod, "container": "main", "node": node, "resource": resource, "unit": "integer"},
-                       [(t, 1) for t in times])
-                yield "kube_pod_status_phase", {**ksm, **pod, "phase": "Running"}, [(t, 1) for t in times]
+                add("kube_pod_container_resource_requests",
+                    {**ksm, **pod, "container": "main", "node": node, "resource": resource, "unit": "integer"}, 1)
+                add("kube_pod_status_phase", {**ksm, **pod, "phase": "Running"}, 1)
             for d in range(devices):
                 gpu, instance = (d // 2, d % 2 + 1) if "mig" in keys else (d, None)
                 labels = {"job": "nvidia-dcgm-exporter", "instance": f"{node}:9400", "node": node, "gpu": str(gpu),
@@ -84,11 +92,39 @@ def fleet_series(rng: random.Random):
                           "modelName": "NVIDIA A100-SXM4-40GB" if instance else "Tesla T4"}
                 if instance:
                     labels |= {"GPU_I_PROFILE": "3g.20gb", "GPU_I_ID": str(instance)}
-                base = rng.random()
                 for counter in COUNTERS:
-                    scale = 100 if counter == "DCGM_FI_DEV_GPU_UTIL" else 1
-                    yield counter, labels, [(t, round(min(1.0, base * (0.8 + 0.4 * rng.random())) * scale, 3))
-                                            for t in times]
+                    add(counter, labels, None, device_index)
+                device_index += 1
+    return families
+
+
+def _activity(bases: list[float], device: int, step: int) -> float:
+    """A device's busy share at a step: its own level, with a cheap deterministic wobble."""
+    wobble = ((step * 2654435761 + device * 40503) % 1000) / 2500
+    return min(1.0, bases[device] * (0.8 + wobble))
+
+
+def block_sources(work: Path, families: dict[str, list[tuple[str, float | None, int]]], bases: list[float]):
+    """One OpenMetrics file per 2-hour block, written as promtool needs it (yielded one at a time, so the week's
+    text never sits on disk whole)."""
+    first = START - START % BLOCK_SECONDS
+    for window in range(first, END + 1, BLOCK_SECONDS):
+        steps = [k for k in range(max(0, (window - START) // STEP), STEPS) if START + k * STEP < window + BLOCK_SECONDS
+                 and START + k * STEP >= window]
+        path = work / f"block-{window}.om"
+        with path.open("w") as out:
+            for metric, members in families.items():
+                out.write(f"# TYPE {metric} gauge\n")
+                scale = 100 if metric == "DCGM_FI_DEV_GPU_UTIL" else 1
+                for prefix, value, device in members:
+                    if value is not None:
+                        text = f"{value:g}"
+                        out.writelines(f"{prefix}{text} {START + k * STEP}\n" for k in steps)
+                    else:
+                        out.writelines(f"{prefix}{_activity(bases, device, k) * scale:.3g} {START + k * STEP}\n"
+                                       for k in steps)
+            out.write("# EOF\n")
+        yield path
 
 
 def disk_bytes(path: Path) -> int:
@@ -120,7 +156,11 @@ def main_benchmark() -> None:
     try:
         if not data.exists():
             start = time.perf_counter()
-            count = create_blocks(promtool, fleet_series(random.Random(33)), work, data)
+            rng = random.Random(33)
+            families = fleet_families(rng)
+            bases = [rng.random() for _ in range(sum(n * d for _, n, d, _, _ in POOLS.values()))]
+            build_blocks(promtool, block_sources(work, families, bases), data)
+            count = sum(len(members) for members in families.values()) * STEPS
             print(f"built {count:,} samples into {data} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
         dcgm = sum(nodes * devices for _, nodes, devices, _, _ in POOLS.values()) * len(COUNTERS) * STEPS
         with prometheus_server(prometheus, data, work) as url:

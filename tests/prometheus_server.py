@@ -45,19 +45,28 @@ def create_blocks(promtool: str, series: Iterable[tuple[str, dict[str, str], Ite
             count += 1
     for part in parts.values():
         part.close()
-    sources = []
-    for window in sorted({w for w, _ in parts}):
-        path = work / f"block-{window}.om"
-        with path.open("w") as out:
-            for index, metric in enumerate(families):
-                part_path = parts_dir / f"{window}-{index}"
-                if part_path.exists():
-                    out.write(f"# TYPE {metric} gauge\n")
-                    with part_path.open() as part_file:
-                        shutil.copyfileobj(part_file, out)
-                    part_path.unlink()
-            out.write("# EOF\n")
-        sources.append(path)
+
+    def block_files() -> Iterator[Path]:
+        for window in sorted({w for w, _ in parts}):
+            path = work / f"block-{window}.om"
+            with path.open("w") as out:
+                for index, metric in enumerate(families):
+                    part_path = parts_dir / f"{window}-{index}"
+                    if part_path.exists():
+                        out.write(f"# TYPE {metric} gauge\n")
+                        with part_path.open() as part_file:
+                            shutil.copyfileobj(part_file, out)
+                        part_path.unlink()
+                out.write("# EOF\n")
+            yield path
+
+    build_blocks(promtool, block_files(), data_dir, parallel)
+    return count
+
+
+def build_blocks(promtool: str, sources: Iterable[Path], data_dir: Path, parallel: int = 2) -> None:
+    """Run `promtool tsdb create-blocks-from openmetrics` on each OpenMetrics file as `sources` yields it (at most
+    `parallel` at once), deleting each file once its block is written: the text of a week never sits on disk whole."""
     running: list[tuple[Path, subprocess.Popen]] = []
 
     def finish(source: Path, process: subprocess.Popen) -> None:
@@ -74,7 +83,6 @@ def create_blocks(promtool: str, series: Iterable[tuple[str, dict[str, str], Ite
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
     for source, process in running:
         finish(source, process)
-    return count
 
 
 def _free_port() -> int:

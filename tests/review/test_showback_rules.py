@@ -140,3 +140,37 @@ def _pool_labels(pool: str) -> dict[str, str]:
     return {"a100mig": {"resource": "nvidia.com/gpu", "slice": "3g.20gb", "sharing": "mig"},
             "t4ts": {"resource": "nvidia.com/gpu.shared", "slice": "time-slicing x4", "sharing": "time-slicing"},
             "t4mps": {"resource": "nvidia.com/gpu.shared", "slice": "mps x4", "sharing": "mps"}}[pool]
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from gpushare.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_rules_command_prints_a_rule_file_or_a_prometheusrule_promtool_accepts(tmp_path):
+    code, text, err = _cli("rules", str(STACK_FILE))
+    assert code == 0, err
+    (tmp_path / "file.yml").write_text(text)
+    assert promtool("check", "rules", str(tmp_path / "file.yml")).returncode == 0
+    code, text, err = _cli("rules", str(STACK_FILE), "--format", "prometheusrule", "--namespace", "observability")
+    assert code == 0, err
+    document = yaml.safe_load(text)
+    assert document["kind"] == "PrometheusRule" and document["apiVersion"] == "monitoring.coreos.com/v1"
+    assert document["metadata"]["namespace"] == "observability"
+    (tmp_path / "spec.yml").write_text(yaml.safe_dump({"groups": document["spec"]["groups"]}))
+    result = promtool("check", "rules", str(tmp_path / "spec.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_rules_command_refuses_a_stack_without_metrics_naming_the_key():
+    """The dev stack has no gpushare:metrics."""
+    code, out, err = _cli("rules", str(Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"))
+    assert code == 2 and out == ""
+    assert "gpushare:metrics: required for showback" in err and "{prometheus: managed}" in err
