@@ -78,9 +78,9 @@ def run(args: argparse.Namespace) -> int:
     window = args.window or metrics.window
     at = args.at if args.at is not None else time.time()
     reader = PrometheusReader(url)
-    samples = read_usage(reader, pools, window, at)
+    source, samples = read_usage(reader, stack.stack, pools, window, at)
     document = usage_document(stack, pools, samples, window, at, len(reader.queries),
-                              cost["currency"] if cost else None, metrics.idle_below)
+                              cost["currency"] if cost else None, metrics.idle_below, source)
     if args.json:
         print(json.dumps(document, indent=2))
     elif args.markdown:

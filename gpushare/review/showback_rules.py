@@ -48,6 +48,16 @@ POOL_LABEL = "label_gpushare_io_pool"
 GR_ENGINE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 SATURATED_ALLOCATION = 0.95
+EVALUATED = "gpushare:showback_rules:evaluated"
+RECORDED = {
+    "allocatable": "gpushare:pool_slices_allocatable:sum",
+    "allocated": "gpushare:pool_slices_allocated:sum",
+    "namespaceAllocated": "gpushare:namespace_slices_allocated:sum",
+    "used": "gpushare:pool_devices_used:sum",
+    "namespaceUsed": "gpushare:namespace_devices_used:sum",
+    "pending": "gpushare:pool_pods_pending:count",
+}
+"""The recorded series `gpushare usage` reads where the group has run over its whole window."""
 
 
 def metric_resource(resource: str) -> str:
@@ -211,19 +221,19 @@ def _pool_rules(pool: ShowbackPool) -> list[Rule]:
     labels = _pool_labels(pool)
     sel = f'{{pool="{pool.name}"}}'
     rules = [
-        _record("gpushare:pool_slices_allocatable:sum", allocatable_slices(pool), labels,
+        _record(RECORDED["allocatable"], allocatable_slices(pool), labels,
                 f"pool {pool.name}: {pool.resource} ({pool.slice}) its nodes advertise"),
-        _record("gpushare:pool_slices_allocated:sum", allocated_slices(pool), labels,
+        _record(RECORDED["allocated"], allocated_slices(pool), labels,
                 "slices held by running pods"),
-        _record("gpushare:namespace_slices_allocated:sum", allocated_slices(pool, "pool, namespace"), labels),
-        _record("gpushare:pool_devices_used:sum", used_devices(pool), labels,
+        _record(RECORDED["namespaceAllocated"], allocated_slices(pool, "pool, namespace"), labels),
+        _record(RECORDED["used"], used_devices(pool), labels,
                 "busy device-equivalents: the sum of DCGM_FI_PROF_GR_ENGINE_ACTIVE over the pool's "
                 + ("MIG instances" if pool.mig else "GPUs")),
-        _record("gpushare:namespace_devices_used:sum", namespace_used_devices(pool), labels,
+        _record(RECORDED["namespaceUsed"], namespace_used_devices(pool), labels,
                 "time-sliced/MPS: attributed by allocation (each node's activity split by the slices each "
                 "namespace holds there; DCGM cannot tell the pods of one shared GPU apart)" if pool.shared
                 else "measured per device from dcgm-exporter's pod/namespace labels"),
-        _record("gpushare:pool_pods_pending:count", pending_pods(pool), labels,
+        _record(RECORDED["pending"], pending_pods(pool), labels,
                 "pods waiting for the pool's resource"),
         _record("gpushare:pool_utilisation:ratio",
                 f"{_or_zero(f'gpushare:pool_devices_used:sum{sel}', f'gpushare:pool_slices_allocatable:sum{sel}')}"
@@ -325,7 +335,10 @@ def rule_group(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | N
     """The stack's one rule group, as a Prometheus rule file's group (also a PrometheusRule's spec.groups[0]);
     rules carry their comments in `Rule.comment` (`rule_file` writes them)."""
     pools = showback_pools(stack, cost)
-    rules = [rule for pool in pools for rule in _pool_rules(pool)]
+    rules = [_record(EVALUATED, "vector(1)", {"stack": stack.stack},
+                     "1 at every evaluation: `gpushare usage` reads the recorded series only when this one covers "
+                     "its window")]
+    rules += [rule for pool in pools for rule in _pool_rules(pool)]
     rules += _tenant_rules(stack, pools) + _alerts(stack, pools, metrics)
     return {"name": f"gpushare-{stack.stack}", "interval": GROUP_INTERVAL, "rules": rules}
 

@@ -1,16 +1,19 @@
 """`gpushare usage`: what each pool, slice, tenant and namespace held and used over a window, what idled and what
 that cost, and per pool the stack edit the figures call for, with its capacity and cost delta.
 
-Every figure is one PromQL query aggregated by the server (`sum_over_time` / `max_over_time` of the showback rules'
-instant expressions over a `[window:5m]` subquery, every pool in one query), so the report needs `len(QUERIES)`
-queries whatever the fleet's size and never pulls raw series. The rules' expressions are reused rather than their
-recorded series, so a report covers the window even where the rules were installed after it began.
+Every figure is one PromQL query aggregated by the server, every pool in one query, so a report needs one query to
+probe plus `len(QUERIES)` whatever the fleet's size, and never pulls raw series. Where the stack's rule group has
+recorded the whole window (its `gpushare:showback_rules:evaluated` series), the figures fold its recorded series
+(`sum_over_time(gpushare:...[7d])`: a range selector, fast); otherwise they fold the rules' own instant expressions
+over a `[window:5m]` subquery of the raw series, which covers a window that began before the rules were loaded,
+at the cost of evaluating the joins at every step.
 Time-sliced and MPS use is attributed by allocation (`gpushare.review.showback_rules`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +21,9 @@ from typing import Any
 from gpushare.kubernetes.prometheus_api import PrometheusReader, Sample
 from gpushare.review.cost import HOURS_PER_MONTH, money, signed_money
 from gpushare.review.showback_rules import (
+    EVALUATED,
+    GROUP_INTERVAL,
+    RECORDED,
     ShowbackPool,
     allocatable_slices,
     allocated_slices,
@@ -35,28 +41,59 @@ SATURATED = 0.95
 BUSY = 0.5
 """A shared pool under this busy share can take more pods per GPU (double the replicas) before it needs a node."""
 
-QUERIES: dict[str, tuple[str, Callable[[ShowbackPool], str]]] = {
-    "allocatable": ("sum_over_time", allocatable_slices),
-    "allocatablePeak": ("max_over_time", allocatable_slices),
-    "allocatedPeak": ("max_over_time", allocated_slices),
-    "namespaceAllocated": ("sum_over_time", lambda p: allocated_slices(p, "pool, namespace")),
-    "used": ("sum_over_time", used_devices),
-    "namespaceUsed": ("sum_over_time", namespace_used_devices),
-    "pendingPeak": ("max_over_time", pending_pods),
+QUERIES: dict[str, tuple[str, Callable[[ShowbackPool], str], str]] = {
+    "allocatable": ("sum_over_time", allocatable_slices, "allocatable"),
+    "allocatablePeak": ("max_over_time", allocatable_slices, "allocatable"),
+    "allocatedPeak": ("max_over_time", allocated_slices, "allocated"),
+    "namespaceAllocated": ("sum_over_time", lambda p: allocated_slices(p, "pool, namespace"), "namespaceAllocated"),
+    "used": ("sum_over_time", used_devices, "used"),
+    "namespaceUsed": ("sum_over_time", namespace_used_devices, "namespaceUsed"),
+    "pendingPeak": ("max_over_time", pending_pods, "pending"),
 }
-"""Each figure: how the window folds it, and the pool's instant expression."""
+"""Each figure: how the window folds it, the pool's instant expression, and the series the rules record it as."""
+RECORDED_COVERAGE = 0.99
+"""The share of the window's evaluations the rule group must have recorded for the report to read its series."""
+
+
+def window_range(window: str) -> str:
+    """The window as a range one millisecond short: Prometheus 2.x's ranges are closed at both ends (3.0's are
+    open on the left), so `[7d]` over 5-minute samples holds 2,017 of them in 2.x; `[604799999ms]` holds the week's
+    2,016 in both."""
+    return f"{duration_seconds(window) * 1000 - 1}ms"
 
 
 def window_query(fold: str, expression: Callable[[ShowbackPool], str], pools: tuple[ShowbackPool, ...],
                  window: str) -> str:
-    """One query for every pool: the pools' results carry their `pool` label, so `or` keeps each."""
-    return " or ".join(f"{fold}(({expression(pool)})[{window}:{STEP}])" for pool in pools)
+    """One query for every pool, from the raw series: the pools' results carry their `pool` label, so `or` keeps
+    each."""
+    return " or ".join(f"{fold}(({expression(pool)})[{window_range(window)}:{STEP}])" for pool in pools)
 
 
-def read_usage(reader: PrometheusReader, pools: tuple[ShowbackPool, ...], window: str,
-               at: float) -> dict[str, list[Sample]]:
-    return {name: reader.query(window_query(fold, expression, pools, window), at)
-            for name, (fold, expression) in QUERIES.items()}
+def recorded_query(fold: str, record: str, pools: tuple[ShowbackPool, ...], window: str, namespaced: bool) -> str:
+    """The same figure from the rule group's recorded series: a range selector, no subquery."""
+    names = "|".join(re.escape(pool.name) for pool in pools)
+    by = "pool, namespace" if namespaced else "pool"
+    outer = "sum" if fold == "sum_over_time" else "max"
+    return f'{outer} by ({by}) ({fold}({record}{{pool=~"{names}"}}[{window_range(window)}]))'
+
+
+def rules_cover(reader: PrometheusReader, stack: str, window: str, at: float) -> bool:
+    """Whether the stack's rule group recorded (nearly) every evaluation of the window."""
+    found = reader.query(f'count_over_time({EVALUATED}{{stack="{stack}"}}[{window_range(window)}])', at)
+    expected = duration_seconds(window) / duration_seconds(GROUP_INTERVAL)
+    return bool(found) and max(s.value for s in found) >= RECORDED_COVERAGE * expected
+
+
+def read_usage(reader: PrometheusReader, stack: str, pools: tuple[ShowbackPool, ...], window: str,
+               at: float) -> tuple[str, dict[str, list[Sample]]]:
+    """("recorded" or "raw", each figure's samples): the rule group's series where it has recorded the whole window
+    (fast: range selectors), else subqueries of the same expressions over the raw series."""
+    if rules_cover(reader, stack, window, at):
+        return "recorded", {name: reader.query(recorded_query(fold, RECORDED[record], pools, window,
+                                                                name.startswith("namespace")), at)
+                            for name, (fold, _, record) in QUERIES.items()}
+    return "raw", {name: reader.query(window_query(fold, expression, pools, window), at)
+                   for name, (fold, expression, _) in QUERIES.items()}
 
 
 def _by_pool(samples: list[Sample]) -> dict[str, float]:
@@ -120,9 +157,11 @@ def _recommendation(pool: ShowbackPool, plan: PoolPlan, figures: Mapping[str, fl
 
 
 def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples: Mapping[str, list[Sample]],
-                   window: str, at: float, queries: int, currency: str | None, idle_below: int) -> dict[str, Any]:
+                   window: str, at: float, queries: int, currency: str | None, idle_below: int,
+                   source: str = "raw") -> dict[str, Any]:
     """The `usage --json` document: hours are device-hours (GPUs or MIG instances) unless named slice-hours."""
-    step_hours = duration_seconds(STEP) / 3600
+    # Both sources hold one value per 5 minutes: the subquery's step, the rule group's interval.
+    step_hours = duration_seconds(STEP if source == "raw" else GROUP_INTERVAL) / 3600
     hours = duration_seconds(window) / 3600
     figures = {name: (_by_namespace(found) if name.startswith("namespace") else _by_pool(found))
                for name, found in samples.items()}
@@ -180,6 +219,7 @@ def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples:
             "idleCost": _round(sum(costs)) if costs and None not in costs else (0.0 if not rows else None),
         })
     return {"stack": stack.stack, "window": window, "at": at, "currency": currency, "queries": queries,
+            "source": source,
             "attribution": "time-sliced and MPS pools: attributed by allocation (each node's GPU activity split "
                            "among its pods by the slices they hold); MIG and whole GPUs: measured per device",
             "pools": pool_rows, "namespaces": namespace_rows, "tenants": tenants}
@@ -219,8 +259,9 @@ def usage_tables(document: Mapping[str, Any]) -> list[tuple[list[str], list[list
 
 
 def _title(document: Mapping[str, Any]) -> str:
+    source = "recorded series" if document.get("source") == "recorded" else "raw series"
     return (f"GPU usage of stack {document['stack']} over {document['window']} ({document['queries']} "
-            f"Prometheus queries)")
+            f"Prometheus queries, {source})")
 
 
 def render_text(document: Mapping[str, Any]) -> str:

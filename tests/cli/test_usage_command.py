@@ -9,6 +9,8 @@ import contextlib
 import dataclasses
 import io
 import json
+import shutil
+import subprocess
 
 import pytest
 
@@ -36,6 +38,8 @@ END = 1_795_996_800
 START = END - (STEPS - 1) * STEP
 CHANGE = 3 * 24 * 12
 """From the fourth day on, research's notebook-1 has finished and the time-sliced T4 it shared is 20% busy."""
+RAW_DATA: list = []
+"""The raw server's data folder, once built (the recorded server copies it)."""
 SIZES = {"a100mig": "Standard_ND96asr_v4", "t4ts": "Standard_NC4as_T4_v3", "t4mps": "Standard_NC8as_T4_v3"}
 
 
@@ -77,7 +81,31 @@ def prometheus_url(tmp_path_factory):
     promtool, prometheus = prometheus_binary("promtool"), prometheus_binary("prometheus")
     work = tmp_path_factory.mktemp("prometheus")
     create_blocks(promtool, week_of_series(), work, work / "data")
+    RAW_DATA[:] = [work / "data"]
     with prometheus_server(prometheus, work / "data", work) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def recorded_url(prometheus_url, tmp_path_factory):
+    """A second server over the same raw blocks plus the stack's rule group backfilled over the last day by
+    `promtool tsdb create-blocks-from rules` (which evaluates the recording rules through the first server's API),
+    as if the group had run there for a day (to one step past END: the backfill leaves out its end)."""
+    promtool, prometheus = prometheus_binary("promtool"), prometheus_binary("prometheus")
+    work = tmp_path_factory.mktemp("recorded")
+    rules = work / "rules.yml"
+    code, text, err = run_command("rules", str(STACK_FILE))
+    assert code == 0, err
+    rules.write_text(text)
+    result = subprocess.run([promtool, "tsdb", "create-blocks-from", "rules", f"--start={END - 86400}",
+                             f"--end={END + STEP}", f"--url={prometheus_url}", f"--output-dir={work / 'rules-data'}",
+                             str(rules)], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = work / "data"
+    shutil.copytree(RAW_DATA[0], data)
+    for block in (work / "rules-data").iterdir():
+        shutil.copytree(block, data / block.name)
+    with prometheus_server(prometheus, data, work) as url:
         yield url
 
 
@@ -90,11 +118,15 @@ def prices_file(tmp_path_factory):
     return path
 
 
-def usage(*args: str) -> tuple[int, str, str]:
+def run_command(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["usage", str(STACK_FILE), *args])
+        code = main(list(args))
     return code, out.getvalue(), err.getvalue()
+
+
+def usage(*args: str) -> tuple[int, str, str]:
+    return run_command("usage", str(STACK_FILE), *args)
 
 
 def test_usage_reports_the_weeks_figures_the_synthetic_metrics_imply(prometheus_url, prices_file):
@@ -128,7 +160,7 @@ def test_usage_reports_the_weeks_figures_the_synthetic_metrics_imply(prometheus_
         (research["allocatedDeviceHours"] - research["usedDeviceHours"]) * NODE_HOURLY["t4ts"], abs=0.01)
     assert tenants["research"]["idleDeviceHours"] == pytest.approx(
         want["ns_allocated"][("t4ts", "research")] / 4 - want["ns_used"][("t4ts", "research")], abs=0.01)
-    assert report["queries"] == 7 and report["currency"] == "USD"
+    assert report["queries"] == 8 and report["source"] == "raw" and report["currency"] == "USD"
 
 
 def test_each_pool_gets_the_stack_edit_its_figures_call_for_with_capacity_and_cost_delta(prometheus_url,
@@ -155,8 +187,29 @@ def test_text_and_markdown_name_the_edit_and_the_attribution(prometheus_url, pri
     assert "t4ts: autoscale.max 3 -> 1" in text and "-$768/month" in text and "attributed by allocation" in text
     code, markdown, _ = usage("--prometheus", prometheus_url, "--at", str(END), "--markdown")
     assert code == 0
-    assert markdown.startswith("### GPU usage of stack showback over 7d (7 Prometheus queries)")
+    assert markdown.startswith("### GPU usage of stack showback over 7d (8 Prometheus queries, raw series)")
     assert "| research | research | t4ts |" in markdown and "$" not in markdown  # no prices: no cost
+
+
+def test_over_a_window_the_rules_recorded_usage_reads_their_series_to_the_same_figures(prometheus_url,
+                                                                                      recorded_url, prices_file):
+    args = ("--window", "1d", "--at", str(END), "--prices", str(prices_file), "--json")
+    code, raw_out, err = usage("--prometheus", prometheus_url, *args)
+    assert code == 0, err
+    code, recorded_out, err = usage("--prometheus", recorded_url, *args)
+    assert code == 0, err
+    raw, recorded = json.loads(raw_out), json.loads(recorded_out)
+    assert raw["source"] == "raw" and recorded["source"] == "recorded"
+    figures = ("sliceHours", "allocatedSliceHours", "usedDeviceHours", "idleDeviceHours", "idleCost",
+               "peakAllocated", "peakPending")
+    for a, b in zip(raw["pools"], recorded["pools"]):
+        assert {k: b[k] for k in figures} == pytest.approx({k: a[k] for k in figures}, abs=0.01), a["pool"]
+        assert a["recommendation"] == b["recommendation"]
+    assert {(r["pool"], r["namespace"]): r["usedDeviceHours"] for r in recorded["namespaces"]} == pytest.approx(
+        {(r["pool"], r["namespace"]): r["usedDeviceHours"] for r in raw["namespaces"]}, abs=0.01)
+    # The last day only: over the week the rules did not run throughout, so the week's report reads raw series.
+    code, week, _ = usage("--prometheus", recorded_url, "--at", str(END), "--json")
+    assert code == 0 and json.loads(week)["source"] == "raw"
 
 
 def test_an_unreachable_prometheus_is_one_error_with_the_url_and_exit_4():
