@@ -92,9 +92,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def prometheus_server(prometheus: str, data_dir: Path, work: Path) -> Iterator[str]:
+def prometheus_server(prometheus: str, data_dir: Path, work: Path, extra_args: tuple[str, ...] = (),
+                      started: list | None = None) -> Iterator[str]:
     """Prometheus serving `data_dir` on 127.0.0.1 (no scrape targets, retention long enough for any block):
-    yields its base URL; stopped on exit."""
+    yields its base URL; stopped on exit. `started` receives the process (the benchmark reads its CPU time)."""
     config = work / "prometheus.yml"
     config.write_text("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
     port = _free_port()
@@ -102,8 +103,10 @@ def prometheus_server(prometheus: str, data_dir: Path, work: Path) -> Iterator[s
     process = subprocess.Popen(
         [prometheus, f"--config.file={config}", f"--storage.tsdb.path={data_dir}",
          f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y",
-         "--query.max-samples=200000000", "--log.level=warn"],
+         "--query.max-samples=200000000", "--log.level=warn", *extra_args],
         stdout=log, stderr=subprocess.STDOUT)
+    if started is not None:
+        started.append(process)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + READY_SECONDS

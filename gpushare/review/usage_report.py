@@ -152,7 +152,9 @@ def _recommendation(pool: ShowbackPool, plan: PoolPlan, figures: Mapping[str, fl
         return edit(f"{key} {nodes} -> {needed}",
                     f"{idle:.0%} of slices idle over {hours:g} h; at most {peak:g} of {nodes * per_node} held at "
                     f"once, which {needed} node(s) hold", needed, per_node)
-    return {"edit": None, "why": f"{figures['allocatedShare']:.0%} of slices held, {busy:.0%} busy: no change",
+    fewest = (f"; {nodes} node(s) are the fewest that hold the peak of {peak:g} slices"
+              if figures["allocatedShare"] < 0.5 else "")
+    return {"edit": None, "why": f"{figures['allocatedShare']:.0%} of slices held, {busy:.0%} busy{fewest}: no change",
             "capacity": {"before": nodes * per_node, "after": nodes * per_node}, "monthlyDelta": 0.0}
 
 
