@@ -2,12 +2,12 @@
 
 The fleet counts MIG instances as GPUs: 25 ND96asr_v4 nodes of 8 A100s as MIG 3g (16 instances each: 400), 300
 time-sliced T4 nodes (x4) and 300 MPS T4 nodes (x4). Each device exports 6 dcgm-exporter counters every 5 minutes
-for 7 days (1,000 x 6 x 2,016 = 12.1 million samples), beside kube-state-metrics' series for 2,800 pods and 625
+for 7 days (1,000 x 6 x 2,016 = 12.1 million samples), beside kube-state-metrics' series for 1,975 pods and 625
 nodes. The TSDB is built with `promtool tsdb create-blocks-from openmetrics` (tests/prometheus_server.py), then the
-rules of the stack's group that `usage` reads (`gpushare rules`) are evaluated over the week through the server by `promtool tsdb
-create-blocks-from rules`, as if it had run all week. Printed: the TSDB's size on disk, and `gpushare usage`'s wall
-time and the server's CPU time (medians of 3; on a shared machine judge by the CPU time) with its query count;
-`--raw` also times one report from the raw series (subqueries), what a report costs before the rules have run
+rules of the stack's group that `usage` reads (`gpushare rules`) are evaluated over the week through the server by
+`promtool tsdb create-blocks-from rules`, as if the group had run all week. Printed: the TSDB's size on disk, and
+`gpushare usage`'s wall time and the server's CPU time (medians of 3; on a shared machine judge by the CPU time)
+with its query count; `--raw` also times one report from the raw series (subqueries), what a report costs before the rules have run
 through its window.
 
 Run: `python benchmarks/showback_benchmark.py [--keep DIR] [--raw]` (tens of minutes: building the TSDB and

@@ -54,7 +54,8 @@ def showback_dashboard(stack: StackConfig, currency: str | None) -> dashboard.Da
                                  "gpushare:pool_slices_allocated:sum / gpushare:pool_slices_allocatable:sum",
                                  "{{pool}} ({{slice}})", "percentunit",
                                  "GPU requests of running pods over what the pool's nodes advertise"))
-             .with_panel(stat.Panel().title("Pending GPU pods").datasource(DATASOURCE).span(6).height(6).reduce_options(_last())
+             .with_panel(stat.Panel().title("Pending GPU pods").datasource(DATASOURCE).span(6).height(6)
+                         .reduce_options(_last())
                          .with_target(_query("sum by (pool) (gpushare:pool_pods_pending:count)", "{{pool}}"))))
     board = (board.with_row(dashboard.Row("Tenants"))
              .with_panel(_series("Busy devices per tenant", "gpushare:tenant_devices_used:sum", "{{tenant}}",
@@ -67,7 +68,8 @@ def showback_dashboard(stack: StackConfig, currency: str | None) -> dashboard.Da
     if currency:
         board = (board.with_row(dashboard.Row("Idle cost (list prices)"))
                  .with_panel(_series("Idle cost per pool, per hour", "gpushare:pool_idle_cost:hourly", "{{pool}}",
-                                     f"currency{currency}", "Idle device-hours x the node's list price / devices per node"))
+                                     f"currency{currency}",
+                                     "Idle device-hours x the node's list price / devices per node"))
                  .with_panel(_series("Idle cost per tenant, per hour", "gpushare:tenant_idle_cost:hourly",
                                      "{{tenant}}", f"currency{currency}", "Held but idle device-hours at list price")))
     return board

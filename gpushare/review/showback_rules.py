@@ -10,9 +10,10 @@ Sources (names as the exporters write them):
   Kubernetes mapping on (the GPU Operator's default) pod, namespace, container. The node's name is the scrape's
   `node` label, which the PodMonitor gpushare generates copies from __meta_kubernetes_pod_node_name: the exporter's
   own host label was renamed from Hostname to hostname (dcgm-exporter #655), so the rules depend on neither.
-- kube-state-metrics (internal/store/pod.go, node.go, utils.go toResourceUnitValue): kube_pod_container_resource_requests
-  and kube_node_status_allocatable with resource = the resource name sanitised to a label name
-  (nvidia.com/mig-1g.5gb -> nvidia_com_mig_1g_5gb) and unit="integer" for extended resources; kube_pod_status_phase;
+- kube-state-metrics (internal/store/pod.go, node.go, utils.go toResourceUnitValue):
+  kube_pod_container_resource_requests and kube_node_status_allocatable with resource = the resource name
+  sanitised to a label name (nvidia.com/mig-1g.5gb -> nvidia_com_mig_1g_5gb) and unit="integer" for extended
+  resources; kube_pod_status_phase;
   kube_node_labels{label_gpushare_io_pool}, which kube-state-metrics exposes only when started with
   --metric-labels-allowlist=nodes=[gpushare.io/pool] (README "Usage and showback").
 
