@@ -7,8 +7,8 @@ nodes. The TSDB is built with `promtool tsdb create-blocks-from openmetrics` (te
 rules of the stack's group that `usage` reads (`gpushare rules`) are evaluated over the week through the server by
 `promtool tsdb create-blocks-from rules`, as if the group had run all week. Printed: the TSDB's size on disk, and
 `gpushare usage`'s wall time and the server's CPU time (medians of 3; on a shared machine judge by the CPU time)
-with its query count; `--raw` also times one report from the raw series (subqueries), what a report costs before the rules have run
-through its window.
+with its query count; `--raw` also times one report from the raw series (subqueries), what a report costs before
+the rules have run through its window.
 
 Run: `python benchmarks/showback_benchmark.py [--keep DIR] [--raw]` (tens of minutes: building the TSDB and
 backfilling the rules; a kept DIR is reused).
