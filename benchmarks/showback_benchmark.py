@@ -146,13 +146,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_usage(stack: Path, url: str, server: subprocess.Popen) -> tuple[float, float, dict]:
+def run_usage(stack: Path, url: str, server: subprocess.Popen, *extra: str) -> tuple[float, float, dict]:
     """One report: wall seconds, the server's CPU seconds for it, the report."""
     out, err = io.StringIO(), io.StringIO()
     cpu = cpu_seconds(server.pid)
     start = time.perf_counter()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["usage", str(stack), "--prometheus", url, "--at", str(END), "--json"])
+        code = main(["usage", str(stack), "--prometheus", url, "--at", str(END), "--json", *extra])
     elapsed = time.perf_counter() - start
     if code != 0:
         raise SystemExit(f"gpushare usage exited {code}: {err.getvalue()}")
@@ -231,7 +231,7 @@ def main_benchmark() -> None:
             started: list[subprocess.Popen] = []
             with prometheus_server(prometheus, data, work, long_queries, started) as url:
                 if args.raw:
-                    report("raw", [run_usage(stack, url, started[0])])
+                    report("raw", [run_usage(stack, url, started[0], "--raw-series")])
                 if not marker.exists():
                     seconds = backfill_rules(promtool, stack, url, work, data)
                     marker.write_text(f"{seconds:.0f}\n")

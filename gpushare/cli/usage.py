@@ -51,6 +51,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="the Prometheus API's base URL (default: gpushare:metrics.prometheus when a URL)")
     parser.add_argument("--window", type=_window, help="how far back (default: gpushare:metrics.window)")
     parser.add_argument("--at", type=_time, help="the window's end, Unix seconds or RFC 3339 (default: now)")
+    parser.add_argument("--raw-series", action="store_true",
+                        help="fold the raw series even where the rule group recorded the window (slow at scale)")
     shape = parser.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="print one JSON object")
     shape.add_argument("--markdown", action="store_true", help="print Markdown (a PR comment)")
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     window = args.window or metrics.window
     at = args.at if args.at is not None else time.time()
     reader = PrometheusReader(url)
-    source, samples = read_usage(reader, stack.stack, pools, window, at)
+    source, samples = read_usage(reader, stack.stack, pools, window, at, raw=args.raw_series)
     document = usage_document(stack, pools, samples, window, at, len(reader.queries),
                               cost["currency"] if cost else None, metrics.idle_below, source)
     if args.json:

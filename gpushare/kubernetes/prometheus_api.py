@@ -53,6 +53,8 @@ class PrometheusReader:
             raise PrometheusReadError(f"{endpoint}: HTTP {error.code}: {_api_error(error)}") from None
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
+            if isinstance(reason, TimeoutError):
+                raise _too_slow(endpoint) from None
             raise _unreachable(endpoint, reason) from None
         except ValueError:
             raise PrometheusReadError(f"{endpoint}: the answer is not JSON: is this a Prometheus API?") from None
@@ -72,6 +74,14 @@ def _api_error(error: urllib.error.HTTPError) -> str:
         return f"{document.get('errorType', 'error')}: {document.get('error', '')}"
     except (ValueError, OSError):
         return str(error.reason)
+
+
+def _too_slow(endpoint: str) -> PrometheusReadError:
+    error = PrometheusReadError(f"{endpoint}: no answer within {TIMEOUT_SECONDS} s")
+    error.hint = ("a window the showback rules have not recorded is folded from the raw series, every join at every "
+                  "step: load the rules (gpushare rules) and report once they cover the window, or ask for a "
+                  "shorter --window")
+    return error
 
 
 def _unreachable(endpoint: str, reason: object) -> PrometheusReadError:

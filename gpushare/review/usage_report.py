@@ -85,10 +85,10 @@ def rules_cover(reader: PrometheusReader, stack: str, window: str, at: float) ->
 
 
 def read_usage(reader: PrometheusReader, stack: str, pools: tuple[ShowbackPool, ...], window: str,
-               at: float) -> tuple[str, dict[str, list[Sample]]]:
+               at: float, raw: bool = False) -> tuple[str, dict[str, list[Sample]]]:
     """("recorded" or "raw", each figure's samples): the rule group's series where it has recorded the whole window
-    (fast: range selectors), else subqueries of the same expressions over the raw series."""
-    if rules_cover(reader, stack, window, at):
+    (fast: range selectors), else, or with `raw`, subqueries of the same expressions over the raw series."""
+    if not raw and rules_cover(reader, stack, window, at):
         return "recorded", {name: reader.query(recorded_query(fold, RECORDED[record], pools, window,
                                                                 name.startswith("namespace")), at)
                             for name, (fold, _, record) in QUERIES.items()}

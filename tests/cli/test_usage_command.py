@@ -213,6 +213,8 @@ def test_over_a_window_the_rules_recorded_usage_reads_their_series_to_the_same_f
     # The last day only: over the week the rules did not run throughout, so the week's report reads raw series.
     code, week, _ = usage("--prometheus", recorded_url, "--at", str(END), "--json")
     assert code == 0 and json.loads(week)["source"] == "raw"
+    code, forced, _ = usage("--prometheus", recorded_url, *args, "--raw-series")
+    assert code == 0 and json.loads(forced)["source"] == "raw"
 
 
 def test_an_unreachable_prometheus_is_one_error_with_the_url_and_exit_4():
