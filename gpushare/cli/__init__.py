@@ -24,7 +24,8 @@ from typing import NoReturn
 
 from gpushare.errors import GpushareError, OutputError
 
-COMMANDS = ("plan", "preflight", "report", "compare", "stacks", "prices", "verify", "schema")
+COMMANDS = ("plan", "preflight", "report", "compare", "stacks", "prices", "verify", "schema", "rules", "usage",
+            "dashboard")
 """Each is the module `gpushare.cli.<name>`, with `add_parser(commands)` and the `run` it sets."""
 
 

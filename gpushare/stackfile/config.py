@@ -25,12 +25,14 @@ from gpushare.stackfile.keys import (
     GUARD_KEY,
     NS,
     OPERATOR_KEY,
+    METRICS_KEY,
     PLATFORM_KEY,
     POOLS_KEY,
     PREFLIGHT_KEY,
     QUEUES_KEY,
     TENANTS_KEY,
 )
+from gpushare.stackfile.metrics_config import METRICS_FIELD, parse_metrics
 from gpushare.stackfile.model import Queues, StackConfig
 from gpushare.stackfile.network_config import check_pool_subnets
 from gpushare.stackfile.operator_config import OPERATOR_FIELD, OPERATOR_KEYS, parse_operator
@@ -54,7 +56,7 @@ from gpushare.stackfile.stack_settings import (
 from gpushare.stackfile.tenant_config import TENANT_KEYS, TENANTS_FIELD, parse_tenants
 
 CONFIG = Section((LOCATION, SUBSCRIPTION, ENVIRONMENT, CLUSTER_FIELD, OPERATOR_FIELD, POOLS_FIELD, GUARD, PREFLIGHT,
-                  TENANTS_FIELD, PLATFORM_FIELD, QUEUES_FIELD), closed=False)
+                  TENANTS_FIELD, PLATFORM_FIELD, QUEUES_FIELD, METRICS_FIELD), closed=False)
 """A stack file's `config:`: the keys gpushare reads. Other providers' keys (`<namespace>:<key>`) are left alone;
 a `gpushare:` key not declared here is refused."""
 GPUSHARE_KEYS = tuple(key for key in CONFIG.keys if key.startswith(f"{NS}:"))
@@ -90,6 +92,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     tenants = optional(raw, TENANTS_KEY,
                         lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())
     platform = optional(raw, PLATFORM_KEY, lambda v: parse_platform(c, v, raw.get(POOLS_KEY), tenants), ())
+    metrics = parse_metrics(c, raw[METRICS_KEY]) if raw.get(METRICS_KEY) is not None else None
     preflight = optional(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PREFLIGHT.default)
     queues = optional(raw, QUEUES_KEY, lambda v: parse_queues(c, v), Queues())
     azure = parse_azure(c, raw)
@@ -102,7 +105,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     assert cluster is not None  # any path that leaves it None recorded a problem
     validated = StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
                             pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants,
-                            platform=platform, queues=queues)
+                            platform=platform, queues=queues, metrics=metrics)
     # Judged on the whole stack (a pool's taints include its tenant's): what Kueue's CRDs would refuse.
     if problems := queue_problems(validated):
         raise ConfigError(source, problems)

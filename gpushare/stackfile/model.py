@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from gpushare.stackfile.catalog import MigProfile, VmSize
+from gpushare.stackfile.metrics_config import Metrics
 
 SYSTEM_POOL_NAME = "system"
 
@@ -542,3 +543,5 @@ class StackConfig:
     platform: tuple[PlatformNamespace, ...] = ()
     """`gpushare:platform.namespaces`, in stack order."""
     queues: Queues = Queues()
+    metrics: Metrics | None = None
+    """`gpushare:metrics` (`gpushare.stackfile.metrics_config`); None: no showback rules."""

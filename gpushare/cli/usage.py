@@ -1,0 +1,92 @@
+"""`usage STACK --prometheus URL [--window 7d] [--at TIME] [--prices [FILE]] [--json|--markdown]`: per pool, slice,
+tenant and namespace, what was held and used over the window, what idled and what it cost, and the stack edit each
+pool's figures call for (`gpushare.review.usage_report`). Reads the Prometheus HTTP API; exit 4 when it cannot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import datetime
+
+from gpushare.cli.price_options import add_price_options
+from gpushare.cli.rules import plan_cost, require_metrics
+from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
+from gpushare.azure.prices import PricesError
+from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.kubernetes.prometheus_api import PrometheusReader
+from gpushare.review.showback_rules import showback_pools
+from gpushare.review.usage_report import read_usage, render_markdown, render_text, usage_document
+from gpushare.stackfile.config import parse_stack_file
+from gpushare.stackfile.metrics_config import DURATION_RE, MAX_WINDOW, MIN_WINDOW, PROMETHEUS_RE, duration_seconds
+
+
+def _window(text: str) -> str:
+    if not DURATION_RE.match(text) or not MIN_WINDOW <= duration_seconds(text) <= MAX_WINDOW:
+        raise argparse.ArgumentTypeError(f"{text!r}: a Prometheus duration from 1h to 90d, such as 24h or 7d")
+    return text
+
+
+def _time(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: Unix seconds or RFC 3339 (2026-12-01T00:00:00Z)") from None
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "usage", help="report GPU allocation, use, idle cost and stack edits per pool and tenant (Prometheus)",
+        description="Read the stack's GPU metrics from Prometheus over a window, aggregated by the server, and "
+                    "report per pool, slice, tenant and namespace: held and used device-hours, idle device-hours "
+                    "and their list-price cost, and per pool the stack edit with its capacity and cost delta.",
+    )
+    add_stack_arguments(parser)
+    parser.add_argument("--prometheus", metavar="URL",
+                        help="the Prometheus API's base URL (default: gpushare:metrics.prometheus when a URL)")
+    parser.add_argument("--window", type=_window, help="how far back (default: gpushare:metrics.window)")
+    parser.add_argument("--at", type=_time, help="the window's end, Unix seconds or RFC 3339 (default: now)")
+    parser.add_argument("--raw-series", action="store_true",
+                        help="fold the raw series even where the rule group recorded the window (slow at scale)")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="print one JSON object")
+    shape.add_argument("--markdown", action="store_true", help="print Markdown (a PR comment)")
+    add_price_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    stack = parse_stack_file(read_stack_argument(args))
+    require_metrics(stack)
+    metrics = stack.metrics
+    assert metrics is not None
+    url = args.prometheus or (None if metrics.managed else metrics.prometheus)
+    if url is None or not PROMETHEUS_RE.match(url) or url == "managed":
+        raise ConfigError("--prometheus", [ConfigProblem(
+            "--prometheus", "the stack's metrics go to Azure Monitor managed Prometheus: pass its query endpoint "
+                            "(the workspace's, https://<workspace>.<region>.prometheus.monitor.azure.com) or a "
+                            "Prometheus URL" if url in (None, "managed") else f"not an http(s) URL: {url!r}")])
+    try:
+        cost = plan_cost(args, stack)
+    except PricesError as exc:
+        print(f"warning: prices: {exc}; the report has no cost", file=sys.stderr)
+        cost = None
+    pools = showback_pools(stack, cost)
+    window = args.window or metrics.window
+    at = args.at if args.at is not None else time.time()
+    reader = PrometheusReader(url)
+    source, samples = read_usage(reader, stack.stack, pools, window, at, raw=args.raw_series)
+    document = usage_document(stack, pools, samples, window, at, len(reader.queries),
+                              cost["currency"] if cost else None, metrics.idle_below, source)
+    if args.json:
+        print(json.dumps(document, indent=2))
+    elif args.markdown:
+        print(render_markdown(document))
+    else:
+        print(render_text(document))
+    return 0

@@ -1,0 +1,90 @@
+"""A reader of the Prometheus HTTP API's instant queries (https://prometheus.io/docs/prometheus/latest/querying/api/,
+`POST /api/v1/query`, form-encoded so a long expression is not bounded by a URL's length). Every query aggregates
+server-side: what comes back is one series per pool or namespace, never raw samples."""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gpushare.errors import GpushareError
+
+TIMEOUT_SECONDS = 120
+
+
+class PrometheusReadError(GpushareError):
+    """The Prometheus API could not be read, or refused a query."""
+
+    exit_code = 4
+
+
+@dataclass(frozen=True)
+class Sample:
+    labels: Mapping[str, str]
+    value: float
+
+
+@dataclass
+class PrometheusReader:
+    url: str
+    """The server's base URL (`http://prometheus:9090`, or a path prefix such as `https://host/select/0`)."""
+    bearer_token: str | None = None
+    queries: list[str] = field(default_factory=list)
+    """Every expression sent, in order (the report states how many)."""
+
+    def query(self, expression: str, at: float) -> list[Sample]:
+        """An instant query evaluated at `at` (Unix seconds): its vector, NaN samples left out."""
+        self.queries.append(expression)
+        endpoint = f"{self.url.rstrip('/')}/api/v1/query"
+        body = urllib.parse.urlencode({"query": expression, "time": f"{at:.3f}"}).encode()
+        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+        if self.bearer_token:
+            headers["Authorization"] = f"Bearer {self.bearer_token}"
+        request = urllib.request.Request(endpoint, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+                document = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise PrometheusReadError(f"{endpoint}: HTTP {error.code}: {_api_error(error)}") from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            if isinstance(reason, TimeoutError):
+                raise _too_slow(endpoint) from None
+            raise _unreachable(endpoint, reason) from None
+        except ValueError:
+            raise PrometheusReadError(f"{endpoint}: the answer is not JSON: is this a Prometheus API?") from None
+        if document.get("status") != "success" or document.get("data", {}).get("resultType") != "vector":
+            raise PrometheusReadError(f"{endpoint}: unexpected answer {str(document)[:200]}")
+        samples = []
+        for item in document["data"]["result"]:
+            value = float(item["value"][1])
+            if not math.isnan(value):
+                samples.append(Sample(item["metric"], value))
+        return samples
+
+
+def _api_error(error: urllib.error.HTTPError) -> str:
+    try:
+        document = json.loads(error.read())
+        return f"{document.get('errorType', 'error')}: {document.get('error', '')}"
+    except (ValueError, OSError):
+        return str(error.reason)
+
+
+def _too_slow(endpoint: str) -> PrometheusReadError:
+    error = PrometheusReadError(f"{endpoint}: no answer within {TIMEOUT_SECONDS} s")
+    error.hint = ("a window the showback rules have not recorded is folded from the raw series, every join at every "
+                  "step: load the rules (gpushare rules) and report once they cover the window, or ask for a "
+                  "shorter --window")
+    return error
+
+
+def _unreachable(endpoint: str, reason: object) -> PrometheusReadError:
+    error = PrometheusReadError(f"{endpoint}: cannot be reached ({reason})")
+    error.hint = "check --prometheus (the server's base URL, e.g. http://localhost:9090 through kubectl port-forward)"
+    return error

@@ -1,0 +1,64 @@
+"""`gpushare:metrics`: the showback section, validated with every problem named at its key path, and described by the
+shipped schema as the validator reads it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from gpushare.stackfile.config import parse_config
+from gpushare.stackfile.metrics_config import Metrics
+from tests.stackfile.schema_check import schema_problems
+from tests.stackfile.test_config_tenants import BASE, problems
+
+METRICS = "gpushare:metrics"
+
+
+def with_metrics(value: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(BASE)
+    raw[METRICS] = value
+    return raw
+
+
+def test_managed_or_a_url_parses_with_the_defaults_and_no_section_means_no_showback():
+    assert parse_config(copy.deepcopy(BASE), source="s", stack="t").metrics is None
+    managed = parse_config(with_metrics({"prometheus": "managed"}), source="s", stack="t").metrics
+    assert managed == Metrics("managed", "7d", 10) and managed.managed and managed.window_seconds == 7 * 86400
+    own = parse_config(with_metrics({"prometheus": "https://prom.example.com/select/0", "window": "2w",
+                                     "idleBelow": 25}), source="s", stack="t").metrics
+    assert own == Metrics("https://prom.example.com/select/0", "2w", 25) and not own.managed
+
+
+def test_every_problem_of_the_section_is_reported_at_once_with_its_fix():
+    found = problems(with_metrics({"prometheus": "prom:9090", "window": 7, "idleBelow": 100, "idle": 5}))
+    assert found == {
+        "gpushare:metrics.idle": "unknown key (did you mean 'idleBelow'?); allowed: prometheus, window, idleBelow",
+        "gpushare:metrics.prometheus": "must be managed or a Prometheus URL (http://host:port or "
+                                       "https://host/path), got 'prom:9090'",
+        "gpushare:metrics.window": "expected a Prometheus duration with its unit, got a number 7; write e.g. 7d or 7h",
+        "gpushare:metrics.idleBelow": "must be from 1 to 99, got 100",
+    }
+
+
+@pytest.mark.parametrize("value, path, words", [
+    ({"window": "7d"}, "gpushare:metrics.prometheus", "required: managed"),
+    ("managed", "gpushare:metrics", "write gpushare:metrics: {prometheus: managed}"),
+    ({"prometheus": "managed", "window": "30s"}, "gpushare:metrics.window", "duration of one unit"),
+    ({"prometheus": "managed", "window": "30m"}, "gpushare:metrics.window", "from 1h to 90d"),
+    ({"prometheus": "managed", "window": "13w"}, "gpushare:metrics.window", "from 1h to 90d"),
+    ({"prometheus": "Managed"}, "gpushare:metrics.prometheus", "got 'Managed'"),
+])
+def test_a_bad_value_names_its_key_and_the_fix(value, path, words):
+    found = problems(with_metrics(value))
+    assert words in found[path], found
+
+
+def test_the_schema_refuses_what_the_validator_refuses_at_the_same_key():
+    good = {"config": with_metrics({"prometheus": "http://prometheus.monitoring:9090", "window": "24h"})}
+    assert schema_problems(good) == []
+    for bad in ({"prometheus": "prom:9090"}, {"prometheus": "managed", "window": "7"},
+                {"prometheus": "managed", "idleBelow": 0}, {"window": "7d"}, {"prometheus": "managed", "x": 1}):
+        assert schema_problems({"config": with_metrics(bad)}), bad
+        assert problems(with_metrics(bad)), bad
