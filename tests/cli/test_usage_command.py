@@ -169,11 +169,11 @@ def test_each_pool_gets_the_stack_edit_its_figures_call_for_with_capacity_and_co
     assert code == 0, err
     recs = {row["pool"]: row["recommendation"] for row in json.loads(out)["pools"]}
     want = week_expected()
-    # t4ts (autoscale 1-3, 4 slices a node): at most 4 slices held at once, which one node holds.
+    # t4ts (autoscale 1-2, 4 slices a node): at most 4 slices held at once, which one node holds.
     assert want["peak_allocated"]["t4ts"] == 4
-    assert recs["t4ts"]["edit"] == "autoscale.max 3 -> 1"
-    assert recs["t4ts"]["capacity"] == {"before": 12, "after": 4}
-    assert recs["t4ts"]["monthlyDelta"] == pytest.approx(-2 * NODE_HOURLY["t4ts"] * HOURS_PER_MONTH, abs=0.01)
+    assert recs["t4ts"]["edit"] == "autoscale.max 2 -> 1"
+    assert recs["t4ts"]["capacity"] == {"before": 8, "after": 4}
+    assert recs["t4ts"]["monthlyDelta"] == pytest.approx(-1 * NODE_HOURLY["t4ts"] * HOURS_PER_MONTH, abs=0.01)
     # t4mps (1 node, 4 MPS slices): all held, a pod pending, the GPU 80% busy: one more node, not more replicas.
     assert recs["t4mps"]["edit"] == "count 1 -> 2" and recs["t4mps"]["capacity"] == {"before": 4, "after": 8}
     assert recs["t4mps"]["monthlyDelta"] == pytest.approx(NODE_HOURLY["t4mps"] * HOURS_PER_MONTH, abs=0.01)
@@ -184,7 +184,7 @@ def test_each_pool_gets_the_stack_edit_its_figures_call_for_with_capacity_and_co
 def test_text_and_markdown_name_the_edit_and_the_attribution(prometheus_url, prices_file):
     code, text, _ = usage("--prometheus", prometheus_url, "--at", str(END), "--prices", str(prices_file))
     assert code == 0
-    assert "t4ts: autoscale.max 3 -> 1" in text and "-$768/month" in text and "attributed by allocation" in text
+    assert "t4ts: autoscale.max 2 -> 1" in text and "-$384/month" in text and "attributed by allocation" in text
     readme = (STACK_FILE.parents[3] / "README.md").read_text()
     start, end = "<!-- usage-example:start -->\n```\n", "```\n<!-- usage-example:end -->"
     assert readme[readme.index(start) + len(start):readme.index(end)] == text, "README's usage example is stale"
