@@ -1,5 +1,6 @@
-"""`schema [--prices]`: print the stack file's JSON Schema, for editors (the YAML language server) and other tools;
-with `--prices`, the saved prices file's."""
+"""`schema [--prices | --markdown]`: print the stack file's JSON Schema, for editors (the YAML language server) and
+other tools; with `--prices`, the saved prices file's; with `--markdown`, the stack file's key reference
+(`docs/config-reference.md`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import sys
 
 from gpushare.azure.prices import prices_file_schema
+from gpushare.stackfile.reference import reference_markdown
 from gpushare.stackfile.schema import schema_text
 
 
@@ -17,14 +19,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Print the JSON Schema of a stack file, generated from the declarations the validator reads. "
                     "Rules between keys are not in it: `plan STACK` checks them.",
     )
-    parser.add_argument("--prices", action="store_true",
-                        help="print the JSON Schema of a saved prices file (`gpushare prices`) instead")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--prices", action="store_true",
+                       help="print the JSON Schema of a saved prices file (`gpushare prices`) instead")
+    shown.add_argument("--markdown", action="store_true",
+                       help="print the stack file's keys as a Markdown reference (docs/config-reference.md) instead")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.prices:
         sys.stdout.write(json.dumps(prices_file_schema(), indent=2, ensure_ascii=False) + "\n")
+    elif args.markdown:
+        sys.stdout.write(reference_markdown())
     else:
         sys.stdout.write(schema_text())
     return 0

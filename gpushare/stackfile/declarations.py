@@ -12,8 +12,9 @@ integer, a string pattern), or with its own code for anything more (the Field st
 A nested mapping is `Field(name, OBJECT, ..., section=Section((...)))`, a mapping of free keys (labels, a quota)
 `values=Field(...)`, a free-form one (Helm values) OBJECT alone, a list `Field(name, ARRAY, ..., items=Field(...))`.
 `also=` lists other forms the validator accepts (a YAML number for a quoted one), `empty_is_default=False` marks a
-key the validator refuses empty. Then regenerate the shipped schema:
-`python -m gpushare schema > gpushare/stackfile/stack-file.schema.json`.
+key the validator refuses empty. Then regenerate the shipped schema and the key reference
+(`gpushare.stackfile.reference`): `python -m gpushare schema > gpushare/stackfile/stack-file.schema.json` and
+`python -m gpushare schema --markdown > docs/config-reference.md`.
 """
 
 from __future__ import annotations
