@@ -4,7 +4,7 @@ its maintenance windows, and the Azure RBAC role assignments that let people and
 GPU pools are never inline: AKS refuses to add inline pools to an existing cluster, and editing inline profiles
 puts every pool into `Scaling`. They are separate `GpuNodePool` components (see gpu_node_pool.py).
 
-The baseline (see `gpushare.azure.cluster_baseline` and README "Hardened cluster and access"): managed Entra ID
+The baseline (see `gpushare.azure.cluster_baseline` and docs/security.md): managed Entra ID
 with Azure RBAC for Kubernetes authorization and local accounts off (no static credential exists), the SKU tier,
 auto-upgrade channels with one maintenance window, Azure CNI Overlay with the Cilium dataplane and network policy, Image Cleaner, the
 OIDC issuer and workload identity, and optional API server authorized IP ranges.

@@ -1,17 +1,29 @@
-"""README, the user's manual, stays true to what the commands print and to its own headings."""
+"""README and the `docs/` pages, the user's manual, stay true to what the commands print, to their own headings and
+to the files they link."""
 
 import re
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import unquote
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = [README, *sorted(DOCS.glob("*.md"))]
 TABLE_START, TABLE_END = "<!-- quick-start-table:start -->\n```\n", "```\n<!-- quick-start-table:end -->"
-# A cross-reference in README: `see "Heading"`, `(README "Heading")`, `as in "Heading"`, `("Heading")`.
-README_REFERENCE = re.compile(r'(?:[Ss]ee |in |README |\()"([A-Z][^"]*)"')
-# Elsewhere (workflows, messages): `README "Heading"`.
-OTHER_REFERENCE = re.compile(r'README "([^"]+)"')
+# A cross-reference on a page to a heading on the same page: `see "Heading"`, `as in "Heading"`, `("Heading")`
+# (one to another page is a link).
+PAGE_REFERENCE = re.compile(r'(?:[Ss]ee |in |README |\()"([A-Z][^"]*)"')
+# Elsewhere (workflows, messages, docstrings): `docs/<page>.md "Heading"`.
+OTHER_REFERENCE = re.compile(r'(docs/[a-z-]+\.md) "([^"]+)"')
+# A Markdown link (its text may wrap): the target, up to a title or the closing parenthesis.
+LINK = re.compile(r'\]\(([^)\s]+)[^)]*\)')
+
+
+def page(name: str) -> str:
+    """The text of `docs/<name>`, where a README section now lives."""
+    return (DOCS / name).read_text()
 
 
 def headings(text: str) -> set[str]:
@@ -22,6 +34,17 @@ def headings(text: str) -> set[str]:
         elif not in_fence and line.startswith("#"):
             found.add(line.lstrip("#").strip())
     return found
+
+
+def links(text: str) -> list[str]:
+    """The targets of a page's Markdown links, outside code (a pattern in backticks is not a link)."""
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    return LINK.findall(re.sub(r"`[^`]*`", "", prose))
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
 def test_quick_start_table_is_what_make_plan_prints():
@@ -35,23 +58,62 @@ def test_quick_start_table_is_what_make_plan_prints():
     assert shown == "\n".join(lines[start:end]) + "\n", "README's quick-start table is not what `plan dev` prints"
 
 
-def test_readme_cross_references_name_existing_headings():
+def test_readme_fits_on_a_screen_and_links_every_docs_page():
     text = README.read_text()
-    known = headings(text)
-    references = {(" ".join(m.group(1).split()), "README.md") for m in README_REFERENCE.finditer(text)}
-    others = [*ROOT.glob(".github/workflows/*.yml"), *ROOT.glob("gpushare/**/*.py"), ROOT / "Makefile"]
+    assert len(text.splitlines()) < 200
+    linked = set(links(text))
+    unlinked = [p.name for p in PAGES[1:] if f"docs/{p.name}" not in linked]
+    assert not unlinked, f"docs pages README does not link: {unlinked}"
+
+
+def test_cross_references_name_existing_headings():
+    references = set()
+    for path in PAGES:
+        text = path.read_text()
+        known = headings(text)
+        references |= {(name, str(path.relative_to(ROOT))) for name in
+                       (" ".join(m.group(1).split()) for m in PAGE_REFERENCE.finditer(text)) if name not in known}
+    others = [*ROOT.glob(".github/workflows/*.yml"), *ROOT.glob("gpushare/**/*.py"), *ROOT.glob("components/*.py"),
+              *ROOT.glob("tests/**/*.py"), ROOT / "Makefile"]
+    cited = 0
     for path in others:
-        references |= {(" ".join(m.group(1).split()), str(path.relative_to(ROOT))) for m in OTHER_REFERENCE.finditer(path.read_text())}
-    assert len(references) > 5
-    missing = sorted((name, where) for name, where in references if name not in known)
-    assert not missing, f"cross-references to headings README does not have: {missing}"
+        for m in OTHER_REFERENCE.finditer(path.read_text()):
+            cited += 1
+            target = ROOT / m.group(1)
+            if not target.exists() or " ".join(m.group(2).split()) not in headings(target.read_text()):
+                references.add((f"{m.group(1)} \"{m.group(2)}\"", str(path.relative_to(ROOT))))
+    assert cited > 3
+    assert not sorted(references), f"cross-references to headings that do not exist: {sorted(references)}"
 
 
-def test_readme_deployed_file_example_is_read_by_the_guard(tmp_path):
+def test_every_relative_link_resolves():
+    """A link from README or a docs page to a file (and a heading in it) that is there."""
+    broken = []
+    for path in PAGES:
+        for target in links(path.read_text()):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, fragment = target.partition("#")
+            linked = (path.parent / unquote(file)).resolve() if file else path
+            if not linked.exists():
+                broken.append((path.name, target))
+            elif fragment and linked.suffix == ".md" and fragment not in {anchor(h) for h in headings(linked.read_text())}:
+                broken.append((path.name, target))
+    assert not broken, f"links to files or headings that do not exist: {broken}"
+
+
+def test_config_reference_is_generated_from_the_declarations():
+    from gpushare.stackfile.reference import reference_markdown
+
+    assert page("config-reference.md") == reference_markdown(), (
+        "docs/config-reference.md is stale: run `python -m gpushare schema --markdown > docs/config-reference.md`")
+
+
+def test_deployed_file_example_is_read_by_the_guard(tmp_path):
     from gpushare.azure.deployed import read_file
 
     start, end = "<!-- deployed-file-example:start -->\n```json\n", "```\n<!-- deployed-file-example:end -->"
-    text = README.read_text()
+    text = page("guard.md")
     example = tmp_path / "pools.json"
     example.write_text(text[text.index(start) + len(start):text.index(end)])
     pools = {pool.name: pool for pool in read_file(example)}
@@ -60,14 +122,14 @@ def test_readme_deployed_file_example_is_read_by_the_guard(tmp_path):
     assert pools["t4ts"].os_sku == "Ubuntu" and pools["system"].mode == "System"
 
 
-def test_readme_tenant_example_is_accepted_under_the_default_mig_strategy():
+def test_tenant_example_is_accepted_under_the_default_mig_strategy():
     """The onboarding example's quota names what its pool advertises under `migStrategy: single` (the default),
     so a user who copies it onto such a pool is not refused."""
     import yaml
 
     from gpushare.stackfile.config import parse_config
 
-    text = README.read_text()
+    text = page("tenants.md")
     section = text[text.index("To add a tenant, add to the stack file"):]
     block = section[section.index("```yaml\n") + len("```yaml\n"):section.index("```\n", section.index("```yaml\n") + 8)]
     tenants = yaml.safe_load(block)["gpushare:tenants"]
@@ -79,6 +141,6 @@ def test_readme_tenant_example_is_accepted_under_the_default_mig_strategy():
                             "sharing": {"strategy": "time-slicing", "replicas": 2}, "count": 2}],
         "gpushare:tenants": tenants,
     }
-    stack = parse_config(raw, source="README.md", stack="readme")
+    stack = parse_config(raw, source="docs/tenants.md", stack="readme")
     assert stack.operator.mig_strategy.value == "single"
     assert dict(stack.tenants[0].quota)

@@ -52,7 +52,8 @@ def long_run_warning(stack: StackConfig, report: GuardReport | None) -> str | No
     return (f"this run {'; '.join(reasons)}: it {LONG_RUN_MARK} the program fetches when it starts "
             f"(60-90 minutes), and the deletes that run last (removed tenant objects) would then fail with 401; "
             f"set {CREDENTIAL_KEY}: kubelogin-workloadidentity (on GitHub Actions: the job's OIDC token) or "
-            f"kubelogin-azurecli (an az session that can refresh) so kubelogin renews it (README \"Long runs\")")
+            f"kubelogin-azurecli (an az session that can refresh) so kubelogin renews it "
+            f"(docs/security.md \"Long runs\")")
 
 
 def with_long_run_warning(warnings: list[str], stack: StackConfig, report: GuardReport) -> list[str]:

@@ -112,8 +112,9 @@ def affected_stacks(files: list[tuple[str, str]], existing: list[str], stacks_di
 
 def deleted_stack_steps(stack: str, ref: str) -> str:
     """What to do about a stack whose file a change deletes. Its cluster and GPU pools are protected, so a plain
-    `pulumi destroy` refuses them; and `--run-program` (the fresh Kubernetes token, README "Hardened cluster and
-    access") runs the program, which needs the stack file: so restore the file from REF (the base, which has it)."""
+    `pulumi destroy` refuses them; and `--run-program` (the fresh Kubernetes token, docs/security.md "Hardened
+    cluster and access") runs the program, which needs the stack file: so restore the file from REF (the base, which
+    has it)."""
     return (
         f"stack {stack}: its file was deleted, so it is neither previewed nor deployed; its cluster and GPU pools "
         f"stay in Azure (protected). To remove them, from a checkout: `git checkout {ref} -- "

@@ -3,7 +3,7 @@ replica), per tenant, and for the whole stack, from a `PriceSheet` (gpushare.azu
 
 - A pool: node price per hour x nodes x 730 hours a month, at `count`, or at `autoscale.min` and `.max`.
 - A device-hour: node price / devices the pool advertises per node (`capacity.per_node`), next to the isolation
-  that device buys (README "What each sharing mode gives").
+  that device buys (docs/sharing-modes.md).
 - A tenant: every pool dedicated to it, whole; on its shared pools, what its quota lets it hold at once, each device
   priced once: its quota of a resource is one namespace-wide limit however many of its pools advertise it, so its
   units are spread over those pools, the dearest per device-hour first and none beyond what a pool advertises at
@@ -81,7 +81,7 @@ def needs_cluster_fee(stack: StackConfig) -> bool:
 
 
 def isolation(pool: GpuPool) -> str:
-    """What one advertised device of this pool isolates, as the README's sharing table says."""
+    """What one advertised device of this pool isolates, as docs/sharing-modes.md's table says."""
     if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
         return "time-sliced: no memory or fault isolation"
     if pool.sharing and pool.sharing.strategy is SharingStrategy.MPS:

@@ -15,7 +15,7 @@ Sources (names as the exporters write them):
   sanitised to a label name (nvidia.com/mig-1g.5gb -> nvidia_com_mig_1g_5gb) and unit="integer" for extended
   resources; kube_pod_status_phase;
   kube_node_labels{label_gpushare_io_pool}, which kube-state-metrics exposes only when started with
-  --metric-labels-allowlist=nodes=[gpushare.io/pool] (README "Usage and showback").
+  --metric-labels-allowlist=nodes=[gpushare.io/pool] (docs/showback.md).
 
 Units. A *slice* is what a pool advertises (a MIG instance, one time-slicing or MPS replica, a whole GPU); a *device*
 is what DCGM measures (a GPU, or a MIG instance). A pool with sharing has `replicas` slices per device. Allocated

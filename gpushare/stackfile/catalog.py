@@ -1,6 +1,6 @@
 """GPU VM sizes AKS can run, the GPU on each, and the MIG slice each AKS `gpuInstanceProfile` produces on it.
 
-Facts from Microsoft's VM size pages and AKS's multi-instance GPU doc (see README "Catalog"). AKS partitions
+Facts from Microsoft's VM size pages and AKS's multi-instance GPU doc (see docs/catalog.md). AKS partitions
 every GPU of a MIG pool into the maximum number of instances of the profile's slice count: 7, 3, 2, 1, 1
 instances for MIG1g, MIG2g, MIG3g, MIG4g, MIG7g (GPU-instance profile IDs 19, 14, 9, 5, 0).
 """
@@ -239,7 +239,7 @@ REFUSED_SIZES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^Standard_NV\d+as_v4$", re.I), _AMD),
     (re.compile(r"^Standard_N[DGV]\d+\w*_(MI300X|V620|V710)_v\d+$", re.I), _AMD),
 )
-"""GPU sizes no `gpu:` block can make work, each with why (see README "Catalog")."""
+"""GPU sizes no `gpu:` block can make work, each with why (see docs/catalog.md)."""
 
 
 def refused_size_reason(name: str) -> str | None:

@@ -322,7 +322,7 @@ def access_warnings(access: Access) -> list[str]:
         return []
     return [f"{CLUSTER_KEY}.access.deployers is empty: the program grants nobody Kubernetes access, so `pulumi up` reaches "
             "the cluster only if the identity running it holds \"Azure Kubernetes Service RBAC Cluster Admin\" "
-            f"(or Writer) from elsewhere; list it under {CLUSTER_KEY}.access.deployers (README \"Who holds "
+            f"(or Writer) from elsewhere; list it under {CLUSTER_KEY}.access.deployers (docs/security.md \"Who holds "
             "cluster admin\")"]
 
 

@@ -98,7 +98,7 @@ POOL = Section((
     Field("name", STRING, "The AKS node pool name, unique, not system.", required=True, pattern=POOL_NAME_RE,
           examples=("a100mig",),
           rule="must be 1-12 lowercase letters or digits, starting with a letter (AKS agent pool name rule)"),
-    Field("vmSize", STRING, "A GPU VM size: from gpushare's catalog (README \"Catalog\"), or any NVIDIA size AKS "
+    Field("vmSize", STRING, "A GPU VM size: from gpushare's catalog (docs/catalog.md), or any NVIDIA size AKS "
                             "offers with a `gpu:` block describing it; retired, fractional (vGPU) and AMD sizes are "
                             "refused with the reason.",
           required=True, enum=tuple(size.name for size in catalog.current_gpu_sizes()),

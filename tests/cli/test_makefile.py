@@ -106,9 +106,9 @@ def test_make_plan_deployed_runs_the_guard_as_readme_shows(fresh_clone, tmp_path
 
 
 def test_readme_runs_gpushare_with_the_project_venv():
-    """`python -m gpushare` only works inside the venv; README's command lines must work as written."""
-    readme = (REPO_ROOT / "README.md").read_text()
-    uses = [line for line in readme.splitlines() if "-m gpushare" in line]
+    """`python -m gpushare` only works inside the venv; the command lines of README and docs/ must work as written."""
+    pages = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+    uses = [line for page in pages for line in page.read_text().splitlines() if "-m gpushare" in line]
     assert uses
     for line in uses:
         assert all(part.endswith(".venv/bin/python") for part in line.split(" -m gpushare")[:-1]), line

@@ -186,9 +186,9 @@ def test_the_readme_cost_block_is_what_plan_prints(capsys, tmp_path):
     out = capsys.readouterr().out.splitlines()
     start = next(i for i, line in enumerate(out) if line.startswith("Cost ("))
     printed = out[start:start + 7]
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text().splitlines()
-    at = readme.index(printed[0])
-    assert readme[at:at + 6] == printed[:6]
+    cost = (Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text().splitlines()
+    at = cost.index(printed[0])
+    assert cost[at:at + 6] == printed[:6]
 
 
 def test_plan_prices_warns_of_a_spot_cap_below_the_spot_price(stub, capsys, tmp_path):

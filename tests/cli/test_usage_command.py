@@ -185,9 +185,10 @@ def test_text_and_markdown_name_the_edit_and_the_attribution(prometheus_url, pri
     code, text, _ = usage("--prometheus", prometheus_url, "--at", str(END), "--prices", str(prices_file))
     assert code == 0
     assert "t4ts: autoscale.max 2 -> 1" in text and "-$384/month" in text and "attributed by allocation" in text
-    readme = (STACK_FILE.parents[3] / "README.md").read_text()
+    showback = (STACK_FILE.parents[3] / "docs" / "showback.md").read_text()
     start, end = "<!-- usage-example:start -->\n```\n", "```\n<!-- usage-example:end -->"
-    assert readme[readme.index(start) + len(start):readme.index(end)] == text, "README's usage example is stale"
+    assert showback[showback.index(start) + len(start):showback.index(end)] == text, (
+        "docs/showback.md's usage example is stale")
     code, markdown, _ = usage("--prometheus", prometheus_url, "--at", str(END), "--markdown")
     assert code == 0
     assert markdown.startswith("### GPU usage of stack showback over 7d (8 Prometheus queries, raw series)")

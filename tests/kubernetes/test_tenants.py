@@ -1,7 +1,7 @@
 """Tenants' Kubernetes objects: valid against the cluster version's OpenAPI schema, and the admission policies judged
 by the API server's own ValidatingAdmissionPolicy plugin (k8s.io/apiserver v0.34, `tools/vapcheck`), after the
 defaulting and mutating admission the API server runs first (`tests/kubernetes/apiserver_admission.py`). Each table
-is a class of requests and the verdict README's isolation table states for it.
+is a class of requests and the verdict docs/tenants.md's isolation table states for it.
 """
 
 from __future__ import annotations

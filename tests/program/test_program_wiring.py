@@ -112,7 +112,7 @@ def test_plan_json_marks_only_the_recreate_pool_unprotected(tmp_path, capsys):
     assert protect == {p["name"]: p["protected"] for p in document["pools"]}
 
 
-# The warnings README promises, as the program logs them (`pulumi preview` shows these same lines).
+# The warnings README and docs/ promise, as the program logs them (`pulumi preview` shows these same lines).
 PROMISED_WARNINGS = {
     "time-slicing-isolation": "pool t4ts: time-slicing gives 4 pods per GPU with no memory or fault isolation "
                               "between them; use MIG for multi-tenant work",

@@ -268,7 +268,7 @@ def non_gpu() -> dict:
 
 
 def readme_example() -> dict:
-    """The README's example comment: a MIG replace and a time-slicing change in one preview (without
+    """docs/ci.md's example comment: a MIG replace and a time-slicing change in one preview (without
     --show-sames for the release, so the MIG pool's strategy comes from its gpushare.io/mig-strategy label)."""
     replace, slicing = mig_profile_replace(), time_slicing_replicas()
     pools = [s for s in replace["steps"] if s["urn"].endswith("a100mig-agentpool")]

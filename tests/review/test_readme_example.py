@@ -1,4 +1,4 @@
-"""The README's example PR comment is what `report` prints for the fixture it names."""
+"""The example PR comment in docs/ci.md is what `report` prints for the fixture it names."""
 
 import json
 from pathlib import Path
@@ -6,12 +6,12 @@ from pathlib import Path
 from gpushare.review.preview_report import parse_preview, render_report
 from tests.review.preview_builders import readme_example
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CI_PAGE = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
 START, END = "<!-- example-pr-comment:start -->\n", "<!-- example-pr-comment:end -->"
 
 
 def test_readme_example_comment_is_current():
-    text = README.read_text()
+    text = CI_PAGE.read_text()
     shown = text[text.index(START) + len(START):text.index(END)]
     expected = render_report(parse_preview(json.dumps(readme_example()), "readme_example"), None)
-    assert shown == expected, "README example comment is stale: replace the block between the markers with render_report(readme_example())"
+    assert shown == expected, "docs/ci.md's example comment is stale: replace the block between the markers with render_report(readme_example())"
