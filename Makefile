@@ -41,8 +41,9 @@ plan: $(RUNTIME_STAMP)
 # the scheduler's helpers (tools/nodeselect), the Kueue objects against Kueue's webhooks (tools/kueuecheck) and what
 # they let a tenant borrow against Kueue's scheduler cache (tools/kueueborrow), and the autoscaler readiness model
 # against the cluster autoscaler's own code (tools/autoscalercheck): each built from the Go modules once and cached
-# outside the clone (minutes the first time, progress on stderr). Without Go they skip with the reason; a build that fails stops here, except autoscalercheck's exit 5: the module proxy does not serve the
-# cluster-autoscaler module (these machines' proxy answers 403), and its tests skip naming why.
+# outside the clone (minutes the first time, progress on stderr). Without Go they skip with the reason; a build that
+# fails stops here, except autoscalercheck's exit 5: the module proxy does not serve the cluster-autoscaler module
+# (these machines' proxy answers 403), and its tests skip naming why.
 test: $(TEST_STAMP)
 	@if tools/vapcheck/build --check >/dev/null 2>&1; then tools/vapcheck/build >/dev/null; fi
 	@if tools/nodeselect/build --check >/dev/null 2>&1; then tools/nodeselect/build >/dev/null; fi
