@@ -281,8 +281,7 @@ def queue_warnings(stack: StackConfig) -> list[str]:
                             f"queue.borrowingLimit and queue.lendingLimit take no effect")
         for quota in all_quotas[tenant.name]:
             if quota.borrowing_limit:
-                lendable = sum(_lendable(q) for other, quotas in all_quotas.items() if other != tenant.name
-                               for q in quotas if q.pool == quota.pool)
+                lendable = _lent_on(all_quotas, tenant.name, quota.pool)
                 if quota.borrowing_limit > lendable:
                     warnings.append(f"tenant {tenant.name}: queue.borrowingLimit {quota.borrowing_limit} "
                                     f"{quota.resource} on pool {quota.pool} is more than the other tenants there "
@@ -317,6 +316,45 @@ def _reach(quota: FlavorQuota, in_cohort: bool) -> int:
 
 def _lendable(quota: FlavorQuota) -> int:
     return quota.nominal if quota.lending_limit is None else quota.lending_limit
+
+
+def _lent_on(all_quotas: dict[str, list[FlavorQuota]], borrower: str, pool: str) -> int:
+    """What the other tenants listing `pool` lend there: each its `lendingLimit`, else all of its nominal quota
+    (Kueue's default). Every tenant listing a shared pool is in the borrower's cohort (sharing it joins them)."""
+    return sum(_lendable(q) for other, quotas in all_quotas.items() if other != borrower
+               for q in quotas if q.pool == pool)
+
+
+@dataclass(frozen=True)
+class Borrowable:
+    """What a tenant's queue may borrow on one pool at once, beyond its guarantee there, while the lenders are idle."""
+
+    pool: str
+    resource: str
+    units: int
+
+
+def borrowable(stack: StackConfig, tenant: Tenant) -> list[Borrowable]:
+    """Per shared pool in the tenant's ClusterQueue (none without a cohort; a dedicated pool's `borrowingLimit` is
+    0), the most it may borrow: its `borrowingLimit` (no limit when absent), what the other tenants lend there, and
+    what the pool holds at its max beyond the tenant's own guarantee, whichever is least. The first two are Kueue's
+    own bound on an idle cohort (v0.19.2 `pkg/cache/scheduler/resource_node.go` `potentialAvailable`: the part of
+    its nominal quota it does not lend, plus the cohort's `SubtreeQuota`, at most nominal + `borrowingLimit`; the
+    cohort's quota is each member's nominal, at most its `lendingLimit`, `accumulateFromChild`); the third is the
+    nodes, which Kueue does not see. Pools with nothing to borrow are left out."""
+    if cohort_of(stack, tenant) is None:
+        return []
+    all_quotas = {t.name: flavor_quotas(stack, t) for t in stack.tenants}
+    found = []
+    for quota in all_quotas[tenant.name]:
+        if quota.dedicated:
+            continue
+        bounds = [_lent_on(all_quotas, tenant.name, quota.pool), max(0, quota.capacity - quota.nominal)]
+        if quota.borrowing_limit is not None:
+            bounds.append(quota.borrowing_limit)
+        if (units := min(bounds)) > 0:
+            found.append(Borrowable(quota.pool, quota.resource, units))
+    return found
 
 
 def queue_plan(stack: StackConfig) -> dict[str, Any]:

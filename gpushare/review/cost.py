@@ -8,6 +8,10 @@ replica), per tenant, and for the whole stack, from a `PriceSheet` (gpushare.azu
   priced once: its quota of a resource is one namespace-wide limit however many of its pools advertise it, so its
   units are spread over those pools, the dearest per device-hour first and none beyond what a pool advertises at
   its most nodes (x 730). A shared pool on which it has no quota is not priced (nothing bounds its use), and says so.
+  With queues on, apart from that: what its queue may borrow from its cohort at once (`borrowable`), per pool at that
+  pool's device-hour, at most its quota of each resource (the ResourceQuota refuses its pods beyond it, borrowed or
+  not), the dearest pools first. It is what the tenant uses of the others' guarantee while they are idle, a ceiling
+  on top of its own figure, not in it.
 - The stack: the system pool, every GPU pool at its fewest and its most nodes, and the Standard tier's cluster fee
   (the Free tier has none). On an existing cluster the system pools and the tier are the cluster's, priced as
   deployed (`--deployed`) and unknown without that, never gpushare's defaults.
@@ -22,6 +26,7 @@ from typing import Any
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import LIST_PRICE_NOTE, PriceSheet
+from gpushare.kubernetes.queues import Borrowable, borrowable
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.model import SPOT_MARKET_PRICE, SYSTEM_POOL_NAME, GpuPool, SharingStrategy, StackConfig, Tier
 
@@ -237,6 +242,33 @@ def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: 
     }
 
 
+def _borrowable_cost(rows: list[Borrowable], quota: Mapping[str, int],
+                     costs: Mapping[str, PoolCost]) -> dict[str, Any]:
+    """`borrowable`, `borrowableMonthlyMax` and `borrowableComplete` of a tenant's cost: each pool its queue may
+    borrow on, at that pool's device-hour; of a resource it has a quota of, no more units than the quota, the
+    dearest pools first (a pool without a price last). A missing price is unknown (`null`), never zero: the sum
+    leaves it out and says it is partial, and is unknown when nothing it may borrow is priced."""
+    priced: list[dict[str, Any]] = []
+    for resource in dict.fromkeys(row.resource for row in rows):
+        left = quota.get(resource)
+        for row in sorted((r for r in rows if r.resource == resource),
+                          key=lambda r: (costs[r.pool].device_hourly is None, -(costs[r.pool].device_hourly or 0.0))):
+            units = row.units if left is None else min(row.units, left)
+            if units <= 0:
+                break
+            if left is not None:
+                left -= units
+            hourly = costs[row.pool].device_hourly
+            priced.append({"pool": row.pool, "resource": resource, "units": units,
+                           "deviceHourly": _round(hourly, 4),
+                           "monthly": None if hourly is None else _round(monthly(hourly, units))})
+    known = [row["monthly"] for row in priced if row["monthly"] is not None]
+    complete = all(costs[row.pool].device_hourly is not None for row in rows)
+    return {"borrowable": priced,
+            "borrowableMonthlyMax": _round(sum(known)) if known or complete else None,
+            "borrowableComplete": complete}
+
+
 def _system_pools_cost(pools: tuple[SystemPool, ...] | None, sheet: PriceSheet,
                        existing: bool) -> tuple[dict[str, Any], list[str]]:
     """`cost.systemPool` (the total of every system pool, each in `pools`) and what it leaves unknown."""
@@ -300,7 +332,9 @@ def stack_cost(stack: StackConfig, sheet: PriceSheet, deployed: Iterable[Deploye
         "pools": [c.to_json() for c in costs.values()],
         "systemPool": system,
         "clusterFee": fee,
-        "tenants": [_tenant_cost(stack, t.name, list(t.pools), dict(t.quota), costs) for t in tenants.values()],
+        "tenants": [_tenant_cost(stack, t.name, list(t.pools), dict(t.quota), costs)
+                    | (_borrowable_cost(borrowable(stack, t), dict(t.quota), costs) if stack.queues.enabled else {})
+                    for t in tenants.values()],
         "total": {
             "monthlyMin": _round(fixed + _sum([c.monthly(c.min_nodes) for c in costs.values()])),
             "monthlyMax": _round(fixed + _sum([c.monthly(c.max_nodes) for c in costs.values()])),
@@ -380,11 +414,29 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
         if not tenant["complete"]:
             # Unknown is never zero: a partial figure is a floor, and one with nothing priced is no figure.
             span = "unknown" if not tenant["shared"] and not tenant["dedicated"] else f"at least {span}"
-        lines.append(f"  tenant {tenant['name']}: {span}/month ({'; '.join(parts)})")
+        borrows = _borrowable_text(tenant, currency)
+        lines.append(f"  tenant {tenant['name']}: {span}/month ({'; '.join(parts)}){borrows}")
     total = cost["total"]
     partial = "" if total["complete"] else f" (partial: no price for {', '.join(cost['unknown'])})"
     lines.append(f"  stack: {money(total['monthlyMin'], currency)}/month at the fewest nodes, "
                  f"{money(total['monthlyMax'], currency)} at the most{partial}")
     lines.append("  (a tenant's share of its shared pools is its quota of each resource, priced once per device at the "
                  "dearest of those pools that can hold it, x 730; a shared pool without quota is not priced)")
+    if any("borrowable" in tenant for tenant in cost["tenants"]):
+        lines.append("  (what a tenant may borrow is the most its queue can take from its cohort's idle guarantees at "
+                     "once, at each pool's device-hour: a ceiling beside its own figure, not in it)")
     return lines
+
+
+def _borrowable_text(tenant: Mapping[str, Any], currency: str) -> str:
+    """`; may borrow up to $X/month more (2 x nvidia.com/gpu.shared on t4ts $219)`, or nothing with queues off."""
+    if "borrowable" not in tenant:
+        return ""
+    rows = tenant["borrowable"]
+    if not rows:
+        return "; borrows nothing (its queue has no cohort or nothing is lent on its pools)"
+    total = money(tenant["borrowableMonthlyMax"], currency)
+    if not tenant["borrowableComplete"] and tenant["borrowableMonthlyMax"] is not None:
+        total = f"at least {total}"
+    shown = ", ".join(f"{r['units']} x {r['resource']} on {r['pool']} {money(r['monthly'], currency)}" for r in rows)
+    return f"; may borrow up to {total}/month more ({shown})"
