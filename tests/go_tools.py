@@ -1,4 +1,4 @@
-"""The project's Go tools in tests (`tools/vapcheck`, `tools/controlplane`, `tools/autoscalercheck`): whether their
+"""The project's Go tools in tests (`tools/vapcheck`, `tools/controlplane`, `tools/kueuecontroller`, ...): whether their
 build script can run here, and what it printed. Each `tools/<name>/build` exits 3 when Go is missing or too old,
 prints its path on stdout and its progress on stderr."""
 

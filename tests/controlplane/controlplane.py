@@ -202,13 +202,14 @@ class ControlPlane:
                             user)["status"]["allowed"]
 
     def wait_for(self, what: str, check, timeout: float = 120, interval: float = 0.2):
-        """Generous: on a loaded 2-core machine the controllers took over 30 s to type-check every policy."""
+        """Generous: on a loaded 2-core machine the controllers took over 30 s to type-check every policy. A 404 or
+        a 429 (a CRD's storage re-initialising after an update, e.g. Kueue's CA injected into it) is retried."""
         deadline = time.monotonic() + timeout
         while True:
             try:
                 result = check()
             except ApiError as error:
-                if error.status != 404:
+                if error.status not in (404, 429):
                     raise
                 result = None
             if result:

@@ -4,7 +4,8 @@ itself, with its structural-schema pruning and its CEL engine for the CRDs' `x-k
 object of tests/kubernetes/test_queues.py's three-tenant stack as the admin and keeps every field; the same objects
 broken the ways those rules forbid are refused with the CRDs' own messages.
 
-Kueue's controller and webhooks do not run here (see tests/kubernetes/test_kueue_webhooks.py for the webhooks' rules)."""
+Kueue's controller and webhooks do not run here (see tests/kubernetes/test_kueue_webhooks.py for the webhooks' rules,
+and test_kueue_on_a_real_control_plane.py for Kueue's manager admitting, lending and reclaiming)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,145 @@
+"""Kueue v0.19.2's own manager (`sigs.k8s.io/kueue/cmd/kueue`, built by `tools/kueuecontroller/build`) run against a
+control plane of `controlplane.py`, with Kueue's own CRDs (the module's `config/components/crd/bases`, which the
+build copies beside the binary).
+
+How it runs here, and why:
+- As the admin (system:masters), through a kubeconfig (`--kubeconfig`, controller-runtime's flag).
+- `internalCertManagement.enable: true`, as the chart runs it. With it off, `cmd/kueue/main.go` reads the metrics
+  server's certificate from the fixed path `/etc/kueue/metrics/certs` (`certwatcher.New`) and exits when it is not
+  there; a test cannot write there. On, Kueue makes its own CA and serving certificate (cert-controller's rotator,
+  `pkg/util/cert`): it stores them in the Secret `kueue-webhook-server-cert` of `kueue-system`, which must exist
+  (the chart creates it empty; so does `start_kueue`), writes them to `webhook.certDir` (a folder of the plane's),
+  and injects the CA into the CRDs' conversion webhooks. The rotator reports ready only once every CRD of its list
+  (localqueues, clusterqueues, workloads, cohorts, multikueueclusters) has `spec.conversion.webhook.clientConfig`, so
+  those CRDs get Kueue's own conversion patch (`config/components/crd/patches/webhook_in_*.yaml`) with a URL on
+  loopback in place of the Service (no kube-proxy here). The API server could not verify that webhook's certificate
+  (it names `kueue-webhook-service.kueue-system.svc`, not 127.0.0.1), and it keeps a watch cache per version of a
+  CRD, converting every object (served or not: it failed hundreds of times a minute with v1beta1 only unserved),
+  so those CRDs keep only their storage version, v1beta2: nothing here reads v1beta1 (Kueue's manager uses
+  v1beta2), and the webhook is never called.
+- No admission webhook configuration is registered: Kueue's webhook server runs (its handlers are set up
+  unconditionally, `webhooks.Setup`) but the API server does not call it, so the tests submit Jobs already
+  suspended (what Kueue's Job webhook would do to a Job naming a LocalQueue).
+- Integrations: `batch/job` only; `manageJobsWithoutQueueName: false` (the default): only a Job labelled with a
+  LocalQueue is Kueue's.
+- Every port on loopback, chosen at run time (health, metrics, webhook); no leader election; the feature
+  `VisibilityOnDemand` off (its API server would listen on the fixed port 8082).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests import go_tools
+from tests.controlplane.controlplane import ApiError, ControlPlane, Process, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "tools" / "kueuecontroller" / "build"
+NAMESPACE = "kueue-system"
+SECRET = "kueue-webhook-server-cert"
+"""The Secret the rotator keeps the certificates in (`InternalCertManagement.WebhookSecretName`'s default)."""
+CONVERTED = ("localqueues", "clusterqueues", "workloads", "cohorts", "multikueueclusters")
+"""The CRDs the rotator injects its CA into (`pkg/util/cert` `buildCertRotatorConfig`), which are those Kueue's
+kustomization patches with a conversion webhook (`config/components/crd/kustomization.yaml`)."""
+GROUP = "kueue.x-k8s.io"
+
+
+def unavailable_reason() -> str | None:
+    return go_tools.unavailable_reason(BUILD, "the Kueue controller tests")
+
+
+def binary() -> Path:
+    """The built manager (cached; several minutes the first time on a cold Go build cache)."""
+    return go_tools.built(BUILD, timeout=3600)
+
+
+def crds(webhook_port: int) -> list[dict[str, Any]]:
+    """Kueue's CRDs as its kustomization makes them: the bases, with the conversion webhook on those it patches,
+    reached by URL on loopback."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    found = []
+    for path in sorted((binary().parent / "crd").glob("*.yaml")):
+        crd = yaml.load(path.read_text(), Loader=loader)
+        if crd["spec"]["names"]["plural"] in CONVERTED:
+            crd["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
+                "clientConfig": {"url": f"https://127.0.0.1:{webhook_port}/convert"},
+                "conversionReviewVersions": ["v1"]}}
+            crd["spec"]["versions"] = [v for v in crd["spec"]["versions"] if v["storage"]]
+        found.append(crd)
+    return found
+
+
+def configuration(folder: Path, webhook_port: int) -> dict[str, Any]:
+    """Kueue's `Configuration` (config.kueue.x-k8s.io/v1beta2, `apis/config/v1beta2/configuration_types.go`)."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+        "namespace": NAMESPACE,
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{free_port()}"},
+        "metrics": {"bindAddress": f"127.0.0.1:{free_port()}"},
+        "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(folder / "kueue-certs")},
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": True},
+        "manageJobsWithoutQueueName": False,
+        "integrations": {"frameworks": ["batch/job"]},
+        "featureGates": {"VisibilityOnDemand": False},
+    }
+
+
+def established(plane: ControlPlane, name: str) -> bool:
+    crd = plane.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+    return any(c["type"] == "Established" and c["status"] == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [])
+
+
+def start_kueue(plane: ControlPlane) -> Process:
+    """Installs Kueue's CRDs and its namespace and Secret, then starts the manager as one of the plane's processes
+    (stopped with them); returns once it reports healthy and its ClusterQueue controller is running."""
+    webhook_port = free_port()
+    for crd in crds(webhook_port):
+        try:
+            plane.create(crd)
+        except ApiError as error:
+            if error.status != 409:
+                raise
+    for crd in crds_names():
+        plane.wait_for(f"CRD {crd} established", lambda crd=crd: established(plane, crd))
+    for obj in ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+                {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": NAMESPACE}}):
+        try:
+            plane.create(obj)
+        except ApiError as error:
+            if error.status != 409:
+                raise
+    config = configuration(plane.folder, webhook_port)
+    path = plane.folder / "kueue-config.yaml"
+    path.write_text(json.dumps(config))  # JSON is YAML
+    process = plane.start("kueue", [str(binary()), f"--config={path}", f"--kubeconfig={plane.kubeconfig()}",
+                                    "--zap-log-level=2"])
+    mount_certificates(plane, process, Path(config["webhook"]["certDir"]))
+    return process
+
+
+def mount_certificates(plane: ControlPlane, process: Process, folder: Path) -> None:
+    """The kubelet's part: the chart mounts the Secret at `webhook.certDir`, and the rotator waits for the files to
+    appear there (cert-controller `ensureCertsMounted`) before it reports ready; here they are written once the
+    rotator has filled the Secret."""
+    def filled() -> dict[str, str] | None:
+        if process.popen.poll() is not None:
+            raise RuntimeError(f"kueue exited {process.popen.returncode} while starting:\n{process.tail()}")
+        data = plane.get("v1", "Secret", SECRET, NAMESPACE).get("data") or {}
+        return data if "tls.crt" in data and "tls.key" in data else None
+
+    data = plane.wait_for(f"Secret {NAMESPACE}/{SECRET} filled by Kueue's cert rotator", filled)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, value in data.items():
+        (folder / name).write_bytes(base64.b64decode(value))
+
+
+def crds_names() -> list[str]:
+    return [f"{path.name.removeprefix(GROUP + '_').removesuffix('.yaml')}.{GROUP}"
+            for path in sorted((binary().parent / "crd").glob("*.yaml"))]
