@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
@@ -47,6 +47,7 @@ from gpushare.errors import GpushareError
 from gpushare.kubernetes.queues import queue_warnings
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
+from gpushare.review.showback_rules import deployment_warnings as showback_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
 from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
@@ -57,6 +58,9 @@ from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
 from gpushare.stackfile.model import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
 from gpushare.stackfile.project import STACK_FILE_ENV, find_project
+
+if TYPE_CHECKING:
+    from gpushare.components.showback import Showback
 
 LIBRARY_SOURCE = "deploy(config)"
 """What messages name when the mapping came from a program rather than a stack file."""
@@ -83,6 +87,8 @@ class GpuShareDeployment:
     """The admission policy keeping untenanted pods off tenant pools; None without tenants."""
     queues: KueueQueues | None = None
     """Kueue and the tenants' queues; None unless `gpushare:queues.enabled` and the stack has tenants."""
+    showback: Showback | None = None
+    """The showback rules, dcgm-exporter scrape and dashboard; None without `gpushare:metrics`."""
 
     @property
     def cluster_name(self) -> pulumi.Output[str]:
@@ -150,7 +156,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
         for warning in capacity_warnings(pool, capacity, validated):
             pulumi.log.warn(warning)
     for warning in [*ambiguous_resource_warnings(capacities, validated), *tenant_warnings(validated),
-                    *pod_security_warnings(validated), *queue_warnings(validated)]:
+                    *pod_security_warnings(validated), *queue_warnings(validated), *showback_warnings(validated)]:
         pulumi.log.warn(warning)
 
     access = ClusterAccess("cluster-access", ClusterAccessArgs(
@@ -193,10 +199,23 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     queues = KueueQueues("kueue", KueueQueuesArgs(
         stack=validated, provider=access.provider, tenants=tenants, depends_on=kubernetes_access)) \
         if validated.queues.enabled and validated.tenants else None
+    showback = _showback(validated, cluster, access, operator, kubernetes_access) if validated.metrics else None
     return GpuShareDeployment(
         stack=validated, cluster=cluster, access=access, operator=operator, pools=pools,
         capacities={pool.name: capacity for pool, capacity in capacities}, tenants=tenants, shared_pools=shared_pools,
-        queues=queues)
+        queues=queues, showback=showback)
+
+
+def _showback(stack: StackConfig, cluster: AksCluster | ExistingCluster, access: ClusterAccess,
+              operator: GpuOperator, kubernetes_access: list[pulumi.Resource]) -> Showback:
+    """Imported here: a stack without `gpushare:metrics` (most plans) loads neither the Grafana SDK nor the
+    azure-native alertsmanagement module."""
+    from gpushare.components.showback import Showback, ShowbackArgs
+
+    return Showback("showback", ShowbackArgs(
+        stack=stack, provider=access.provider, cluster_id=cluster.resource_id, cluster_name=cluster.cluster_name,
+        resource_group_name=cluster.resource_group_name, operator_namespace=operator.kubernetes_namespace,
+        depends_on=kubernetes_access))
 
 
 def _cluster(stack: StackConfig) -> tuple[AksCluster | ExistingCluster, SubnetAccess | None]:

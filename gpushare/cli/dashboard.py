@@ -26,7 +26,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_stack_arguments(parser)
     parser.add_argument("--format", choices=("json", "configmap"), default="json",
                         help="the dashboard JSON (default), or a ConfigMap labelled grafana_dashboard=1")
-    parser.add_argument("--namespace", default="monitoring", help="the ConfigMap's namespace (default monitoring)")
+    parser.add_argument("--namespace", default=None,
+                        help="the ConfigMap's namespace (default: gpushare:metrics.namespace, monitoring)")
     add_price_options(parser)
     parser.set_defaults(run=run)
 
@@ -42,5 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(dashboard_json(stack, currency), indent=2))
     else:
-        print(yaml.safe_dump(dashboard_config_map(stack, currency, args.namespace), sort_keys=False), end="")
+        assert stack.metrics is not None
+        namespace = args.namespace or stack.metrics.namespace
+        print(yaml.safe_dump(dashboard_config_map(stack, currency, namespace), sort_keys=False), end="")
     return 0

@@ -14,7 +14,7 @@ from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.review.cost import priced_vm_sizes, stack_cost
-from gpushare.review.showback_rules import plain_group, rule_file
+from gpushare.review.showback_rules import prometheus_rule, rule_file
 from gpushare.stackfile.config import parse_stack_file
 from gpushare.stackfile.keys import METRICS_KEY
 from gpushare.stackfile.model import StackConfig
@@ -31,8 +31,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_stack_arguments(parser)
     parser.add_argument("--format", choices=(RULE_FILE, PROMETHEUS_RULE), default=RULE_FILE,
                         help="a Prometheus rule file (default), or a PrometheusRule object (Prometheus Operator)")
-    parser.add_argument("--namespace", default="monitoring",
-                        help="the PrometheusRule's namespace (default monitoring)")
+    parser.add_argument("--namespace", default=None,
+                        help="the PrometheusRule's namespace (default: gpushare:metrics.namespace, monitoring)")
     add_price_options(parser)
     parser.set_defaults(run=run)
 
@@ -61,10 +61,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == RULE_FILE:
         print(rule_file(stack, stack.metrics, cost), end="")
         return 0
-    group = plain_group(stack, stack.metrics, cost)
-    document = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
-                "metadata": {"name": group["name"], "namespace": args.namespace,
-                             "labels": {"app.kubernetes.io/managed-by": "gpushare"}},
-                "spec": {"groups": [group]}}
+    document = prometheus_rule(stack, stack.metrics, args.namespace or stack.metrics.namespace, cost)
     print(yaml.safe_dump(document, sort_keys=False, width=10_000), end="")
     return 0

@@ -374,3 +374,67 @@ def plain_group(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | 
     """The group as data (rules' bodies only): for a PrometheusRule object or an Azure rule group."""
     group = rule_group(stack, metrics, cost)
     return {**group, "rules": [rule.body for rule in group["rules"]]}
+
+
+PROMETHEUS_RULE_API = "monitoring.coreos.com/v1"
+
+
+def prometheus_rule(stack: StackConfig, metrics: Metrics, namespace: str,
+                    cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The group as a Prometheus Operator PrometheusRule object (what `gpushare rules --format prometheusrule` prints
+    and the program deploys with `gpushare:metrics.operator`)."""
+    group = plain_group(stack, metrics, cost)
+    return {"apiVersion": PROMETHEUS_RULE_API, "kind": "PrometheusRule",
+            "metadata": {"name": group["name"], "namespace": namespace,
+                         "labels": {"app.kubernetes.io/managed-by": "gpushare"}},
+            "spec": {"groups": [group]}}
+
+
+AZURE_SEVERITY = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+"""An alert's `severity` label as an Azure Monitor alert severity (0 critical ... 4 verbose: PrometheusRule.severity,
+Microsoft.AlertsManagement 2023-03-01)."""
+
+
+def iso_duration(duration: str) -> str:
+    """A Prometheus duration as the ISO 8601 duration Azure's rule group takes for `interval` and `for`
+    (5m -> PT5M, 6h -> PT6H, 7d -> P7D, 2w -> P14D)."""
+    seconds = duration_seconds(duration)
+    if seconds % 86400 == 0:
+        return f"P{seconds // 86400}D"
+    if seconds % 3600 == 0:
+        return f"PT{seconds // 3600}H"
+    return f"PT{seconds // 60}M"
+
+
+def azure_rules(group: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`plain_group`'s rules in the shape of an Azure Monitor Prometheus rule group (Microsoft.AlertsManagement/
+    prometheusRuleGroups 2023-03-01: `expression` for `expr`, an ISO 8601 `for`, an alert's numeric `severity`),
+    keyed as the azure-native SDK's PrometheusRuleArgs takes them."""
+    rules = []
+    for body in group["rules"]:
+        rule: dict[str, Any] = {"expression": body["expr"], "labels": dict(body.get("labels", {}))}
+        if "record" in body:
+            rule["record"] = body["record"]
+        else:
+            rule["alert"] = body["alert"]
+            rule["annotations"] = dict(body.get("annotations", {}))
+            if "for" in body:
+                rule["for_"] = iso_duration(body["for"])
+            if body["labels"].get("severity") in AZURE_SEVERITY:
+                rule["severity"] = AZURE_SEVERITY[body["labels"]["severity"]]
+        rules.append(rule)
+    return rules
+
+
+def deployment_warnings(stack: StackConfig) -> list[str]:
+    """What the program leaves undeployed for a stack with `gpushare:metrics`: with a Prometheus URL and no
+    `operator: true`, the rules and the scrape (the program cannot know how that Prometheus loads them)."""
+    metrics = stack.metrics
+    if metrics is None or metrics.managed or metrics.operator:
+        return []
+    return [f"gpushare:metrics: the showback rules and the dcgm-exporter PodMonitor were not deployed: "
+            f"{metrics.prometheus} is not known to run under the Prometheus Operator. Load `gpushare rules "
+            f"{stack.stack}` (a rule file) into its rule_files and scrape the gpu-operator namespace's "
+            f"nvidia-dcgm-exporter pods (port metrics, honor_labels) with a `node` label; or, where the Prometheus "
+            f"Operator runs, set gpushare:metrics.operator: true and the program deploys a PrometheusRule and a "
+            f"PodMonitor"]

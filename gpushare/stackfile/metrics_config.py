@@ -8,13 +8,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.stackfile.checks import Checker, kind_of, optional, show
-from gpushare.stackfile.declarations import INTEGER, OBJECT, STRING, Field, Section
+from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.keys import METRICS_KEY
 
 MANAGED = "managed"
 PROMETHEUS_RE = re.compile(r"^(managed|https?://[^\s/?#]+(/[^\s?#]*)?)$")
 DURATION_RE = re.compile(r"^(?P<amount>[1-9][0-9]*)(?P<unit>[mhdw])$")
 """A Prometheus duration of one unit (`30m`, `24h`, `7d`, `2w`): what a range selector and an alert's `for` take."""
+WORKSPACE_ID_RE = re.compile(
+    r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w.()]+/providers/Microsoft\.Monitor/accounts/[-\w]+$",
+    re.IGNORECASE,
+)
+"""An Azure Monitor workspace's ARM ID (resource type Microsoft.Monitor/accounts): the scope of the Prometheus rule
+group gpushare deploys on a managed stack."""
+WORKSPACE_ID_SHAPE = ("/subscriptions/<subscription id>/resourceGroups/<group>/providers/Microsoft.Monitor/accounts/"
+                      "<workspace> (`az monitor account show -g <group> -n <workspace> --query id -o tsv` prints it)")
+DASHBOARD_CONFIG_MAP = "configmap"
+NAMESPACE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
 MIN_WINDOW, MAX_WINDOW = 3600, 90 * 86400
 """An hour at least (less is noise at 5-minute samples); 90 days at most (beyond most Prometheus retentions,
@@ -31,6 +41,16 @@ class Metrics:
     """What `gpushare usage` reads by default, and how long a tenant's quota lies unused before it is alerted."""
     idle_below: int = 10
     """A device busier than this percentage is in use; below it, idle (alerts and recommendations)."""
+    workspace_id: str | None = None
+    """The Azure Monitor workspace the cluster's managed Prometheus writes to (required when managed): the scope of
+    the rule group the program deploys."""
+    operator: bool = False
+    """With a URL: the Prometheus Operator runs in the cluster, so the program deploys a PrometheusRule and a
+    monitoring.coreos.com PodMonitor (without it, neither: the rules are loaded by hand)."""
+    dashboard: str | None = None
+    """`configmap`: the program deploys the dashboard as a ConfigMap for the Grafana sidecar; None: not deployed."""
+    namespace: str = "monitoring"
+    """Where the PrometheusRule and the dashboard ConfigMap go (the Prometheus Operator's and Grafana's namespace)."""
 
     @property
     def managed(self) -> bool:
@@ -60,6 +80,23 @@ METRICS = Section((
     Field("idleBelow", INTEGER, "Percent busy (DCGM graphics-engine activity) under which a device counts as idle, "
                                 "for the alerts and gpushare usage's recommendations.",
           default=_DEFAULT.idle_below, minimum=1, maximum=99),
+    Field("workspaceId", STRING, "With prometheus: managed (and required then): the ARM ID of the Azure Monitor "
+                                 "workspace the cluster's managed Prometheus writes to; the program deploys the rule "
+                                 "group there, scoped to the cluster.", pattern=WORKSPACE_ID_RE,
+          examples=("/subscriptions/3f2504e0-4f89-41d3-9a0c-0305e82c3301/resourceGroups/monitor-rg/providers/"
+                    "Microsoft.Monitor/accounts/gpu-metrics",),
+          rule=f"must be an Azure Monitor workspace's ARM ID, {WORKSPACE_ID_SHAPE}"),
+    Field("operator", BOOLEAN, "With a Prometheus URL: the Prometheus Operator runs in the cluster, so the program "
+                               "deploys the rules as a PrometheusRule and the dcgm-exporter scrape as a PodMonitor; "
+                               "false: neither (load gpushare rules --format file yourself).",
+          default=_DEFAULT.operator),
+    Field("dashboard", STRING, "configmap: the program deploys the showback dashboard as a ConfigMap labelled "
+                               "grafana_dashboard=1 for the Grafana chart's sidecar; absent: not deployed (gpushare "
+                               "dashboard prints it).", default_text="none", enum=(DASHBOARD_CONFIG_MAP,)),
+    Field("namespace", STRING, "The namespace of the PrometheusRule and the dashboard ConfigMap (the Prometheus "
+                               "Operator's rule namespace, the Grafana sidecar's); it must exist.",
+          default=_DEFAULT.namespace, pattern=NAMESPACE_RE,
+          rule="must be a Kubernetes namespace name (lower-case letters, digits and -, at most 63)"),
 ))
 METRICS_KEYS = METRICS.keys
 METRICS_FIELD = Field(METRICS_KEY, OBJECT, "GPU showback: the Prometheus the GPU metrics go to, and the thresholds "
@@ -100,6 +137,28 @@ def parse_metrics(c: Checker, value: Any) -> Metrics | None:
         prometheus = c.check(METRICS["prometheus"], raw["prometheus"], f"{path}.prometheus")
     window = optional(raw, "window", lambda v: _window(c, v, f"{path}.window"), _DEFAULT.window)
     idle_below = c.field(raw, METRICS["idleBelow"], path)
+    workspace_id = c.field(raw, METRICS["workspaceId"], path)
+    operator = c.field(raw, METRICS["operator"], path)
+    dashboard = optional(raw, "dashboard", lambda v: _dashboard(c, v, f"{path}.dashboard"), None)
+    namespace = c.field(raw, METRICS["namespace"], path)
+    if prometheus == MANAGED and raw.get("workspaceId") is None:
+        c.add(f"{path}.workspaceId", f"required with prometheus: managed: the Azure Monitor workspace the rule group "
+                                     f"goes to, {WORKSPACE_ID_SHAPE}")
+    if prometheus is not None and prometheus != MANAGED and raw.get("workspaceId") is not None:
+        c.add(f"{path}.workspaceId", f"only with prometheus: managed (an Azure Monitor workspace); with the URL "
+                                     f"{prometheus} remove it")
+    if prometheus == MANAGED and raw.get("operator") is not None:
+        c.add(f"{path}.operator", "only with a Prometheus URL: managed Prometheus takes the rule group and an "
+                                  "azmonitoring.coreos.com PodMonitor; remove it")
     if prometheus is None:
         return None
-    return Metrics(prometheus=prometheus, window=window, idle_below=idle_below)
+    return Metrics(prometheus=prometheus, window=window, idle_below=idle_below, workspace_id=workspace_id,
+                   operator=operator, dashboard=dashboard, namespace=namespace)
+
+
+def _dashboard(c: Checker, value: Any, path: str) -> str | None:
+    if value != DASHBOARD_CONFIG_MAP:
+        c.add(path, f"unknown value {show(value)}; allowed: {DASHBOARD_CONFIG_MAP} (a ConfigMap for the Grafana "
+                    f"sidecar), or leave the key out")
+        return None
+    return value
