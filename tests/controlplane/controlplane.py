@@ -183,6 +183,25 @@ class ControlPlane:
         namespace = namespace or obj.get("metadata", {}).get("namespace")
         return self.request("POST", resource_path(obj["apiVersion"], obj["kind"], namespace), obj, user)
 
+    def install_crds(self, crds: list[dict[str, Any]]) -> None:
+        """Creates each CustomResourceDefinition (one already there is kept) and waits until the API server serves
+        it; a schema the API server calls non-structural fails here, not in a later create."""
+        for crd in crds:
+            try:
+                self.create(crd)
+            except ApiError as error:
+                if error.status != 409:
+                    raise
+        for name in [crd["metadata"]["name"] for crd in crds]:
+            self.wait_for(f"CRD {name} established", lambda name=name: self._established(name))
+
+    def _established(self, name: str) -> bool:
+        crd = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+        conditions = (crd.get("status") or {}).get("conditions") or []
+        problems = [c["message"] for c in conditions if c["type"] == "NonStructuralSchema" and c["status"] == "True"]
+        assert not problems, problems
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None,
             user: str = ADMIN) -> dict[str, Any]:
         return self.request("GET", resource_path(api_version, kind, namespace, name), user=user)

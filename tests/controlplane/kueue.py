@@ -90,24 +90,11 @@ def configuration(folder: Path, webhook_port: int) -> dict[str, Any]:
     }
 
 
-def established(plane: ControlPlane, name: str) -> bool:
-    crd = plane.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
-    return any(c["type"] == "Established" and c["status"] == "True"
-               for c in (crd.get("status") or {}).get("conditions") or [])
-
-
 def start_kueue(plane: ControlPlane) -> Process:
     """Installs Kueue's CRDs and its namespace and Secret, then starts the manager as one of the plane's processes
     (stopped with them); returns once it reports healthy and its ClusterQueue controller is running."""
     webhook_port = free_port()
-    for crd in crds(webhook_port):
-        try:
-            plane.create(crd)
-        except ApiError as error:
-            if error.status != 409:
-                raise
-    for crd in crds_names():
-        plane.wait_for(f"CRD {crd} established", lambda crd=crd: established(plane, crd))
+    plane.install_crds(crds(webhook_port))
     for obj in ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
                 {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": NAMESPACE}}):
         try:
@@ -138,8 +125,3 @@ def mount_certificates(plane: ControlPlane, process: Process, folder: Path) -> N
     folder.mkdir(parents=True, exist_ok=True)
     for name, value in data.items():
         (folder / name).write_bytes(base64.b64decode(value))
-
-
-def crds_names() -> list[str]:
-    return [f"{path.name.removeprefix(GROUP + '_').removesuffix('.yaml')}.{GROUP}"
-            for path in sorted((binary().parent / "crd").glob("*.yaml"))]

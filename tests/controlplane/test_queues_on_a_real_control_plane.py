@@ -50,14 +50,6 @@ def kueue_crds(schemas: dict[str, Any]) -> list[dict[str, Any]]:
     return crds
 
 
-def established(plane, name: str) -> bool:
-    crd = plane.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    problems = [c["message"] for c in conditions if c["type"] == "NonStructuralSchema" and c["status"] == "True"]
-    assert not problems, problems
-    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
-
-
 @pytest.fixture(scope="module")
 def queue_plane():
     """A control plane of this module's own: the session's (conftest.py) belongs to the tenant tests, which create
@@ -73,14 +65,7 @@ def queue_plane():
 def kueue_installed(queue_plane):
     control_plane = queue_plane
     schemas = compiled.crd_schemas()
-    for crd in kueue_crds(schemas):
-        try:
-            control_plane.create(crd)
-        except ApiError as error:
-            if error.status != 409:
-                raise
-        control_plane.wait_for(f"CRD {crd['metadata']['name']} established",
-                               lambda name=crd["metadata"]["name"]: established(control_plane, name))
+    control_plane.install_crds(kueue_crds(schemas))
     return control_plane
 
 

@@ -28,7 +28,7 @@ from tests.controlplane.controlplane import (
     start_control_plane,
     stop_control_plane,
 )
-from tests.controlplane.test_queues_on_a_real_control_plane import contains, established
+from tests.controlplane.test_queues_on_a_real_control_plane import contains
 
 MODULE = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
 CRDS = ("monitoring.coreos.com_prometheusrules.yaml", "monitoring.coreos.com_podmonitors.yaml")
@@ -52,14 +52,7 @@ def operator_plane(tmp_path_factory):
     crds = operator_crds(tmp_path_factory.mktemp("gomod"))
     plane = start_control_plane({})
     try:
-        for crd in crds:
-            try:
-                plane.create(crd)
-            except ApiError as error:
-                if error.status != 409:
-                    raise
-            plane.wait_for(f"CRD {crd['metadata']['name']} established",
-                           lambda name=crd["metadata"]["name"]: established(plane, name))
+        plane.install_crds(crds)
         for namespace in ("gpu-operator", "monitoring"):
             ensure_namespace(plane, namespace)
         yield plane
