@@ -18,7 +18,7 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice, resources
 
 from gpushare.azure import cluster_baseline as baseline
-from gpushare.stackfile.model import SYSTEM_POOL_NAME, Cluster, Deployer, NodeOsChannel, OutboundType, UpgradeChannel
+from gpushare.model.stack import SYSTEM_POOL_NAME, Cluster, Deployer, NodeOsChannel, OutboundType, UpgradeChannel
 
 LEGACY_DEPLOYER_NAME = "deployer-admin"
 """The child that `grantDeployer` created for whoever ran the program (`<name>-deployer-admin`)."""

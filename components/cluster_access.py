@@ -20,7 +20,7 @@ from pulumi_azure_native import _utilities as azure_native_sdk
 from pulumi_azure_native import containerservice
 
 from gpushare.kubernetes.kubeconfig import AKS_SERVER_APP_ID, decode_kubeconfig, provider_kubeconfig
-from gpushare.stackfile.model import KubernetesCredential
+from gpushare.model.stack import KubernetesCredential
 
 KUBELOGIN_LOGIN = {
     KubernetesCredential.KUBELOGIN_AZURECLI: "azurecli",

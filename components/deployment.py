@@ -33,6 +33,7 @@ from pulumi_azure_native import authorization
 from gpushare.azure import preflight as preflight_checks
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.cluster_guard import check_stack_for_program
+from gpushare.azure.deployed import deployed_config_keys
 from gpushare.azure.guard import GuardReport, raise_for_violations
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
 from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
@@ -47,16 +48,16 @@ from gpushare.errors import GpushareError
 from gpushare.kubernetes.queues import queue_warnings
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
+from gpushare.model.stack import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
 from gpushare.review.showback_rules import deployment_warnings as showback_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
-from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, deployed_config_keys, operator_warnings
+from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, operator_warnings
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.autoscaler_readiness import autoscaler_warnings
 from gpushare.stackfile.cluster_config import access_warnings, api_server_warnings, node_os_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
-from gpushare.stackfile.model import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
 from gpushare.stackfile.project import STACK_FILE_ENV, find_project
 
 if TYPE_CHECKING:

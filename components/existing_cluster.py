@@ -19,7 +19,7 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice
 
 from gpushare.components.aks_cluster import deployer_role_assignment
-from gpushare.stackfile.model import Cluster, Deployer
+from gpushare.model.stack import Cluster, Deployer
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import containerservice
 
+from gpushare.model.stack import DriverOwner
 from gpushare.sharing.node_count import count_to_send
 from gpushare.sharing.pool_facts import PoolFacts
-from gpushare.stackfile.model import DriverOwner
 
 CREATE_ONLY_REPLACED_BY_GPUSHARE = (
     "gpuProfile", "availabilityZones", "osDiskType", "osDiskSizeGB", "maxPods", "scaleSetPriority",

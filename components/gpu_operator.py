@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gpushare.model.stack import StackConfig
 from gpushare.sharing.operator_values import (
     CONFIG_DATA_OUTPUT,
     CONFIG_MAP_NAME,
@@ -24,7 +25,6 @@ from gpushare.sharing.operator_values import (
     retained_config_warnings,
     retained_configs,
 )
-from gpushare.stackfile.model import StackConfig
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpushare"}
 POD_SECURITY_PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
@@ -42,7 +42,7 @@ class GpuOperatorArgs:
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
     """What every Kubernetes object must wait for besides the provider: the role assignment granting access."""
     deployed_config_keys: Mapping[str, str] = field(default_factory=dict)
-    """Optional. pool -> the config key its nodes name now (`operator_values.deployed_config_keys` of the guard's
+    """Optional. pool -> the config key its nodes name now (`azure.deployed.deployed_config_keys` of the guard's
     read). A key the stack drops stays in the ConfigMap while a deployed pool still names it. Default: none."""
 
 

@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 
 from gpushare.kubernetes.queues import kueue_release, queue_manifests
 from gpushare.kubernetes.tenants import MANAGED_BY
-from gpushare.stackfile.model import StackConfig
+from gpushare.model.stack import StackConfig
 
 
 @dataclass(frozen=True)

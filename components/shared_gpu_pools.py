@@ -11,7 +11,7 @@ import pulumi
 
 from gpushare.components.tenant import register_manifest
 from gpushare.kubernetes.tenants import exempt_debug_policy, shared_pool_policy
-from gpushare.stackfile.model import StackConfig
+from gpushare.model.stack import StackConfig
 
 
 @dataclass(frozen=True)

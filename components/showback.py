@@ -26,10 +26,10 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import alertsmanagement
 
 from gpushare.kubernetes.dcgm_scrape import AZURE_MONITOR_API, PROMETHEUS_OPERATOR_API, dcgm_pod_monitor
+from gpushare.model.stack import StackConfig
 from gpushare.review.showback_dashboard import dashboard_config_map
 from gpushare.review.showback_rules import azure_rules, iso_duration, plain_group, prometheus_rule
 from gpushare.stackfile.metrics_config import DASHBOARD_CONFIG_MAP
-from gpushare.stackfile.model import StackConfig
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpushare.kubernetes.tenants import tenant_objects
-from gpushare.stackfile.model import StackConfig, Tenant
+from gpushare.model.stack import StackConfig, Tenant
 
 
 def resource_class(api_version: str, kind: str) -> type[pulumi.CustomResource]:

@@ -1,8 +1,14 @@
 """gpushare: GPU sharing (MIG, time-slicing, MPS) on AKS, provisioned with Pulumi.
 
-Grouped by the stage each module serves: `stackfile` (the stack file, its validation, the catalog), `sharing`
-(what each pool advertises, device-plugin configs, operator values), `azure` (reads, preflight, the guard),
-`kubernetes` (tenants, kubeconfig, verify), `review` (plan, PR and compare reports) and `cli`. These import no
-Pulumi. `components` (the Pulumi ComponentResources) and `render` (the program under the mock engine) are the
-Pulumi side.
+Grouped by stage, bottom up; a module imports only from its own stage or the ones below it
+(`tests/test_layering.py`):
+1. `model`: the validated stack model, the GPU catalog, regions, the stack file's key names;
+2. `sharing`: what each pool advertises, device-plugin configs, operator values, node labels;
+3. `stackfile`: reading and validating a stack file into the model;
+4. `azure`: reads, preflight, the guard;
+5. `kubernetes`: tenants, queues, kubeconfig, verify;
+6. `review` (plan, PR, compare and showback reports) and `components` (the Pulumi ComponentResources);
+7. `render`: the program under the mock engine;
+8. `cli`.
+Only `components` and `render` import Pulumi.
 """

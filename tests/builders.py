@@ -1,11 +1,11 @@
-"""Validated stack objects for tests, built straight from `gpushare.stackfile.model` (no stack-file parsing)."""
+"""Validated stack objects for tests, built straight from `gpushare.model.stack` (no stack-file parsing)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from gpushare.stackfile.catalog import MigProfile, find_vm_size
-from gpushare.stackfile.model import (
+from gpushare.model.catalog import MigProfile, find_vm_size
+from gpushare.model.stack import (
     DEFAULT_CHART_VERSION,
     Autoscale,
     Cluster,

@@ -1,6 +1,8 @@
 """The domain stays plain Python: importing any module outside `gpushare.components` and `gpushare.render` loads
-no Pulumi SDK, and the CLI loads the Pulumi side only when a command runs the program."""
+no Pulumi SDK, and the CLI loads the Pulumi side only when a command runs the program. Stages only look down: a
+module imports gpushare modules of its own floor or the floors below it (`gpushare/__init__.py` lists them)."""
 
+import ast
 import importlib.util
 import pkgutil
 import subprocess
@@ -46,8 +48,59 @@ def test_no_domain_module_imports_pulumi():
 def test_every_module_sits_in_a_stage_package():
     top_level = sorted({m.name for m in pkgutil.iter_modules(gpushare.__path__)} | {"components"})
     assert "gpushare.components.gpu_node_pool" in all_modules() and "gpushare.components.tenant" in all_modules()
-    assert top_level == ["__main__", "azure", "cli", "components", "errors", "kubernetes", "render", "review",
-                         "sharing", "stackfile"]
+    assert top_level == ["__main__", "azure", "cli", "components", "errors", "kubernetes", "model", "render",
+                         "review", "sharing", "stackfile"]
+    assert set(top_level) == set(FLOORS)
+
+
+FLOORS = {"errors": 1, "model": 1, "sharing": 2, "stackfile": 3, "azure": 4, "kubernetes": 5, "review": 6,
+          "components": 6, "render": 7, "cli": 8, "__main__": 8}
+"""Bottom up. `review` and `components` share a floor: the components deploy what review's showback modules build
+(`review` imports no Pulumi, so it never reaches back into `components`)."""
+
+
+def floor_of(module: str) -> int | None:
+    parts = module.split(".")
+    return FLOORS.get(parts[1]) if parts[0] == "gpushare" and len(parts) > 1 else None
+
+
+def upward_imports(module: str, source: str) -> list[str]:
+    """The gpushare modules `source` (the text of `module`) imports from a higher floor, wherever the import sits
+    (module level or inside a function, which is how the CLI defers its heavy imports)."""
+    floor = floor_of(module)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            # `from gpushare import cli` names the stage in the alias.
+            names = ([node.module] if floor_of(node.module) is not None
+                     else [f"{node.module}.{alias.name}" for alias in node.names])
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [name for name in names if floor is not None and (floor_of(name) or 0) > floor]
+    return found
+
+
+def test_stages_only_look_down():
+    upward = {}
+    for module in all_modules():
+        spec = importlib.util.find_spec(module)
+        assert spec is not None and spec.origin, module
+        if found := upward_imports(module, Path(spec.origin).read_text()):
+            upward[module] = found
+    assert upward == {}
+
+
+def test_an_upward_import_is_found_wherever_it_sits():
+    """The check above can fail: an import of a higher floor is caught at module level, inside a function, and
+    as `from gpushare import <stage>`; one of the same or a lower floor is not."""
+    source = ("from gpushare.model.stack import StackConfig\n"
+              "from gpushare.sharing import pool_facts\n"
+              "def later():\n    from gpushare.kubernetes.tenants import tenant_objects\n"
+              "from gpushare import cli\n")
+    assert sorted(upward_imports("gpushare.sharing.example", source)) == ["gpushare.cli", "gpushare.kubernetes.tenants"]
+    assert upward_imports("gpushare.cli.example", source) == []
 
 
 def test_an_offline_plan_loads_only_what_it_uses():

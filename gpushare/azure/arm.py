@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpushare.errors import AzureReadError, GpushareError
-from gpushare.stackfile.model import AzureEnvironment, StackConfig
+from gpushare.model.stack import AzureEnvironment, StackConfig
 
 # azure-core is imported where a read needs it, like azure-identity and the azure-mgmt clients: an offline `plan`
 # reads nothing from Azure, and loading it is 0.04 s of every plan.

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 
 from gpushare.azure.deployed_cluster import DeployedCluster
-from gpushare.stackfile.model import MaintenanceWindow
+from gpushare.model.stack import MaintenanceWindow
 
 NETWORK_PLUGIN = "azure"
 NETWORK_PLUGIN_MODE = "overlay"

@@ -44,7 +44,7 @@ from gpushare.azure.guard import (
     check_for_program,
 )
 from gpushare.errors import AzureReadError, GpushareError
-from gpushare.stackfile.model import StackConfig, own_subnets
+from gpushare.model.stack import StackConfig, own_subnets
 
 CLUSTER = "(cluster)"
 """`Violation.pool` of a cluster-level violation."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,6 +29,7 @@ from gpushare.azure.arm import (
     unexpected_body,
 )
 from gpushare.errors import AzureReadError, GpushareError
+from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
@@ -94,6 +95,14 @@ class DeployedPool:
     vnet_subnet_id: str | None = None
     """`vnetSubnetID` (the CLI prints `vnetSubnetId`): the subnet AKS put the pool's nodes in; None in a VNet AKS
     manages."""
+
+
+def deployed_config_keys(pools: Iterable[DeployedPool]) -> dict[str, str]:
+    """pool -> the device-plugin config key its nodes name now (their `nvidia.com/device-plugin.config` label, as
+    the guard's agent-pool read reports it). AKS sets a pool's labels on its nodes when the pool's update
+    completes, so a label read here is what the nodes carry until this run's update of that pool."""
+    return {pool.name: pool.node_labels[DEVICE_PLUGIN_CONFIG_LABEL] for pool in pools
+            if pool.node_labels.get(DEVICE_PLUGIN_CONFIG_LABEL)}
 
 
 class _Malformed(Exception):

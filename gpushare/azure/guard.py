@@ -51,11 +51,8 @@ from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError, GuardViolationError
-from gpushare.sharing.autoscaling import stack_pool_tags
-from gpushare.sharing.capacity import pool_capacity
-from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.keys import POOLS_KEY
-from gpushare.stackfile.model import (
+from gpushare.model.keys import POOLS_KEY
+from gpushare.model.stack import (
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
     SHARING_LABEL,
@@ -68,6 +65,9 @@ from gpushare.stackfile.model import (
     pool_subnet,
     sharing_label,
 )
+from gpushare.sharing.autoscaling import stack_pool_tags
+from gpushare.sharing.capacity import pool_capacity
+from gpushare.sharing.pool_facts import stack_pool_facts
 
 DEPLOYED_FILE_ENV = "GPUSHARE_DEPLOYED_FILE"
 """Set by `plan --deployed FILE`: the program checks against that file instead of reading Azure."""

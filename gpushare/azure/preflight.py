@@ -58,11 +58,8 @@ from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, Reg
 from gpushare.azure.role_assignments import FoundAssignment, collisions, planned_assignments, read_assignments
 from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet, read_subnets
 from gpushare.errors import AzureReadError, GpushareError
-from gpushare.sharing.node_selection import REPELLING_EFFECTS, untolerated
-from gpushare.sharing.operator_values import chart_values
-from gpushare.sharing.upgrades import nodes_at_once
-from gpushare.stackfile.catalog import current_gpu_sizes, find_vm_size
-from gpushare.stackfile.model import (
+from gpushare.model.catalog import current_gpu_sizes, find_vm_size
+from gpushare.model.stack import (
     POOL_LABEL,
     SYSTEM_POOL_NAME,
     GpuPool,
@@ -73,6 +70,9 @@ from gpushare.stackfile.model import (
     own_subnets,
     pool_subnet,
 )
+from gpushare.sharing.node_selection import REPELLING_EFFECTS, untolerated
+from gpushare.sharing.operator_values import chart_values
+from gpushare.sharing.upgrades import nodes_at_once
 from gpushare.stackfile.kubernetes_version import TENANTS_MIN_KUBERNETES_VERSION, kubernetes_version_problem
 from gpushare.stackfile.network_config import vnet_id, vnet_name, vnet_of
 

@@ -21,7 +21,7 @@ from gpushare.azure import cluster_baseline as baseline
 from gpushare.azure.deployed import get_json, read_cluster_resource
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError
-from gpushare.stackfile.model import StackConfig, own_subnets
+from gpushare.model.stack import StackConfig, own_subnets
 from gpushare.stackfile.network_config import vnet_id
 
 if TYPE_CHECKING:

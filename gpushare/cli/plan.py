@@ -15,12 +15,12 @@ from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.run_length import with_long_run_warning
+from gpushare.model.stack import StackConfig
 from gpushare.review.cluster_facts import agent_pool_profiles, vnet_warnings
 from gpushare.review.cost import priced_vm_sizes, spot_cap_warnings, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
 from gpushare.stackfile.files import read_stack_file
-from gpushare.stackfile.model import StackConfig
 from gpushare.stackfile.project import PROJECT_FILE, ProjectError, is_stack_path, project_at
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from gpushare.azure.deployed import read_live
 from gpushare.azure.deployed_cluster import read_live_cluster, read_maintenance_schedules
 from gpushare.azure.preflight import evaluate, raise_for_failures, read_for_preflight, render_text
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
+from gpushare.model.stack import own_subnets
 from gpushare.stackfile.config import parse_stack_file
-from gpushare.stackfile.model import own_subnets
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

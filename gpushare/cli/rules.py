@@ -13,11 +13,11 @@ from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.model.keys import METRICS_KEY
+from gpushare.model.stack import StackConfig
 from gpushare.review.cost import priced_vm_sizes, stack_cost
 from gpushare.review.showback_rules import prometheus_rule, rule_file
 from gpushare.stackfile.config import parse_stack_file
-from gpushare.stackfile.keys import METRICS_KEY
-from gpushare.stackfile.model import StackConfig
 
 RULE_FILE, PROMETHEUS_RULE = "file", "prometheusrule"
 

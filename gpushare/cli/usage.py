@@ -10,16 +10,17 @@ import sys
 import time
 from datetime import datetime
 
+from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options
 from gpushare.cli.rules import plan_cost, require_metrics
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.azure.prices import PricesError
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.kubernetes.prometheus_api import PrometheusReader
+from gpushare.model.metrics import DURATION_RE, duration_seconds
 from gpushare.review.showback_rules import showback_pools
 from gpushare.review.usage_report import read_usage, render_markdown, render_text, usage_document
 from gpushare.stackfile.config import parse_stack_file
-from gpushare.stackfile.metrics_config import DURATION_RE, MAX_WINDOW, MIN_WINDOW, PROMETHEUS_RE, duration_seconds
+from gpushare.stackfile.metrics_config import MAX_WINDOW, MIN_WINDOW, PROMETHEUS_RE
 
 
 def _window(text: str) -> str:

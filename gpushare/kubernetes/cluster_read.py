@@ -41,8 +41,8 @@ from gpushare.kubernetes.verify import (
     object_ref,
     smoke_pod,
 )
+from gpushare.model.stack import POOL_LABEL
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
-from gpushare.stackfile.model import POOL_LABEL
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 REQUEST_TIMEOUT = (10, 60)

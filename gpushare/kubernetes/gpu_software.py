@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.azure.preflight import Check, Verdict
+from gpushare.model.stack import StackConfig
 from gpushare.sharing.node_selection import selects, untolerated
 from gpushare.sharing.operator_values import NAMESPACE
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.model import StackConfig
 
 DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"
 DEVICE_PLUGIN_NAME = "nvidia-device-plugin"

@@ -20,7 +20,7 @@ the template as it was).
 
 from __future__ import annotations
 
-from gpushare.stackfile.model import Tenant
+from gpushare.model.stack import Tenant
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 """The label a Job names its LocalQueue with (Kueue `pkg/constants` QueueLabel)."""

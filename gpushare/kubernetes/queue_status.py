@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.kubernetes.queues import KUEUE_API, queue_manifests
-from gpushare.stackfile.model import StackConfig
+from gpushare.model.stack import StackConfig
 
 
 @dataclass(frozen=True)

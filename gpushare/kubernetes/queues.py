@@ -37,13 +37,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from gpushare.errors import ConfigProblem
 from gpushare.kubernetes.kueue_admission import KUEUE_NAMESPACE, local_queue_names
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, NODE_SHARE_FOR_PODS
-from gpushare.sharing.operator_values import toleration
+from gpushare.model.keys import QUEUES_KEY, TENANTS_KEY
+from gpushare.model.stack import StackConfig, Tenant, TenantQueue
 from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
-from gpushare.stackfile.keys import QUEUES_KEY, TENANTS_KEY
-from gpushare.stackfile.model import POOL_LABEL, SPOT_PRIORITY_LABEL, StackConfig, Tenant, TenantQueue
+from gpushare.sharing.queue_flavor import flavor_node_labels, flavor_tolerations
 from gpushare.stackfile.queue_config import VERIFIED_KUEUE_VERSIONS
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -51,10 +50,6 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 """The label a Job names its WorkloadPriorityClass with (Kueue `pkg/constants` WorkloadPriorityClassLabel)."""
 CPU_MEMORY_FLAVOR = "gpushare-cpu-memory"
 """The flavor of the cpu/memory resource group: no node labels, so it places nothing (the GPU flavor does)."""
-MAX_FLAVOR_TOLERATIONS = 8
-"""`ResourceFlavorSpec.tolerations` `maxItems: 8` (Kueue v0.19.2 CRD)."""
-MAX_FLAVOR_LABELS = 8
-"""`ResourceFlavorSpec.nodeLabels` `maxProperties: 8` (Kueue v0.19.2 CRD)."""
 UNKNOWN_NODE_MEMORY_GIB = 0
 """A size the stack describes has no known memory offline: it adds none to the memory guarantee."""
 
@@ -76,12 +71,9 @@ class FlavorQuota:
 
 
 def pool_flavor(facts: PoolFacts) -> dict[str, Any]:
-    labels = {POOL_LABEL: facts.pool.name}
-    if facts.pool.spot:
-        labels[SPOT_PRIORITY_LABEL] = facts.node_labels[SPOT_PRIORITY_LABEL]
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
             "metadata": {"name": facts.pool.name, "labels": dict(MANAGED_BY)},
-            "spec": {"nodeLabels": labels, "tolerations": [toleration(t) for t in facts.tolerated_taints]}}
+            "spec": {"nodeLabels": flavor_node_labels(facts), "tolerations": flavor_tolerations(facts)}}
 
 
 def cohorts(stack: StackConfig) -> list[tuple[str, tuple[Tenant, ...]]]:
@@ -238,27 +230,6 @@ def queue_manifests(stack: StackConfig) -> list[dict[str, Any]]:
     return [*flavors, *(cohort_object(name) for name, _ in cohorts(stack)),
             *(priority_class(t) for t in stack.tenants), *(cluster_queue(stack, t) for t in stack.tenants),
             *(local_queue(t) for t in stack.tenants)]
-
-
-def queue_problems(stack: StackConfig) -> list[ConfigProblem]:
-    """What the API server or Kueue would refuse, or where a flavor would miss its pool's nodes."""
-    if not stack.queues.enabled:
-        return []
-    problems = []
-    for facts in stack_pool_facts(stack).values():
-        flavor = pool_flavor(facts)["spec"]
-        path = f"gpushare:pools[{stack.pools.index(facts.pool)}]"
-        if len(flavor["tolerations"]) > MAX_FLAVOR_TOLERATIONS:
-            problems.append(ConfigProblem(f"{path}.taints", (
-                f"its nodes carry {len(flavor['tolerations'])} taints ({', '.join(facts.tolerated_taints)}) but a "
-                f"Kueue ResourceFlavor holds at most {MAX_FLAVOR_TOLERATIONS} tolerations; drop some taints or "
-                f"set {QUEUES_KEY}.enabled: false")))
-        missing = {k: v for k, v in flavor["nodeLabels"].items() if facts.node_labels.get(k) != v}
-        if missing or len(flavor["nodeLabels"]) > MAX_FLAVOR_LABELS:
-            problems.append(ConfigProblem(f"{path}.labels", (
-                f"its ResourceFlavor's nodeLabels {flavor['nodeLabels']} would not match its nodes' labels "
-                f"{dict(facts.node_labels)}")))
-    return problems
 
 
 def queue_warnings(stack: StackConfig) -> list[str]:

@@ -14,7 +14,7 @@ replaced pool (delete, then create) or a reimaged one (every node, `maxUnavailab
 from __future__ import annotations
 
 from gpushare.azure.guard import GuardReport
-from gpushare.stackfile.model import KubernetesCredential, StackConfig
+from gpushare.model.stack import KubernetesCredential, StackConfig
 
 LONG_RUN_MARK = "may outlast the Kubernetes token"
 """Every long-run warning says this (`with_long_run_warning` finds the program's by it)."""

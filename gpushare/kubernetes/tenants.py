@@ -32,16 +32,12 @@ any real pod. An evaluation error is a rejection (`failurePolicy: Fail`).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from gpushare.kubernetes import kueue_admission
-from gpushare.sharing.operator_values import NAMESPACE as OPERATOR_NAMESPACE
-from gpushare.sharing.operator_values import toleration
-from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
-from gpushare.stackfile.model import (
+from gpushare.model.stack import (
     CUDA_CHECK_IMAGE,
     GPU_TAINT,
     POOL_LABEL,
@@ -50,12 +46,11 @@ from gpushare.stackfile.model import (
     Tenant,
     tenant_taint,
 )
+from gpushare.sharing.operator_values import toleration
+from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
+from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpushare"}
-NAMESPACE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-"""A DNS-1123 label, as Kubernetes requires of namespace names."""
-EXEMPT_NAMESPACES = ("kube-system", OPERATOR_NAMESPACE)
-"""Never judged by the pool policies: cluster add-ons and the GPU Operator schedule their own pods."""
 GPU_RESOURCE_PREFIX = "nvidia.com/"
 NAME_LABEL = "kubernetes.io/metadata.name"
 """Set by the API server on every namespace and immutable: selecting on it cannot be escaped by relabelling."""
@@ -70,17 +65,6 @@ SNIPPET_CONTAINER = "cuda"
 GUARDED_WORKLOADS = (("apps", ("deployments", "statefulsets", "daemonsets", "replicasets")),
                      ("batch", ("jobs", "cronjobs")))
 """Workloads whose pod templates are judged too, so `kubectl apply` fails at once instead of in a controller."""
-
-
-def namespace_problem(name: str) -> str | None:
-    """Why `name` cannot be a tenant's namespace, or None."""
-    if not NAMESPACE_RE.match(name):
-        return (f"must be a Kubernetes namespace name (DNS-1123 label: 1-63 lowercase letters, digits or '-', "
-                f"starting and ending with a letter or digit), got {name!r}")
-    if name == "default" or name.startswith("kube-") or name == OPERATOR_NAMESPACE:
-        return (f"{name!r} is reserved (default, kube-*, and the GPU Operator's namespace {OPERATOR_NAMESPACE}); "
-                f"choose the team's name")
-    return None
 
 
 # --- pools, resources and sizes ---------------------------------------------------------------------------------

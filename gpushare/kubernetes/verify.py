@@ -32,6 +32,15 @@ from decimal import Decimal, InvalidOperation
 from enum import Enum
 
 from gpushare.kubernetes.tenants import shared_pools
+from gpushare.model.catalog import gpu_product_label
+from gpushare.model.stack import (
+    CUDA_CHECK_IMAGE,
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    POOL_LABEL,
+    GpuPool,
+    SharingStrategy,
+    StackConfig,
+)
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, RELEASE_NAME, operator_plan, toleration
@@ -44,15 +53,6 @@ from gpushare.stackfile.autoscaler_readiness import (
     cluster_healthy,
     counted_unready,
     gpu_unready,
-)
-from gpushare.stackfile.catalog import gpu_product_label
-from gpushare.stackfile.model import (
-    CUDA_CHECK_IMAGE,
-    DEVICE_PLUGIN_CONFIG_LABEL,
-    POOL_LABEL,
-    GpuPool,
-    SharingStrategy,
-    StackConfig,
 )
 
 NVIDIA_PREFIX = "nvidia.com/"

@@ -24,8 +24,8 @@ from unittest import mock
 import pulumi
 
 from gpushare.errors import GpushareError
+from gpushare.model.stack import StackConfig
 from gpushare.render.mock_engine import Recording, run_pulumi
-from gpushare.stackfile.model import StackConfig
 
 PROGRAM_FILE = "__main__.py"
 

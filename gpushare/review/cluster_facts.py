@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpushare.azure.deployed import DeployedPool
-from gpushare.stackfile.model import GpuPool, StackConfig, pool_subnet
+from gpushare.model.stack import GpuPool, StackConfig, pool_subnet
 from gpushare.stackfile.network_config import vnet_id, vnet_name, vnet_of
 
 SYSTEM_POOL_SUBNET = "the system pool's subnet"

@@ -27,8 +27,8 @@ from typing import Any
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import LIST_PRICE_NOTE, PriceSheet
 from gpushare.kubernetes.queues import Borrowable, borrowable
+from gpushare.model.stack import SPOT_MARKET_PRICE, SYSTEM_POOL_NAME, GpuPool, SharingStrategy, StackConfig, Tier
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.model import SPOT_MARKET_PRICE, SYSTEM_POOL_NAME, GpuPool, SharingStrategy, StackConfig, Tier
 
 HOURS_PER_MONTH = 730
 """Azure's pricing month (the pricing calculator's 730 hours)."""

@@ -24,12 +24,8 @@ from dataclasses import dataclass
 
 import yaml
 
-from gpushare.review.cost import money, money_span, signed_money
-from gpushare.review.markdown import code, table
-from gpushare.review.tenant_churn import is_template_tag_change, is_tenant_taint_change, is_toleration_change
-from gpushare.sharing.capacity import base_resource, pool_capacity
-from gpushare.stackfile.catalog import MigProfile, find_vm_size
-from gpushare.stackfile.model import (
+from gpushare.model.catalog import MigProfile, find_vm_size
+from gpushare.model.stack import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
@@ -39,6 +35,10 @@ from gpushare.stackfile.model import (
     Sharing,
     SharingStrategy,
 )
+from gpushare.review.cost import money, money_span, signed_money
+from gpushare.review.markdown import code, table
+from gpushare.review.tenant_churn import is_template_tag_change, is_tenant_taint_change, is_toleration_change
+from gpushare.sharing.capacity import base_resource, pool_capacity
 
 AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"

@@ -17,6 +17,7 @@ from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenants import platform_plan, promise_plan, shared_pools, tenant_plan
+from gpushare.model.stack import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig
 from gpushare.review.cluster_facts import created_cluster_sources, existing_cluster_facts, shown_subnet
 from gpushare.review.cost import cost_lines
 from gpushare.review.queue_changes import queue_plan_lines
@@ -28,7 +29,6 @@ from gpushare.stackfile.autoscaler_readiness import (
     OK_TOTAL_UNREADY_COUNT,
     unready_pools,
 )
-from gpushare.stackfile.model import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),

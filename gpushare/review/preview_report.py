@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from gpushare.azure.prices import PriceSheet
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.tenants import SHARED_POLICY_NAME
+from gpushare.model.stack import TENANT_LABEL
 from gpushare.review.cost import monthly, runs_under_cap, spot_cap_problem
 from gpushare.review.gpu_changes import (
     AGENT_POOL_TYPE,
@@ -50,7 +51,6 @@ from gpushare.review.tenant_changes import (
     tenants_section,
 )
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, is_operator_chart
-from gpushare.stackfile.model import TENANT_LABEL
 
 OP_ORDER = ("create", "update", "replace", "delete", "same")
 _POOL_OPS = {

@@ -14,7 +14,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacement
 from grafana_foundation_sdk.models.dashboard import DataSourceRef
 
-from gpushare.stackfile.model import StackConfig
+from gpushare.model.stack import StackConfig
 
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
 LEGACY_DASHBOARD_KEYS = ("style",)

@@ -37,9 +37,9 @@ from typing import Any
 
 import yaml
 
+from gpushare.model.metrics import Metrics, duration_seconds
+from gpushare.model.stack import SharingStrategy, StackConfig
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.metrics_config import Metrics, duration_seconds
-from gpushare.stackfile.model import SharingStrategy, StackConfig
 
 GROUP_INTERVAL = "5m"
 """How often the group is evaluated: dcgm-exporter and kube-state-metrics are scraped every 30-60 s, and an hour's

@@ -9,7 +9,7 @@ label and taint tags repeat its `nodeLabels` and `nodeTaints` changes, so they a
 
 from __future__ import annotations
 
-from gpushare.stackfile.model import AUTOSCALER_LABEL_TAG_PREFIX, AUTOSCALER_TAINT_TAG_PREFIX, TENANT_LABEL
+from gpushare.model.stack import AUTOSCALER_LABEL_TAG_PREFIX, AUTOSCALER_TAINT_TAG_PREFIX, TENANT_LABEL
 
 
 def is_tenant_taint_change(path: str, old: object, new: object) -> bool:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.kubernetes.prometheus_api import PrometheusReader, Sample
+from gpushare.model.metrics import duration_seconds
+from gpushare.model.stack import StackConfig
 from gpushare.review.cost import HOURS_PER_MONTH, money, signed_money
 from gpushare.review.showback_rules import (
     EVALUATED,
@@ -32,8 +34,6 @@ from gpushare.review.showback_rules import (
     tenant_namespaces,
     used_devices,
 )
-from gpushare.stackfile.metrics_config import duration_seconds
-from gpushare.stackfile.model import StackConfig
 
 STEP = "5m"
 """The subquery's resolution: dcgm-exporter's and kube-state-metrics' series hold a value at every 5-minute step."""

@@ -41,18 +41,18 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from gpushare.errors import ConfigError, ConfigProblem
-from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, PoolCapacity
-from gpushare.sharing.node_selection import parse_taint
-from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
-from gpushare.stackfile.derived import once_per_stack
-from gpushare.stackfile.keys import POOLS_KEY
-from gpushare.stackfile.model import (
+from gpushare.model.derived import once_per_stack
+from gpushare.model.keys import POOLS_KEY
+from gpushare.model.stack import (
     AUTOSCALER_LABEL_TAG_PREFIX,
     AUTOSCALER_RESOURCE_TAG_PREFIX,
     AUTOSCALER_TAINT_TAG_PREFIX,
     GpuPool,
     StackConfig,
 )
+from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, PoolCapacity
+from gpushare.sharing.node_selection import parse_taint
+from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
 
 MAX_TAGS, MAX_TAG_NAME, MAX_TAG_VALUE = 50, 512, 256
 """Azure's limits per resource (azure-resource-manager tag-resources.md, "Limitations")."""

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
-from gpushare.stackfile.model import GpuPool, MigStrategy, SharingStrategy, StackConfig, dedicated_tenant
+from gpushare.model.stack import GpuPool, MigStrategy, SharingStrategy, StackConfig, dedicated_tenant
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"

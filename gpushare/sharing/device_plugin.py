@@ -18,10 +18,10 @@ from types import MappingProxyType
 import yaml
 
 from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.model.catalog import MPS_MAX_CLIENTS_LEGACY
+from gpushare.model.derived import once_per_stack
+from gpushare.model.stack import GpuPool, MigStrategy, SharingStrategy, StackConfig
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, base_resource
-from gpushare.stackfile.catalog import MPS_MAX_CLIENTS_LEGACY
-from gpushare.stackfile.derived import once_per_stack
-from gpushare.stackfile.model import GpuPool, MigStrategy, SharingStrategy, StackConfig
 
 DEVICE_PLUGIN_VERSION = "v0.20.0"
 """The plugin release whose config schema `validate_config` encodes (the default of GPU Operator chart v26.7.0)."""

@@ -7,7 +7,7 @@ count"). Sending anything else scales the pool to it.
 
 from __future__ import annotations
 
-from gpushare.stackfile.model import GpuPool
+from gpushare.model.stack import GpuPool
 
 
 def count_to_send(pool: GpuPool, live_count: int | None) -> int:

@@ -3,8 +3,7 @@ device-plugin config), so they are a function of stack and pool rather than a pr
 
 from __future__ import annotations
 
-from gpushare.sharing.device_plugin import pool_plugin_configs
-from gpushare.stackfile.model import (
+from gpushare.model.stack import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
@@ -15,6 +14,7 @@ from gpushare.stackfile.model import (
     StackConfig,
     sharing_label,
 )
+from gpushare.sharing.device_plugin import pool_plugin_configs
 
 
 def pool_node_labels(stack: StackConfig, pool: GpuPool) -> dict[str, str]:

@@ -14,22 +14,20 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from gpushare.azure.deployed import DeployedPool
-from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
-from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.model import (
+from gpushare.model.stack import (
     DEFAULT_CHART_REPOSITORY,
     DEFAULT_CHART_VERSION,
-    DEVICE_PLUGIN_CONFIG_LABEL,
     DriverOwner,
     StackConfig,
 )
+from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
+from gpushare.sharing.pool_facts import stack_pool_facts
 
 CHART_NAME = "gpu-operator"
 RELEASE_NAME = "gpu-operator"
@@ -429,14 +427,6 @@ class RetainedConfigs:
     """(pool, key) whose key this run keeps although the stack no longer has it: the pool is not relabelled yet."""
     lost: tuple[tuple[str, str], ...] = ()
     """(pool, key) the pool's nodes name, but whose text no earlier run recorded: the key cannot be kept."""
-
-
-def deployed_config_keys(pools: Iterable[DeployedPool]) -> dict[str, str]:
-    """pool -> the device-plugin config key its nodes name now (their `nvidia.com/device-plugin.config` label, as
-    the guard's agent-pool read reports it). AKS sets a pool's labels on its nodes when the pool's update
-    completes, so a label read here is what the nodes carry until this run's update of that pool."""
-    return {pool.name: pool.node_labels[DEVICE_PLUGIN_CONFIG_LABEL] for pool in pools
-            if pool.node_labels.get(DEVICE_PLUGIN_CONFIG_LABEL)}
 
 
 def keys_to_keep(desired: Mapping[str, str], deployed_keys: Mapping[str, str]) -> dict[str, str]:

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from gpushare.model.derived import once_per_stack
+from gpushare.model.stack import GpuPool, StackConfig, dedicated_tenant, pool_node_taints
 from gpushare.sharing.capacity import PoolCapacity, pool_capacity
 from gpushare.sharing.device_plugin import PluginConfig, pool_plugin_configs
 from gpushare.sharing.node_labels import node_labels
-from gpushare.stackfile.derived import once_per_stack
-from gpushare.stackfile.model import GpuPool, StackConfig, dedicated_tenant, pool_node_taints
 
 
 @dataclass(frozen=True)

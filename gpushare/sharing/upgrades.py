@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
+from gpushare.model.stack import GpuPool
 from gpushare.sharing.capacity import PoolCapacity
-from gpushare.stackfile.model import GpuPool
 
 
 def nodes_at_once(setting: str, pool_nodes: int) -> int:

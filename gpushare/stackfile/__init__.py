@@ -1,1 +1,1 @@
-"""The stack file: its schema and validation, the validated model, the GPU size catalog and Azure regions."""
+"""The stack file: reading it, its schema and validation into the model (`gpushare.model`)."""

@@ -29,9 +29,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from gpushare.model.keys import OPERATOR_KEY, POOLS_KEY
+from gpushare.model.stack import Cluster, GpuPool, MigStrategy, Operator, StackConfig
 from gpushare.stackfile.checks import Checker
-from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
-from gpushare.stackfile.model import Cluster, GpuPool, MigStrategy, Operator, StackConfig
 
 AUTOSCALER_RELEASE = "cluster-autoscaler 1.35.2"
 UPSTREAM_ISSUE = "kubernetes/autoscaler#8095"

@@ -10,8 +10,8 @@ from enum import Enum
 from typing import Any, Callable, TypeVar
 
 from gpushare.errors import ConfigProblem
+from gpushare.model.keys import POOLS_KEY
 from gpushare.stackfile.declarations import BOOLEAN, INTEGER, STRING, Field
-from gpushare.stackfile.keys import POOLS_KEY
 
 GUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 MAX_POOL_NODES = 1000

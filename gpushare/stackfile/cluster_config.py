@@ -6,11 +6,9 @@ import ipaddress
 import re
 from typing import Any
 
-from gpushare.stackfile import catalog
-from gpushare.stackfile.checks import GUID_RE, MAX_POOL_NODES, Checker, kind_of, optional, show
-from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
-from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY
-from gpushare.stackfile.model import (
+from gpushare.model import catalog
+from gpushare.model.keys import CLUSTER_KEY, POOLS_KEY
+from gpushare.model.stack import (
     Access,
     ApiServer,
     Cluster,
@@ -29,6 +27,8 @@ from gpushare.stackfile.model import (
     UpgradeChannel,
     WeekDay,
 )
+from gpushare.stackfile.checks import GUID_RE, MAX_POOL_NODES, Checker, kind_of, optional, show
+from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.network_config import NETWORK, parse_network
 
 CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")

@@ -13,32 +13,31 @@ from pathlib import Path
 from typing import Any
 
 from gpushare.errors import ConfigError, ConfigProblem
-from gpushare.kubernetes.queues import queue_problems
-from gpushare.stackfile.autoscaler_readiness import check_autoscaler_readiness
-from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, optional
-from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse_cluster
-from gpushare.stackfile.declarations import Section
-from gpushare.stackfile.files import StackFile, read_stack_file, stack_name_for
-from gpushare.stackfile.keys import (
+from gpushare.model.keys import (
     CLUSTER_KEY,
     ENVIRONMENT_KEY,
     GUARD_KEY,
+    METRICS_KEY,
     NS,
     OPERATOR_KEY,
-    METRICS_KEY,
     PLATFORM_KEY,
     POOLS_KEY,
     PREFLIGHT_KEY,
     QUEUES_KEY,
     TENANTS_KEY,
 )
+from gpushare.model.stack import Queues, StackConfig
+from gpushare.stackfile.autoscaler_readiness import check_autoscaler_readiness
+from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, optional
+from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse_cluster
+from gpushare.stackfile.declarations import Section
+from gpushare.stackfile.files import StackFile, read_stack_file, stack_name_for
 from gpushare.stackfile.metrics_config import METRICS_FIELD, parse_metrics
-from gpushare.stackfile.model import Queues, StackConfig
 from gpushare.stackfile.network_config import check_pool_subnets
 from gpushare.stackfile.operator_config import OPERATOR_FIELD, OPERATOR_KEYS, parse_operator
 from gpushare.stackfile.platform_config import PLATFORM_FIELD, PLATFORM_KEYS, parse_platform
 from gpushare.stackfile.pool_config import POOL_KEYS, POOLS_FIELD, parse_pools
-from gpushare.stackfile.queue_config import QUEUES_FIELD, QUEUES_KEYS, parse_queues
+from gpushare.stackfile.queue_config import QUEUES_FIELD, QUEUES_KEYS, parse_queues, queue_problems
 from gpushare.stackfile.stack_settings import (
     ENVIRONMENT,
     GUARD,

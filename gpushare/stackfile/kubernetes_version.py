@@ -7,8 +7,8 @@ AKS which versions the region offers today.
 
 from __future__ import annotations
 
-from gpushare.stackfile.catalog import KNOWLEDGE_DATE, NEWEST_AKS_KUBERNETES_MINOR, oldest_supported_kubernetes_minor
-from gpushare.stackfile.model import StackConfig
+from gpushare.model.catalog import KNOWLEDGE_DATE, NEWEST_AKS_KUBERNETES_MINOR, oldest_supported_kubernetes_minor
+from gpushare.model.stack import StackConfig
 
 VERSION_KEY = "gpushare:cluster.kubernetesVersion"
 TENANTS_MIN_KUBERNETES_VERSION = (1, 30)

@@ -4,17 +4,15 @@ names) and the thresholds of the showback rules and `gpushare usage` (`gpushare.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from gpushare.model.keys import METRICS_KEY
+from gpushare.model.metrics import DURATION_RE, MANAGED, Metrics, duration_seconds
 from gpushare.stackfile.checks import Checker, kind_of, optional, show
 from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
-from gpushare.stackfile.keys import METRICS_KEY
+from gpushare.stackfile.namespaces import NAMESPACE_RE
 
-MANAGED = "managed"
 PROMETHEUS_RE = re.compile(r"^(managed|https?://[^\s/?#]+(/[^\s?#]*)?)$")
-DURATION_RE = re.compile(r"^(?P<amount>[1-9][0-9]*)(?P<unit>[mhdw])$")
-"""A Prometheus duration of one unit (`30m`, `24h`, `7d`, `2w`): what a range selector and an alert's `for` take."""
 WORKSPACE_ID_RE = re.compile(
     r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w.()]+/providers/Microsoft\.Monitor/accounts/[-\w]+$",
     re.IGNORECASE,
@@ -24,47 +22,9 @@ group gpushare deploys on a managed stack."""
 WORKSPACE_ID_SHAPE = ("/subscriptions/<subscription id>/resourceGroups/<group>/providers/Microsoft.Monitor/accounts/"
                       "<workspace> (`az monitor account show -g <group> -n <workspace> --query id -o tsv` prints it)")
 DASHBOARD_CONFIG_MAP = "configmap"
-NAMESPACE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
 MIN_WINDOW, MAX_WINDOW = 3600, 90 * 86400
 """An hour at least (less is noise at 5-minute samples); 90 days at most (beyond most Prometheus retentions,
 and the managed workspace's 18 months cost a query that long)."""
-
-
-@dataclass(frozen=True)
-class Metrics:
-    """The validated `gpushare:metrics` section."""
-
-    prometheus: str
-    """`managed` (the cluster's Azure Monitor workspace) or the URL of the Prometheus to read and rule."""
-    window: str = "7d"
-    """What `gpushare usage` reads by default, and how long a tenant's quota lies unused before it is alerted."""
-    idle_below: int = 10
-    """A device busier than this percentage is in use; below it, idle (alerts and recommendations)."""
-    workspace_id: str | None = None
-    """The Azure Monitor workspace the cluster's managed Prometheus writes to (required when managed): the scope of
-    the rule group the program deploys."""
-    operator: bool = False
-    """With a URL: the Prometheus Operator runs in the cluster, so the program deploys a PrometheusRule and a
-    monitoring.coreos.com PodMonitor (without it, neither: the rules are loaded by hand)."""
-    dashboard: str | None = None
-    """`configmap`: the program deploys the dashboard as a ConfigMap for the Grafana sidecar; None: not deployed."""
-    namespace: str = "monitoring"
-    """Where the PrometheusRule and the dashboard ConfigMap go (the Prometheus Operator's and Grafana's namespace)."""
-
-    @property
-    def managed(self) -> bool:
-        return self.prometheus == MANAGED
-
-    @property
-    def window_seconds(self) -> int:
-        return duration_seconds(self.window)
-
-
-def duration_seconds(text: str) -> int:
-    match = DURATION_RE.match(text)
-    assert match, text
-    return int(match["amount"]) * SECONDS[match["unit"]]
 
 
 _DEFAULT = Metrics(prometheus=MANAGED)

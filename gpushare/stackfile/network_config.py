@@ -19,10 +19,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from gpushare.model.keys import CLUSTER_KEY, POOLS_KEY
+from gpushare.model.stack import GpuPool, Network, OutboundType
 from gpushare.stackfile.checks import Checker, show
 from gpushare.stackfile.declarations import STRING, Field, Section
-from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY
-from gpushare.stackfile.model import GpuPool, Network, OutboundType
 
 SUBNET_ID_RE = re.compile(
     r"^/subscriptions/(?P<subscription>[0-9a-fA-F-]{36})/resourceGroups/(?P<group>[-\w.()]+)"

@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpushare.sharing.operator_values import VERIFIED_CHART_VERSIONS, check_user_values
-from gpushare.stackfile.checks import Checker, kind_of, optional, show
-from gpushare.stackfile.declarations import OBJECT, STRING, Field, Section
-from gpushare.stackfile.keys import OPERATOR_KEY
-from gpushare.stackfile.model import (
+from gpushare.model.keys import OPERATOR_KEY
+from gpushare.model.stack import (
     DriverOwner,
     MigStrategy,
     Operator,
 )
+from gpushare.sharing.operator_values import VERIFIED_CHART_VERSIONS, check_user_values
+from gpushare.stackfile.checks import Checker, kind_of, optional, show
+from gpushare.stackfile.declarations import OBJECT, STRING, Field, Section
 
 CHART_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
 REPOSITORY_RE = re.compile(r"^(https?|oci)://[^\s/]+(/\S*)?$")

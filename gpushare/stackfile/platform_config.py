@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpushare.kubernetes.tenants import EXEMPT_NAMESPACES, NAMESPACE_RE
+from gpushare.model.keys import PLATFORM_KEY
+from gpushare.model.stack import PlatformNamespace, Tenant
 from gpushare.stackfile.checks import Checker, earlier_use, kind_of, optional, pool_references, show
 from gpushare.stackfile.declarations import ARRAY, OBJECT, STRING, Field, Section
-from gpushare.stackfile.keys import PLATFORM_KEY, POOLS_KEY
-from gpushare.stackfile.model import PlatformNamespace, Tenant
+from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES, NAMESPACE_RE
 
 PLATFORM_NAMESPACE = Section((
     Field("name", STRING, "The namespace (a DNS-1123 label); not a tenant's, kube-system or gpu-operator (those two "

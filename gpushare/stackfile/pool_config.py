@@ -6,11 +6,9 @@ import dataclasses
 import re
 from typing import Any
 
-from gpushare.stackfile import catalog
-from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, earlier_use, kind_of, optional, show
-from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
-from gpushare.stackfile.keys import OPERATOR_KEY, POOLS_KEY
-from gpushare.stackfile.model import (
+from gpushare.model import catalog
+from gpushare.model.keys import OPERATOR_KEY, POOLS_KEY
+from gpushare.model.stack import (
     AUTOSCALED_RENAME_BY_DEFAULT,
     DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE,
     DEFAULT_POOL_COUNT,
@@ -30,6 +28,8 @@ from gpushare.stackfile.model import (
     SpotEviction,
     Upgrade,
 )
+from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, earlier_use, kind_of, optional, show
+from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.network_config import SUBNET_ID_RE, parse_subnet_id
 from gpushare.stackfile.pool_settings import (
     GPU,

@@ -7,10 +7,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from gpushare.stackfile import catalog
-from gpushare.stackfile.checks import Checker, kind_of, show
-from gpushare.stackfile.declarations import INTEGER, STRING, Field, Section
-from gpushare.stackfile.model import (
+from gpushare.model import catalog
+from gpushare.model.stack import (
     AUTOSCALER_TAG_PREFIXES,
     DEVICE_PLUGIN_CONFIG_LABEL,
     GPU_TAINT,
@@ -20,6 +18,8 @@ from gpushare.stackfile.model import (
     Spot,
     SpotEviction,
 )
+from gpushare.stackfile.checks import Checker, kind_of, show
+from gpushare.stackfile.declarations import INTEGER, STRING, Field, Section
 
 MIN_MAX_PODS, MAX_MAX_PODS = 10, 250
 """AKS's bounds for `maxPods` with Azure CNI (aks-docs azure-cni-overview.md, "Maximum pods per node")."""

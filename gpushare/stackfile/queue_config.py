@@ -6,16 +6,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpushare.stackfile.checks import Checker, did_you_mean, kind_of, optional, show
-from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
-from gpushare.stackfile.keys import QUEUES_KEY
-from gpushare.stackfile.model import (
+from gpushare.errors import ConfigProblem
+from gpushare.model.keys import QUEUES_KEY
+from gpushare.model.stack import (
     DEFAULT_KUEUE_VERSION,
     Queues,
     ReclaimWithinCohort,
+    StackConfig,
     TenantQueue,
     WithinClusterQueue,
 )
+from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.queue_flavor import (
+    MAX_FLAVOR_LABELS,
+    MAX_FLAVOR_TOLERATIONS,
+    flavor_node_labels,
+    flavor_tolerations,
+)
+from gpushare.stackfile.checks import Checker, did_you_mean, kind_of, optional, show
+from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 
 KUEUE_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
 VERIFIED_KUEUE_VERSIONS = (DEFAULT_KUEUE_VERSION,)
@@ -127,3 +136,24 @@ def parse_tenant_queue(c: Checker, value: Any, path: str, capacity: dict[str, in
         reclaim_within_cohort=c.field(preemption, PREEMPTION["reclaimWithinCohort"], f"{path}.preemption"),
         within_cluster_queue=c.field(preemption, PREEMPTION["withinClusterQueue"], f"{path}.preemption"),
     )
+
+
+def queue_problems(stack: StackConfig) -> list[ConfigProblem]:
+    """What the API server or Kueue would refuse, or where a flavor would miss its pool's nodes."""
+    if not stack.queues.enabled:
+        return []
+    problems = []
+    for facts in stack_pool_facts(stack).values():
+        tolerations, node_labels = flavor_tolerations(facts), flavor_node_labels(facts)
+        path = f"gpushare:pools[{stack.pools.index(facts.pool)}]"
+        if len(tolerations) > MAX_FLAVOR_TOLERATIONS:
+            problems.append(ConfigProblem(f"{path}.taints", (
+                f"its nodes carry {len(tolerations)} taints ({', '.join(facts.tolerated_taints)}) but a "
+                f"Kueue ResourceFlavor holds at most {MAX_FLAVOR_TOLERATIONS} tolerations; drop some taints or "
+                f"set {QUEUES_KEY}.enabled: false")))
+        missing = {k: v for k, v in node_labels.items() if facts.node_labels.get(k) != v}
+        if missing or len(node_labels) > MAX_FLAVOR_LABELS:
+            problems.append(ConfigProblem(f"{path}.labels", (
+                f"its ResourceFlavor's nodeLabels {node_labels} would not match its nodes' labels "
+                f"{dict(facts.node_labels)}")))
+    return problems

@@ -13,10 +13,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from gpushare.model.keys import NS
 from gpushare.stackfile.config import CONFIG
 from gpushare.stackfile.declarations import ARRAY, OBJECT, Field, Section, json_default
 from gpushare.stackfile.files import PULUMI_STACK_FIELDS
-from gpushare.stackfile.keys import NS
 
 SCHEMA_FILE = Path(__file__).with_name("stack-file.schema.json")
 DRAFT = "https://json-schema.org/draft/2020-12/schema"

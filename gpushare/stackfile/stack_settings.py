@@ -7,10 +7,8 @@ import difflib
 import re
 from typing import Any
 
-from gpushare.stackfile import regions
-from gpushare.stackfile.checks import GUID_RE, Checker, is_secure_value, optional, show
-from gpushare.stackfile.declarations import STRING, Field
-from gpushare.stackfile.keys import (
+from gpushare.model import regions
+from gpushare.model.keys import (
     ENVIRONMENT_KEY,
     GUARD_KEY,
     LOCATION_KEY,
@@ -18,12 +16,14 @@ from gpushare.stackfile.keys import (
     PROJECT_KEYS,
     SUBSCRIPTION_KEY,
 )
-from gpushare.stackfile.model import (
+from gpushare.model.stack import (
     AzureEnvironment,
     AzureSettings,
     GuardMode,
     PreflightMode,
 )
+from gpushare.stackfile.checks import GUID_RE, Checker, is_secure_value, optional, show
+from gpushare.stackfile.declarations import STRING, Field
 
 LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
 LOCATION = Field(LOCATION_KEY, STRING, "The Azure region for the cluster, as `az account list-locations` names it "

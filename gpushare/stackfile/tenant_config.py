@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpushare.kubernetes.tenants import NAMESPACE_RE, namespace_problem
+from gpushare.model.keys import CLUSTER_KEY, POOLS_KEY, TENANTS_KEY
+from gpushare.model.stack import (
+    Cluster,
+    GpuPool,
+    Operator,
+    Tenant,
+    TenantQueue,
+)
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.stackfile.checks import (
     GUID_RE,
@@ -17,15 +24,8 @@ from gpushare.stackfile.checks import (
     show,
 )
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
-from gpushare.stackfile.keys import CLUSTER_KEY, POOLS_KEY, TENANTS_KEY
 from gpushare.stackfile.kubernetes_version import kubernetes_version_problem
-from gpushare.stackfile.model import (
-    Cluster,
-    GpuPool,
-    Operator,
-    Tenant,
-    TenantQueue,
-)
+from gpushare.stackfile.namespaces import NAMESPACE_RE, namespace_problem
 from gpushare.stackfile.queue_config import QUEUE_FIELD, parse_tenant_queue
 
 QUOTA_UNITS = Field("units", INTEGER, "The most units of the resource requested at once in the namespace.",

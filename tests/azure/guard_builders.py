@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from gpushare.azure.deployed import DeployedPool
+from gpushare.model.catalog import MigProfile
+from gpushare.model.stack import Autoscale, DriverOwner, GpuPool, StackConfig
 from gpushare.sharing.node_labels import pool_node_labels
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import Autoscale, DriverOwner, GpuPool, StackConfig
 from tests.builders import pool, stack, time_slicing
 
 MIG_POOL = dataclasses.replace(pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, count=2), zones=("1", "2"))

@@ -10,7 +10,7 @@ from azure.core import AzureClouds
 from azure.core.credentials import AccessToken
 
 from gpushare.azure.arm import ArmTarget, AzureSettingsError, SharedCredential, arm_target
-from gpushare.stackfile.model import AzureEnvironment, AzureSettings
+from gpushare.model.stack import AzureEnvironment, AzureSettings
 from tests.azure.guard_builders import gpu_stack
 
 FROM_FILE = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"

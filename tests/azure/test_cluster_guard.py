@@ -13,7 +13,7 @@ from gpushare.azure.cluster_guard import CLUSTER, check_cluster, check_stack_for
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster
 from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, raise_for_violations
 from gpushare.errors import AzureReadError, GuardViolationError
-from gpushare.stackfile.model import GuardMode
+from gpushare.model.stack import GuardMode
 from tests.azure.guard_builders import gpu_stack
 from tests.azure.test_deployed_live import CLUSTER_AS_WANTED
 from tests.azure_stub import (

@@ -10,7 +10,7 @@ import pytest
 
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, read_file
 from gpushare.azure.guard import check_file
-from gpushare.stackfile.catalog import MigProfile
+from gpushare.model.catalog import MigProfile
 from tests.azure.guard_builders import MIG_POOL, T4_POOL, gpu_stack
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "deployed"

@@ -11,8 +11,8 @@ from azure.identity import CredentialUnavailableError
 from gpushare.azure.deployed import DeployedPool, read_live
 from gpushare.azure.guard import GuardReport, check_live, raise_for_violations
 from gpushare.errors import AzureReadError, GuardViolationError
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import GuardMode
+from gpushare.model.catalog import MigProfile
+from gpushare.model.stack import GuardMode
 from tests.azure.guard_builders import MIG_POOL, T4_POOL, gpu_stack
 from tests.azure_stub import (
     FAKE_TOKEN,

@@ -8,9 +8,8 @@ import pytest
 
 from gpushare.azure.guard import GuardReport, Violation, evaluate, offline_warnings, raise_for_violations
 from gpushare.errors import GuardViolationError
-from gpushare.sharing.node_labels import pool_node_labels
-from gpushare.stackfile.catalog import MigProfile, find_vm_size
-from gpushare.stackfile.model import (
+from gpushare.model.catalog import MigProfile, find_vm_size
+from gpushare.model.stack import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     MIG_STRATEGY_LABEL,
     NO_SHARING,
@@ -26,6 +25,7 @@ from gpushare.stackfile.model import (
     SpotEviction,
     sharing_label,
 )
+from gpushare.sharing.node_labels import pool_node_labels
 from tests.azure.guard_builders import (
     MIG_POOL,
     SYSTEM_POOL,

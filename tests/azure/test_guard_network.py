@@ -9,7 +9,7 @@ from gpushare.azure.cluster_guard import cluster_violations
 from gpushare.azure.deployed import read_file
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard import evaluate
-from gpushare.stackfile.model import ApiServer, Network, OutboundType
+from gpushare.model.stack import ApiServer, Network, OutboundType
 from tests.azure.guard_builders import MIG_POOL, SYSTEM_POOL, deployed_like, gpu_stack
 
 VNET = ("/subscriptions/3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3/resourceGroups/rg-net/providers/Microsoft.Network/"

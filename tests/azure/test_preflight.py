@@ -11,7 +11,7 @@ from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.preflight import Verdict, evaluate
 from gpushare.azure.region_offers import KubernetesVersionOffer, QuotaUsage, RegionOffers, VmSizeOffer
 from gpushare.azure.subnets import Subnet
-from gpushare.stackfile.model import Autoscale, Tenant, Upgrade
+from gpushare.model.stack import Autoscale, Tenant, Upgrade
 from tests.builders import pool, stack, with_pool
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"

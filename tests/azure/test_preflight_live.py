@@ -19,7 +19,7 @@ from gpushare.azure.preflight import (
 )
 from gpushare.azure.region_offers import read_region
 from gpushare.errors import AzureReadError
-from gpushare.stackfile.model import Cluster, GuardMode, SystemPool
+from gpushare.model.stack import Cluster, GuardMode, SystemPool
 from tests.azure.guard_builders import MIG_POOL, T4_POOL, gpu_stack
 from tests.azure.preflight_region import (
     A100,

@@ -11,8 +11,8 @@ import pytest
 from gpushare.azure.deployed import read_live
 from gpushare.azure.preflight import Verdict, evaluate
 from gpushare.azure.region_offers import read_region
-from gpushare.stackfile import catalog
-from gpushare.stackfile.model import GpuPool, OsDisk, OsDiskType, Spot, SpotEviction
+from gpushare.model import catalog
+from gpushare.model.stack import GpuPool, OsDisk, OsDiskType, Spot, SpotEviction
 from tests.azure.guard_builders import T4_POOL, gpu_stack
 from tests.azure.preflight_region import REGION, T4, T4_FAMILY, serve_region, usages, vm_sizes
 from tests.azure_stub import ArmStub, StaticTokenCredential, arm_usage, arm_vm_sku

@@ -8,8 +8,7 @@ import pytest
 
 from gpushare.azure.cluster_baseline import resource_group_scope, role_assignment_name
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
-from gpushare.render.mock_engine import MOCK_DEPLOYER_OBJECT_ID, MOCK_SUBSCRIPTION, run_pulumi
-from gpushare.stackfile.model import (
+from gpushare.model.stack import (
     Access,
     ApiServer,
     Cluster,
@@ -23,6 +22,7 @@ from gpushare.stackfile.model import (
     UpgradeChannel,
     WeekDay,
 )
+from gpushare.render.mock_engine import MOCK_DEPLOYER_OBJECT_ID, MOCK_SUBSCRIPTION, run_pulumi
 
 CLUSTER = Cluster(name="contoso-prod", resource_group="contoso-rg", kubernetes_version="1.33",
                   system_pool=SystemPool(vm_size="Standard_D8ds_v5", count=3))

@@ -4,11 +4,11 @@ import pulumi
 import pytest
 
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from gpushare.model.catalog import MigProfile, find_vm_size
+from gpushare.model.stack import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy, Spot, Upgrade
 from gpushare.render.mock_engine import run_pulumi
 from gpushare.sharing.node_labels import pool_node_labels
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.catalog import MigProfile, find_vm_size
-from gpushare.stackfile.model import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy, Spot, Upgrade
 from tests.builders import stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"

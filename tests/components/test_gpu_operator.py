@@ -15,10 +15,10 @@ from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
 from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpushare.model.catalog import MigProfile
+from gpushare.model.stack import GPU_TAINT, Access, Autoscale, Deployer, DriverOwner, PrincipalKind, StackConfig
 from gpushare.render.mock_engine import Recording, run_pulumi
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import GPU_TAINT, Access, Autoscale, Deployer, DriverOwner, PrincipalKind, StackConfig
 from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
 
 PROVIDER = "pulumi:providers:kubernetes"

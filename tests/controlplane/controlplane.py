@@ -415,8 +415,8 @@ def _taint(text: str) -> dict[str, str]:
 def node_objects(stack) -> dict[str, list[dict[str, Any]]]:
     """pool name -> the Nodes its AKS pool would have at its largest (`max_nodes`), as AKS, GFD and the device
     plugin label, taint and size them; "system" -> one untainted system node."""
+    from gpushare.model.stack import pool_node_taints
     from gpushare.sharing.pool_facts import stack_pool_facts
-    from gpushare.stackfile.model import pool_node_taints
 
     def node(name: str, pool: str, vm_size: str, labels: dict[str, str], taints: list[str],
              resources: dict[str, str]) -> dict[str, Any]:

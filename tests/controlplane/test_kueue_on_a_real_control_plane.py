@@ -15,8 +15,8 @@ import yaml
 
 from gpushare.kubernetes.kueue_admission import QUEUE_NAME_LABEL
 from gpushare.kubernetes.queues import queue_manifests
+from gpushare.model.stack import POOL_LABEL
 from gpushare.stackfile.config import parse_config
-from gpushare.stackfile.model import POOL_LABEL
 from tests.controlplane import kueue
 from tests.controlplane.controlplane import (
     ControlPlane,

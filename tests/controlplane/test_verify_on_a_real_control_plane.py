@@ -39,8 +39,8 @@ from gpushare.kubernetes.verify import (
     pool_expectations,
     smoke_skips,
 )
+from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
-from gpushare.stackfile.model import DEVICE_PLUGIN_CONFIG_LABEL
 from tests import kube_stub
 from tests.controlplane.controlplane import (
     ADMIN,

@@ -24,9 +24,9 @@ from gpushare.kubernetes.tenants import (
     tenant_objects,
     tenant_plan,
 )
+from gpushare.model.stack import pool_node_taints
 from gpushare.sharing.operator_values import operator_plan, toleration
 from gpushare.stackfile.config import load_stack_file, parse_config
-from gpushare.stackfile.model import pool_node_taints
 from tests.kubernetes.apiserver_admission import plugin_cluster
 
 ROOT = Path(__file__).resolve().parents[2]

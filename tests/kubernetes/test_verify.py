@@ -22,9 +22,9 @@ from gpushare.kubernetes.verify import (
     smoke_pod,
     smoke_skips,
 )
+from gpushare.model.catalog import MigProfile
+from gpushare.model.stack import Autoscale, MigStrategy, Spot, Tenant
 from gpushare.sharing.operator_values import operator_plan
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import Autoscale, MigStrategy, Spot, Tenant
 from tests.builders import mps, pool, stack, time_slicing
 from tests.kube_stub import config_map, daemon_set, node, pod
 

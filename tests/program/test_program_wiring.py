@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from gpushare.cli import main
+from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL
 from gpushare.render.mock_engine import Recording, run_program
 from gpushare.stackfile.config import encode_engine_config, read_stack_file
-from gpushare.stackfile.model import DEVICE_PLUGIN_CONFIG_LABEL
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"

@@ -8,9 +8,9 @@ import pytest
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
+from gpushare.model.catalog import MigProfile
+from gpushare.model.stack import Autoscale, Tenant, Tier
 from gpushare.review.cost import HOURS_PER_MONTH, cost_lines, money, stack_cost
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import Autoscale, Tenant, Tier
 from tests.builders import pool, stack, time_slicing
 from tests.prices_stub import cluster_fee_items, meters_of
 
@@ -140,7 +140,7 @@ def test_money(value, currency, places, text):
 
 
 def test_a_spot_pool_is_priced_at_the_spot_meter():
-    from gpushare.stackfile.model import Spot
+    from gpushare.model.stack import Spot
 
     spot = dataclasses.replace(T4TS, spot=Spot())
     cost = stack_cost(stack(spot), sheet())
@@ -150,8 +150,8 @@ def test_a_spot_pool_is_priced_at_the_spot_meter():
 
 
 def test_a_spot_cap_below_the_spot_price_is_flagged_and_warned():
+    from gpushare.model.stack import Spot
     from gpushare.review.cost import spot_cap_warnings
-    from gpushare.stackfile.model import Spot
 
     # The stub's Spot meter is a fifth of the on-demand price: $0.12 for the T4 size.
     capped = dataclasses.replace(T4TS, spot=Spot(max_price=0.05))
@@ -166,8 +166,8 @@ def test_a_spot_cap_below_the_spot_price_is_flagged_and_warned():
 
 
 def test_a_spot_cap_above_the_price_or_none_is_no_warning_and_another_currency_cannot_be_compared():
+    from gpushare.model.stack import Spot
     from gpushare.review.cost import spot_cap_warnings
-    from gpushare.stackfile.model import Spot
 
     above = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot(max_price=0.2))), sheet())
     market = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot())), sheet())
@@ -180,7 +180,7 @@ def test_a_spot_cap_above_the_price_or_none_is_no_warning_and_another_currency_c
 
 def test_a_spot_cap_equal_to_the_spot_price_does_not_run():
     """Azure creates Spot nodes only "if the maxPrice is greater than the current Azure Spot price"."""
-    from gpushare.stackfile.model import Spot
+    from gpushare.model.stack import Spot
 
     cost = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot(max_price=0.12))), sheet())
     assert by_pool(cost, "t4ts")["runsAtCurrentPrice"] is False

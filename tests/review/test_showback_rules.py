@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpushare.model.metrics import Metrics
 from gpushare.review.showback_rules import plain_group, rule_file
 from gpushare.stackfile.config import load_stack_file
-from gpushare.stackfile.metrics_config import Metrics
 from tests.prometheus_tools import prometheus_binary
 from tests.review.showback_scenario import STACK_FILE, expected, price_cost, selector, series
 

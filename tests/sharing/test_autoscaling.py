@@ -9,20 +9,20 @@ from typing import Any
 
 import pytest
 
-from gpushare.render.mock_engine import run_program
 from gpushare.errors import ConfigError
+from gpushare.model.stack import MigStrategy
+from gpushare.render.mock_engine import run_program
 from gpushare.sharing.autoscaling import (
     autoscaler_tags,
     label_tag_name,
     pool_tags,
     resource_tag_name,
     stack_pool_tags,
-    taint_tag,
     tag_warnings,
+    taint_tag,
 )
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.stackfile.config import encode_engine_config, parse_config
-from gpushare.stackfile.model import MigStrategy
 
 SOURCE = "stacks/Pulumi.test.yaml"
 T4 = "Standard_NC4as_T4_v3"

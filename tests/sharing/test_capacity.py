@@ -2,9 +2,9 @@
 
 import pytest
 
+from gpushare.model.catalog import MigProfile, find_vm_size
+from gpushare.model.stack import GpuPool, MigStrategy, Sharing, SharingStrategy
 from gpushare.sharing.capacity import capacity_warnings, pool_capacity
-from gpushare.stackfile.catalog import MigProfile, find_vm_size
-from gpushare.stackfile.model import GpuPool, MigStrategy, Sharing, SharingStrategy
 from tests.builders import stack
 
 SINGLE, MIXED = MigStrategy.SINGLE, MigStrategy.MIXED

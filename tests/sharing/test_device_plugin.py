@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 from gpushare.errors import ConfigError
+from gpushare.model.catalog import VM_SIZES, MigProfile
+from gpushare.model.stack import MigStrategy, SharingStrategy
 from gpushare.sharing.device_plugin import (
     DEFAULT_CONFIG_KEY,
     SAFE_DUMPER,
@@ -28,8 +30,6 @@ from gpushare.sharing.device_plugin import (
     resource_name_problem,
     validate_config,
 )
-from gpushare.stackfile.catalog import VM_SIZES, MigProfile
-from gpushare.stackfile.model import MigStrategy, SharingStrategy
 from tests.builders import CASES, mps, pool, stack, time_slicing
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden" / "device_plugin"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpushare.azure.guard import evaluate
+from gpushare.model.stack import Autoscale
 from gpushare.sharing.node_count import count_to_send
-from gpushare.stackfile.model import Autoscale
 from tests.azure.guard_builders import SYSTEM_POOL, deployed_like, gpu_stack
 from tests.builders import T4, pool
 

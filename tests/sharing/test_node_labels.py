@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
+from gpushare.model.catalog import MigProfile
+from gpushare.model.stack import MigStrategy
 from gpushare.sharing.node_labels import pool_node_labels
 from gpushare.sharing.operator_values import operator_plan
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import MigStrategy
 from tests.builders import T4, mps, pool, stack, time_slicing
 
 A100 = "Standard_ND96asr_v4"

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpushare.model.catalog import MigProfile
+from gpushare.model.stack import Autoscale, DriverOwner, MigStrategy, pool_node_taints
 from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, config_key
 from gpushare.sharing.operator_values import (
     AKS_RUNTIME_CLASS,
@@ -23,8 +25,6 @@ from gpushare.sharing.operator_values import (
     value_leaf_paths,
     verified_value_paths,
 )
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.model import Autoscale, DriverOwner, MigStrategy, pool_node_taints
 from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
 
 # The chart's own values.yaml, read only to check the path list against it; never part of the project.
@@ -176,7 +176,7 @@ def test_operator_daemonsets_and_nfd_worker_tolerate_every_gpu_pool_taint(name):
 
 def test_tolerations_follow_the_pools_taints_not_a_literal(monkeypatch):
     """Tolerations come from GpuPool.taints: a new taint there must reach both lists."""
-    from gpushare.stackfile.model import GpuPool
+    from gpushare.model.stack import GpuPool
 
     monkeypatch.setattr(GpuPool, "taints", property(lambda self: ("nvidia.com/gpu=present:NoSchedule",
                                                                   f"gpushare.io/pool={self.name}:NoSchedule")))

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 
 from gpushare.kubernetes.tenants import pool_offers
+from gpushare.model.catalog import MigProfile
+from gpushare.model.derived import once_per_stack
+from gpushare.model.stack import GPU_TAINT, MigStrategy, Tenant
 from gpushare.sharing.operator_values import operator_plan, pool_tolerations, toleration
 from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.stackfile.catalog import MigProfile
-from gpushare.stackfile.derived import once_per_stack
-from gpushare.stackfile.model import GPU_TAINT, MigStrategy, Tenant
 from tests.builders import T4, pool, stack, time_slicing
 
 A100 = pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G)

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from gpushare.errors import ConfigError
+from gpushare.model.stack import Autoscale, MigStrategy, Upgrade
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.upgrades import nodes_at_once, upgrade_summary
 from gpushare.stackfile.config import parse_config
-from gpushare.stackfile.model import Autoscale, MigStrategy, Upgrade
 from tests.builders import T4, pool, time_slicing
 
 SOURCE = "stacks/Pulumi.test.yaml"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gpushare.errors import ConfigError
+from gpushare.model.stack import MigStrategy
 from gpushare.render.mock_engine import run_program
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, pool_capacity
 from gpushare.stackfile.autoscaler_readiness import (
@@ -21,7 +22,6 @@ from gpushare.stackfile.autoscaler_readiness import (
     gpu_unready,
 )
 from gpushare.stackfile.config import encode_engine_config, parse_config
-from gpushare.stackfile.model import MigStrategy
 
 SOURCE = "stacks/Pulumi.test.yaml"
 T4 = "Standard_NC4as_T4_v3"

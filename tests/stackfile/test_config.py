@@ -15,16 +15,8 @@ from typing import Any, Callable
 import pytest
 
 from gpushare.errors import ConfigError, ConfigProblem
-from gpushare.stackfile import catalog
-from gpushare.stackfile.config import (
-    decode_engine_config,
-    encode_engine_config,
-    load_stack_file,
-    parse_config,
-    read_stack_file,
-    stack_name_for,
-)
-from gpushare.stackfile.model import (
+from gpushare.model import catalog
+from gpushare.model.stack import (
     Autoscale,
     AzureEnvironment,
     AzureSettings,
@@ -37,6 +29,14 @@ from gpushare.stackfile.model import (
     SharingStrategy,
     StackConfig,
     SystemPool,
+)
+from gpushare.stackfile.config import (
+    decode_engine_config,
+    encode_engine_config,
+    load_stack_file,
+    parse_config,
+    read_stack_file,
+    stack_name_for,
 )
 from tests.builders import MINIMAL_STACK_YAML, T4
 

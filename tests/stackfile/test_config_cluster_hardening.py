@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpushare.stackfile.config import load_stack_file
-from gpushare.stackfile.model import (
+from gpushare.model.stack import (
     Access,
     ApiServer,
     ClusterUpgrades,
@@ -20,6 +19,7 @@ from gpushare.stackfile.model import (
     UpgradeChannel,
     WeekDay,
 )
+from gpushare.stackfile.config import load_stack_file
 from tests.stackfile.test_config import assert_problems, cluster, parse, problems_of, raw_with, valid_raw, write_stack
 
 C = "gpushare:cluster"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from gpushare.model.metrics import Metrics
 from gpushare.stackfile.config import parse_config
-from gpushare.stackfile.metrics_config import Metrics
 from tests.stackfile.schema_check import schema_problems
 from tests.stackfile.test_config_tenants import BASE, problems
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpushare.azure import cluster_baseline
+from gpushare.model.stack import Network, OutboundType, pool_subnet
 from gpushare.stackfile import network_config
-from gpushare.stackfile.model import Network, OutboundType, pool_subnet
 from tests.stackfile.test_config import assert_problems, cluster, parse, problems_of, raw_with
 
 C = "gpushare:cluster"

@@ -11,9 +11,9 @@ from typing import Any
 import yaml
 
 from gpushare.cli import main
+from gpushare.model.stack import PlatformNamespace
 from gpushare.review.plan_compare import parse_plan, tenant_compare_lines
 from gpushare.stackfile.config import parse_config
-from gpushare.stackfile.model import PlatformNamespace
 from tests.stackfile.test_config_tenants import BASE, problems
 
 PLATFORM = "gpushare:platform"

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from gpushare.errors import ConfigError
+from gpushare.model.stack import Queues, ReclaimWithinCohort, TenantQueue, WithinClusterQueue
 from gpushare.stackfile.config import parse_config
-from gpushare.stackfile.model import Queues, ReclaimWithinCohort, TenantQueue, WithinClusterQueue
 from gpushare.stackfile.schema import stack_file_schema
 
 TENANTS = "gpushare:tenants"

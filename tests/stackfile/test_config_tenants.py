@@ -9,8 +9,8 @@ import pytest
 
 from gpushare.errors import ConfigError
 from gpushare.kubernetes.tenants import promise_plan, shared_pool_policy, tenant_manifests, tenant_warnings
+from gpushare.model.stack import Tenant
 from gpushare.stackfile.config import parse_config
-from gpushare.stackfile.model import Tenant
 
 GROUP = "3f2504e0-4f89-41d3-9a0c-0305e82c3301"
 TENANTS = "gpushare:tenants"

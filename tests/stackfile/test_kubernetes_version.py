@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from gpushare.stackfile.catalog import oldest_supported_kubernetes_minor
+from gpushare.model.catalog import oldest_supported_kubernetes_minor
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
 from tests.builders import T4, pool, stack
 

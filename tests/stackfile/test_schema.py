@@ -20,7 +20,7 @@ import yaml
 from benchmarks.plan_benchmark import stack_with
 from gpushare.cli import main
 from gpushare.errors import ConfigError, ConfigProblem
-from gpushare.stackfile import keys
+from gpushare.model import keys
 from gpushare.stackfile.config import GPUSHARE_KEYS, load_stack_file, parse_config
 from gpushare.stackfile.declarations import Field, Section
 from gpushare.stackfile.schema import SCHEMA_FILE, STACK_FILE, stack_file_schema

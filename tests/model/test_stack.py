@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpushare.stackfile.model import Cluster, SystemPool
+from gpushare.model.stack import Cluster, SystemPool
 
 
 @pytest.mark.parametrize("name, prefix", [

@@ -4,8 +4,8 @@ from fractions import Fraction
 
 import pytest
 
-from gpushare.stackfile import catalog
-from gpushare.stackfile.catalog import MigProfile
+from gpushare.model import catalog
+from gpushare.model.catalog import MigProfile
 
 # (size, GPU model, GPUs per VM, vCPUs, quota family)
 SIZES = [

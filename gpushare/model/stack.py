@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
-from gpushare.stackfile.catalog import MigProfile, VmSize
-from gpushare.stackfile.metrics_config import Metrics
+from gpushare.model.catalog import MigProfile, VmSize
+from gpushare.model.metrics import Metrics
 
 SYSTEM_POOL_NAME = "system"
 

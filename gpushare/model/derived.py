@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Callable
 from typing import TypeVar
 
-from gpushare.stackfile.model import StackConfig
+from gpushare.model.stack import StackConfig
 
 T = TypeVar("T")
 
