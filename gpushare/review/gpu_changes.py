@@ -52,6 +52,11 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 DESTROYS = "destroys the pool's nodes and every pod on them"
 RESTARTS = "device plugin restarts on these nodes"
+RENAMES = "the GPU resource these nodes advertise is renamed"
+"""A pod asks for a resource by name: after the plugin restarts with the new config the nodes' allocatable holds
+only the new name (the plugin's `renameByDefault` advertises shares as `<resource>.shared` and nothing under the
+plain name; k8s-device-plugin `api/config/v1` `ReplicatedResources`), so every pod, Job template and queue asking
+for the old name stays Pending there."""
 RESTARTS_EVERYWHERE = "device plugin restarts on every GPU node (its DaemonSet's pod template changes)"
 DESTRUCTIVE = ("replace", "delete")
 TENANT_TAINT_NOTE = "nodeTaints: tenant taint (see Tenants)"
@@ -329,9 +334,15 @@ def pool_change(transition: PoolTransition) -> PoolChange:
     elif before and after and before.config is not None and after.config is not None \
             and (before.config != after.config or before.config_key != after.config_key):
         flags.append(RESTARTS)
+    before_capacity, after_capacity = capacity(before) if before else None, capacity(after) if after else None
+    if op not in DESTRUCTIVE and before_capacity and after_capacity and before_capacity.resource \
+            and after_capacity.resource and before_capacity.resource != after_capacity.resource:
+        flags.append(f"{RENAMES}: {before_capacity.resource} -> {after_capacity.resource}; pods and Job templates "
+                     f"asking for {before_capacity.resource} stay Pending on this pool until they ask for "
+                     f"{after_capacity.resource}")
     return PoolChange(
         name=transition.name, op=op, note=note, changes=tuple(changes),
-        before=capacity(before) if before else None, after=capacity(after) if after else None, flags=tuple(flags),
+        before=before_capacity, after=after_capacity, flags=tuple(flags),
         cost_before=transition.cost_before, cost_after=transition.cost_after,
     )
 
@@ -404,9 +415,14 @@ def flag_lines(changes: list[PoolChange]) -> list[str]:
     """The loud part: GitHub alert blocks, one line per flagged pool."""
     destroy = [f"> - **{c.name}**: {flag}" for c in changes for flag in c.flags if DESTROYS in flag]
     restart = [f"> - **{c.name}**: {flag}" for c in changes for flag in c.flags if flag == RESTARTS]
+    renamed = [f"> - **{c.name}**: {flag.removeprefix(RENAMES + ': ')}" for c in changes for flag in c.flags
+               if flag.startswith(RENAMES)]
     lines = []
     if destroy:
         lines += ["> [!CAUTION]", "> GPU pools destroyed:", *destroy, ""]
+    if renamed:
+        lines += ["> [!CAUTION]", "> GPU resources renamed (running pods keep their GPUs; new ones must ask for the "
+                  "new name):", *renamed, ""]
     if restart:
         lines += ["> [!WARNING]", "> Device-plugin config changes (running pods keep their GPUs; new pods wait for "
                   "the plugin to re-register):", *restart, ""]

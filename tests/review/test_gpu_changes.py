@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpushare.review.gpu_changes import PoolSide, PoolTransition, capacity, pool_change, show
+from gpushare.review.gpu_changes import PoolSide, PoolTransition, capacity, flag_lines, pool_change, show
 from gpushare.review.markdown import cell, fence, fit
 from tests.review.preview_builders import UNKNOWN, plugin_config, pool_inputs
 
@@ -69,6 +69,29 @@ def test_an_unchanged_config_restarts_nothing_a_changed_one_does():
     changed = pool_change(PoolTransition("t4", "update", side(inputs, two), side(inputs, four)))
     assert same.flags == () and same.changes == ()
     assert changed.flags == ("device plugin restarts on these nodes",)
+
+
+def test_a_renamed_resource_is_called_out_before_pods_go_pending():
+    """renameByDefault false -> true (or the reverse, as the default's switch does to a stack that relied on it)
+    moves the nodes' shares to another resource name: pods asking for the old one stay Pending."""
+    inputs = pool_inputs("t4", T4X4, sharing="time-slicing-4")
+    plain = plugin_config(sharing="timeSlicing", replicas=4, rename=False)
+    renamed = plugin_config(sharing="timeSlicing", replicas=4, rename=True)
+    change = pool_change(PoolTransition("t4", "update", side(inputs, renamed), side(inputs, plain)))
+    assert (change.before.resource, change.after.resource) == ("nvidia.com/gpu.shared", "nvidia.com/gpu")
+    assert change.flags[0] == "device plugin restarts on these nodes"
+    assert change.flags[1].startswith("the GPU resource these nodes advertise is renamed: nvidia.com/gpu.shared -> "
+                                      "nvidia.com/gpu; pods and Job templates asking for nvidia.com/gpu.shared stay "
+                                      "Pending")
+    lines = flag_lines([change])
+    assert lines[:3] == ["> [!CAUTION]", "> GPU resources renamed (running pods keep their GPUs; new ones must ask "
+                         "for the new name):", f"> - **t4**: {change.flags[1].split(': ', 1)[1]}"]
+    more_replicas = pool_change(PoolTransition("t4", "update", side(inputs, plain),
+                                               side(inputs, plugin_config(sharing="timeSlicing", replicas=8,
+                                                                          rename=False))))
+    assert not any("renamed" in flag for flag in more_replicas.flags)
+    replaced = pool_change(PoolTransition("t4", "replace", side(inputs, renamed), side(inputs, plain)))
+    assert not any("renamed" in flag for flag in replaced.flags)  # the pool's destruction is the louder news
 
 
 @pytest.mark.parametrize(("value", "expected"), [("a|b", "a\\|b"), ("x\ny", "x<br>y"), ("c:\\d", "c:\\\\d")])
