@@ -50,6 +50,7 @@ from gpushare.errors import GpushareError
 from gpushare.kubernetes.queues import queue_warnings
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
+from gpushare.model.environment_variables import STACK_FILE_ENV
 from gpushare.model.stack import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
 from gpushare.review.showback_rules import deployment_warnings as showback_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
@@ -60,7 +61,7 @@ from gpushare.stackfile.autoscaler_readiness import autoscaler_warnings
 from gpushare.stackfile.cluster_config import access_warnings, api_server_warnings, node_os_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
-from gpushare.stackfile.project import STACK_FILE_ENV, find_project
+from gpushare.stackfile.project import find_project
 
 if TYPE_CHECKING:
     from gpushare.components.showback import Showback

@@ -35,7 +35,6 @@ from gpushare.azure import cluster_baseline as baseline
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
 from gpushare.azure.guard import (
-    DEPLOYED_FILE_ENV,
     NONE_SUBNET,
     NOT_REPORTED,
     GuardReport,
@@ -44,6 +43,7 @@ from gpushare.azure.guard import (
     check_for_program,
 )
 from gpushare.errors import AzureReadError, GpushareError
+from gpushare.model.environment_variables import DEPLOYED_FILE_ENV
 from gpushare.model.stack import StackConfig, own_subnets
 
 CLUSTER = "(cluster)"

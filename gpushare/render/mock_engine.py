@@ -513,9 +513,8 @@ def run_program(
     """
     # Imported here, not with the engine: `run_pulumi` alone (the benchmark's bare registrations, component tests)
     # needs neither the program nor the providers' typed SDKs.
-    from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV
     from gpushare.components.deployment import program
-    from gpushare.stackfile.project import STACK_FILE_ENV
+    from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV, STACK_FILE_ENV
 
     environ = {
         STACK_FILE_ENV: str(stack_file) if stack_file else None,
