@@ -15,10 +15,10 @@ upgrade re-checks each, `tests/render/test_mock_engine_sdk.py` finds them by nam
 - `pulumi.runtime.rpc.deserialize_properties`, `is_rpc_secret`, `unwrap_rpc_secret`: the request's inputs;
 - `pulumi.runtime.settings.reset_options` (a fresh run per call) and `get_root_resource()`, whose `outputs` dict is
   what the program exported;
-- patched for speed, each checked against the SDK's own result (`tests/render/test_alias_shortcuts.py`):
-  `pulumi.resource.collapse_alias_to_urn` (imported into resource.py, called in `Resource.__init__`),
-  `pulumi.runtime.resource.prepare_aliases` and `create_alias_spec`'s spec shape (`alias_pb2.Alias.Spec`), and
-  `pulumi.runtime.resource._get_stack_trace` (`source_pb2.StackTrace`).
+- patched for speed: `pulumi.resource.collapse_alias_to_urn` (imported into resource.py, called in
+  `Resource.__init__`), `pulumi.runtime.resource.prepare_aliases` and `create_alias_spec`'s spec shape
+  (`alias_pb2.Alias.Spec`), whose registrations `tests/render/test_alias_shortcuts.py` checks against the SDK's own;
+  and `pulumi.runtime.resource._get_stack_trace` (`source_pb2.StackTrace`), which nothing here reads.
 """
 
 from __future__ import annotations
