@@ -236,7 +236,7 @@ def offline_warnings(stack: StackConfig) -> list[str]:
     ]
 
 
-def carry_on_without(stack: StackConfig, err: AzureReadError, warn_does: str, warning: str) -> str:
+def raise_or_warn_on_read_error(stack: StackConfig, err: AzureReadError, warn_does: str, warning: str) -> str:
     """`gpushare:guard`'s rule for Azure that cannot be read, the same for the pool guard, the cluster guard and
     preflight: `strict` raises `err`, saying what `warn` would do instead (`warn_does`); `warn` returns the warning
     to carry on with, `err` followed by `warning`."""
@@ -258,7 +258,7 @@ def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) 
     try:
         deployed = read_live(subscription_id, cluster.resource_group, cluster.name, **read_kwargs)
     except AzureReadError as err:
-        warning = carry_on_without(
+        warning = raise_or_warn_on_read_error(
             stack, err, "deploys on pool protection alone",
             "Continuing because gpushare:guard is warn, relying on pool protection: a change AKS cannot make in "
             "place will fail with Pulumi's 'marked for protection' error instead",
