@@ -46,7 +46,9 @@ class GpuTenant(pulumi.ComponentResource):
         namespace = register_manifest(f"{name}-namespace", objects.namespace,
                                       pulumi.ResourceOptions.merge(self._opts(args, after),
                                                                    pulumi.ResourceOptions(retain_on_delete=True)))
+
         def in_namespace(role: str, manifest: dict[str, Any]) -> pulumi.CustomResource:
+            """An object that lives in the namespace, so it waits for it."""
             return register_manifest(f"{name}-{role}", manifest, self._opts(args, [*after, namespace]))
 
         contents = [
