@@ -1,8 +1,10 @@
 """The whole gpushare deployment from one mapping shaped like a stack file's `config:`: `deploy()`.
 
 `program()` is gpushare's own Pulumi program (the project's `__main__.py` calls it; `gpushare plan` runs it under
-the mock engine): the stack's config from the engine, `deploy()`, the stack outputs. Another Pulumi program calls
-`deploy()` itself, with a mapping it builds or reads from its own config, and uses the handles it returns:
+the mock engine): the stack's config from the engine, `deploy()`, and the stack outputs, which `program()` exports
+from what `deploy()` returns. Another Pulumi program calls `deploy()` itself, with a mapping it builds or reads from
+its own config, and exports what it needs of the handles it returns (`deploy()` itself exports only
+`devicePluginConfigData`, which its next run reads back):
 
     from gpushare.components import deploy
     gpus = deploy({"azure-native:location": "westeurope", "gpushare:cluster": {"name": "ml"},
@@ -48,6 +50,7 @@ from gpushare.errors import GpushareError
 from gpushare.kubernetes.queues import queue_warnings
 from gpushare.kubernetes.run_length import long_run_warning
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
+from gpushare.model.environment_variables import STACK_FILE_ENV
 from gpushare.model.stack import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
 from gpushare.review.showback_rules import deployment_warnings as showback_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
@@ -58,7 +61,7 @@ from gpushare.stackfile.autoscaler_readiness import autoscaler_warnings
 from gpushare.stackfile.cluster_config import access_warnings, api_server_warnings, node_os_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
-from gpushare.stackfile.project import STACK_FILE_ENV, find_project
+from gpushare.stackfile.project import find_project
 
 if TYPE_CHECKING:
     from gpushare.components.showback import Showback
@@ -138,8 +141,14 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     """Validate `config` (keys as in a stack file's `config:`: `azure-native:location`, `gpushare:cluster`,
     `gpushare:pools`...; values decoded, not JSON strings) and register everything it describes.
 
-    `source` is what error messages name; `stack` defaults to the running Pulumi stack's name. It exports one stack
-    output itself, `devicePluginConfigData` (read back by the next run: call `deploy()` once per stack).
+    `source` is what error messages name; `stack` defaults to the running Pulumi stack's name.
+
+    Outputs: `deploy()` exports one stack output itself, `devicePluginConfigData`, because its next run reads it back
+    from this stack to keep a device-plugin config key that a deployed pool's label still names (`GpuOperatorArgs`).
+    Everything else is returned, not exported: the program exports what it wants from the `GpuShareDeployment`
+    (`stack_outputs()` gives gpushare's own names, which `program()` exports). The resources register under fixed
+    names at the top level of the stack, so call `deploy()` once per stack.
+
     Raises `pulumi.RunError` with every problem when `config` is invalid or the guard or preflight stops the run.
     """
     validated = _validate(config, source, stack or pulumi.get_stack())

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pulumi
 
-from gpushare.components.tenant import register_manifest
+from gpushare.components.manifest_resource import register_manifest
 from gpushare.kubernetes.tenants import exempt_debug_policy, shared_pool_policy
 from gpushare.model.stack import StackConfig
 

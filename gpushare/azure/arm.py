@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpushare.errors import AzureReadError, GpushareError
+from gpushare.model.environment_variables import ARM_ENDPOINT_ENV, AUTHORITY_ENV, SUBSCRIPTION_ENV
 from gpushare.model.stack import AzureEnvironment, StackConfig
 
 # azure-core is imported where a read needs it, like azure-identity and the azure-mgmt clients: an offline `plan`
@@ -33,10 +34,6 @@ if TYPE_CHECKING:
 # stderr when the application configured no logging; `read_error` reports that failure itself, in one line. A
 # handler here stops the last resort only: a user who configures logging (root handlers) still gets the record.
 logging.getLogger("azure.identity").addHandler(logging.NullHandler())
-
-ARM_ENDPOINT_ENV = "GPUSHARE_ARM_ENDPOINT"
-SUBSCRIPTION_ENV = "AZURE_SUBSCRIPTION_ID"
-AUTHORITY_ENV = "AZURE_AUTHORITY_HOST"
 
 CLIENT_DEFAULTS: Mapping[str, float] = {
     "retry_total": 3,

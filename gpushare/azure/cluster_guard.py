@@ -35,15 +35,15 @@ from gpushare.azure import cluster_baseline as baseline
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
 from gpushare.azure.guard import (
-    DEPLOYED_FILE_ENV,
     NONE_SUBNET,
     NOT_REPORTED,
     GuardReport,
     Violation,
-    carry_on_without,
     check_for_program,
+    raise_or_warn_on_read_error,
 )
 from gpushare.errors import AzureReadError, GpushareError
+from gpushare.model.environment_variables import DEPLOYED_FILE_ENV
 from gpushare.model.stack import StackConfig, own_subnets
 
 CLUSTER = "(cluster)"
@@ -236,8 +236,9 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
     try:
         deployed = read_live_cluster(subscription_id, cluster.resource_group, cluster.name, **read_kwargs)
     except AzureReadError as err:
-        warning = carry_on_without(stack, err, "deploys on the cluster's protection alone",
-                                   "Continuing because gpushare:guard is warn, relying on the cluster's protection")
+        warning = raise_or_warn_on_read_error(
+            stack, err, "deploys on the cluster's protection alone",
+            "Continuing because gpushare:guard is warn, relying on the cluster's protection")
         return dataclasses.replace(report, warnings=(*report.warnings, warning))
     if cluster.existing:
         if deployed is None:
@@ -248,9 +249,10 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
             schedules = read_maintenance_schedules(subscription_id, cluster.resource_group, cluster.name,
                                                    **read_kwargs)
         except AzureReadError as err:
-            warning = carry_on_without(stack, err, "deploys without comparing them with the baseline",
-                                       "Continuing because gpushare:guard is warn: gpushare writes no maintenance "
-                                       "window on an existing cluster, so nothing else depends on this read")
+            warning = raise_or_warn_on_read_error(
+                stack, err, "deploys without comparing them with the baseline",
+                "Continuing because gpushare:guard is warn: gpushare writes no maintenance window on an existing "
+                "cluster, so nothing else depends on this read")
             return dataclasses.replace(report, warnings=(*report.warnings, warning), cluster=deployed)
         return dataclasses.replace(report, cluster=dataclasses.replace(deployed, maintenance_schedules=schedules))
     note = _node_os_note(stack, deployed)

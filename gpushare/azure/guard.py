@@ -51,6 +51,7 @@ from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.errors import AzureReadError, GuardViolationError
+from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV
 from gpushare.model.keys import POOLS_KEY
 from gpushare.model.stack import (
     MIG_STRATEGY_LABEL,
@@ -68,11 +69,6 @@ from gpushare.model.stack import (
 from gpushare.sharing.autoscaling import stack_pool_tags
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.pool_facts import stack_pool_facts
-
-DEPLOYED_FILE_ENV = "GPUSHARE_DEPLOYED_FILE"
-"""Set by `plan --deployed FILE`: the program checks against that file instead of reading Azure."""
-OFFLINE_ENV = "GPUSHARE_OFFLINE"
-"""Set by `plan` without `--deployed`: an offline render has nothing deployed to compare, so the guard is skipped."""
 
 AKS_POOL_NODE_LABEL = "kubernetes.azure.com/agentpool"
 """The label AKS puts on every node with its pool's name: selects a pool's nodes even without gpushare's labels."""
@@ -240,7 +236,7 @@ def offline_warnings(stack: StackConfig) -> list[str]:
     ]
 
 
-def carry_on_without(stack: StackConfig, err: AzureReadError, warn_does: str, warning: str) -> str:
+def raise_or_warn_on_read_error(stack: StackConfig, err: AzureReadError, warn_does: str, warning: str) -> str:
     """`gpushare:guard`'s rule for Azure that cannot be read, the same for the pool guard, the cluster guard and
     preflight: `strict` raises `err`, saying what `warn` would do instead (`warn_does`); `warn` returns the warning
     to carry on with, `err` followed by `warning`."""
@@ -262,7 +258,7 @@ def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) 
     try:
         deployed = read_live(subscription_id, cluster.resource_group, cluster.name, **read_kwargs)
     except AzureReadError as err:
-        warning = carry_on_without(
+        warning = raise_or_warn_on_read_error(
             stack, err, "deploys on pool protection alone",
             "Continuing because gpushare:guard is warn, relying on pool protection: a change AKS cannot make in "
             "place will fail with Pulumi's 'marked for protection' error instead",

@@ -52,13 +52,14 @@ from gpushare.azure.cluster_baseline import POD_CIDR, SERVICE_CIDR, baseline_fin
 from gpushare.azure.cluster_guard import missing_cluster_message, service_principal_problem
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
-from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, carry_on_without
+from gpushare.azure.guard import GuardReport, raise_or_warn_on_read_error
 from gpushare.azure.pod_addressing import GPUSHARE_CLUSTER, Addressing, Plugin, cluster_addressing
 from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, RegionOffers, VmSizeOffer, read_region
 from gpushare.azure.role_assignments import FoundAssignment, collisions, planned_assignments, read_assignments
 from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet, read_subnets
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.model.catalog import current_gpu_sizes, find_vm_size
+from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV
 from gpushare.model.stack import (
     POOL_LABEL,
     SYSTEM_POOL_NAME,
@@ -856,9 +857,10 @@ def check_live(stack: StackConfig, reads: AzureReads, deployed: Iterable[Deploye
     try:
         read = read_for_preflight(stack, reads, cluster)
     except AzureReadError as err:
-        warning = carry_on_without(stack, err, "deploys without these checks",
-                                   "Continuing without preflight because gpushare:guard is warn: a size, zone, quota "
-                                   "or version problem will fail at `pulumi up` instead")
+        warning = raise_or_warn_on_read_error(
+            stack, err, "deploys without these checks",
+            "Continuing without preflight because gpushare:guard is warn: a size, zone, quota or version problem will "
+            "fail at `pulumi up` instead")
         return PreflightReport(stack.stack, stack.source, stack.location, subscription_id, None, warnings=(warning,))
     return evaluate(stack, read.offers, deployed, subscription_id, cluster, read.subnets,
                     assignments=read.assignments)

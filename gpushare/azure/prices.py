@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from gpushare.errors import GpushareError
+from gpushare.model.environment_variables import PRICES_ENDPOINT_ENV
 
-PRICES_ENDPOINT_ENV = "GPUSHARE_PRICES_ENDPOINT"
 DEFAULT_PRICES_ENDPOINT = "https://prices.azure.com"
 PRICES_PATH = "/api/retail/prices"
 DEFAULT_CURRENCY = "USD"

@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpushare.kubernetes import kueue_admission
+from gpushare.kubernetes.tenant_objects import TenantObjects
 from gpushare.model.stack import (
     CUDA_CHECK_IMAGE,
     GPU_TAINT,
@@ -790,11 +791,18 @@ def role_binding_objects(tenant: Tenant) -> list[dict[str, Any]]:
     } for group in tenant.groups]
 
 
+def tenant_objects_by_role(stack: StackConfig, tenant: Tenant) -> TenantObjects:
+    """One tenant's objects, each under its role's name."""
+    policy, policy_binding = tenant_policy(stack, tenant)
+    return TenantObjects(
+        namespace=namespace_object(tenant), quota=quota_object(tenant), limit_range=limit_range_object(stack, tenant),
+        edit_bindings=dict(zip(tenant.groups, role_binding_objects(tenant), strict=True)),
+        policy=policy, policy_binding=policy_binding)
+
+
 def tenant_objects(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
     """One tenant's objects: Namespace first, then what lives in it, then its policy and binding."""
-    quota = quota_object(tenant)
-    return [namespace_object(tenant), *([quota] if quota else []), limit_range_object(stack, tenant),
-            *role_binding_objects(tenant), *tenant_policy(stack, tenant)]
+    return tenant_objects_by_role(stack, tenant).manifests()
 
 
 def tenant_manifests(stack: StackConfig) -> list[dict[str, Any]]:

@@ -4,6 +4,21 @@ The stock `MockResourceArgs` carries no resource options, so `RecordingMonitor` 
 RegisterResource request (protect, dependencies, ignoreChanges, parent, provider). `GpushareMocks` stands in for
 the providers: it echoes inputs and fills the outputs the program reads (names, ids, kubeconfig), because the
 mock engine does no autonaming and a missing output silently drops downstream inputs.
+
+SDK internals this module relies on, as they are at the version requirements.txt pins (pulumi==3.272.0; an
+upgrade re-checks each, `tests/render/test_mock_engine_sdk.py` finds them by name at the installed version):
+- `pulumi.runtime.mocks.MockMonitor`, subclassed: its `RegisterResource(request)` takes the raw
+  `resource_pb2.RegisterResourceRequest` (fields read: `type`, `name`, `custom`, `object`, `dependencies`,
+  `propertyDependencies`, `protect`, `parent`, `provider`, `ignoreChanges`, `replaceOnChanges`,
+  `deleteBeforeReplace`, `retainOnDelete`, `aliases`) and calls `_ensure_event_loop()` in each executor thread;
+  `mocks.set_mocks(..., monitor=, organization=)` and `mocks.test`;
+- `pulumi.runtime.rpc.deserialize_properties`, `is_rpc_secret`, `unwrap_rpc_secret`: the request's inputs;
+- `pulumi.runtime.settings.reset_options` (a fresh run per call) and `get_root_resource()`, whose `outputs` dict is
+  what the program exported;
+- patched for speed: `pulumi.resource.collapse_alias_to_urn` (imported into resource.py, called in
+  `Resource.__init__`), `pulumi.runtime.resource.prepare_aliases` and `create_alias_spec`'s spec shape
+  (`alias_pb2.Alias.Spec`), whose registrations `tests/render/test_alias_shortcuts.py` checks against the SDK's own;
+  and `pulumi.runtime.resource._get_stack_trace` (`source_pb2.StackTrace`), which nothing here reads.
 """
 
 from __future__ import annotations
@@ -513,9 +528,8 @@ def run_program(
     """
     # Imported here, not with the engine: `run_pulumi` alone (the benchmark's bare registrations, component tests)
     # needs neither the program nor the providers' typed SDKs.
-    from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV
     from gpushare.components.deployment import program
-    from gpushare.stackfile.project import STACK_FILE_ENV
+    from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV, STACK_FILE_ENV
 
     environ = {
         STACK_FILE_ENV: str(stack_file) if stack_file else None,

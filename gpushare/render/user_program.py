@@ -66,8 +66,7 @@ def program_file(directory: Path) -> Path:
 @contextlib.contextmanager
 def _as_the_pulumi_cli_runs_it(directory: Path) -> Iterator[None]:
     """The program's directory as the working directory and first on the import path; offline Azure checks."""
-    from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV
-    from gpushare.stackfile.project import STACK_FILE_ENV
+    from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV, STACK_FILE_ENV
 
     cwd, path = Path.cwd(), list(sys.path)
     with mock.patch.dict(os.environ):

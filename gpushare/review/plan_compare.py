@@ -46,7 +46,7 @@ AZURE_NATIVE_REPLACE_KEYS = frozenset({"agentPoolName", "resourceName", "resourc
 """AgentPool inputs pulumi-azure-native itself replaces on (reference pulumi.md, "facts", 3); the resource's own
 `replaceOnChanges` (gpushare adds: `gpuProfile`, `availabilityZones`, `osDiskType`, `osDiskSizeGB`, `maxPods`, `scaleSetPriority`, `scaleSetEvictionPolicy`)
 come from the plan, with `spotMaxPrice` on a Spot pool and `vnetSubnetID` on a pool that names its subnet. `osSKU` is
-not among them (`gpushare.components.gpu_node_pool.CREATE_ONLY_REPLACED_BY_GPUSHARE`): AKS changes it in place by
+not among them (`gpushare.azure.agent_pool_request.CREATE_ONLY_REPLACED_BY_GPUSHARE`): AKS changes it in place by
 reimaging."""
 
 

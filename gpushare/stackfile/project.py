@@ -17,8 +17,6 @@ import yaml
 from gpushare.errors import GpushareError
 
 PROJECT_FILE = "Pulumi.yaml"
-STACK_FILE_ENV = "GPUSHARE_STACK_FILE"
-"""Set by `plan` while it runs the program, so the program's messages name the file `plan` was given."""
 
 
 class ProjectError(GpushareError):

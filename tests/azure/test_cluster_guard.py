@@ -11,7 +11,8 @@ import pytest
 from gpushare.azure.arm import ArmTarget, AzureReads
 from gpushare.azure.cluster_guard import CLUSTER, check_cluster, check_stack_for_program, cluster_violations
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster
-from gpushare.azure.guard import DEPLOYED_FILE_ENV, OFFLINE_ENV, GuardReport, raise_for_violations
+from gpushare.azure.guard import GuardReport, raise_for_violations
+from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV
 from gpushare.errors import AzureReadError, GuardViolationError
 from gpushare.model.stack import GuardMode
 from tests.azure.guard_builders import gpu_stack

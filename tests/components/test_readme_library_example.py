@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import gpushare.components
-from gpushare.azure.guard import OFFLINE_ENV
+from gpushare.model.environment_variables import OFFLINE_ENV
 from gpushare.components import deploy
 from gpushare.render.mock_engine import Recording, run_program, run_pulumi
 from gpushare.stackfile.config import encode_engine_config

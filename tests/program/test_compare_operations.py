@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpushare.cli import main
-from gpushare.components.gpu_node_pool import CREATE_ONLY_REPLACED_BY_GPUSHARE
+from gpushare.azure.agent_pool_request import CREATE_ONLY_REPLACED_BY_GPUSHARE
 from gpushare.review import plan_compare
 from gpushare.review.plan_compare import parse_plan, render_compare
 from gpushare.stackfile.project import resolve_stack_file

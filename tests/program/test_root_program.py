@@ -5,7 +5,7 @@ import runpy
 from pathlib import Path
 from unittest import mock
 
-from gpushare.azure.guard import OFFLINE_ENV
+from gpushare.model.environment_variables import OFFLINE_ENV
 from gpushare.render.mock_engine import Recording, run_program, run_pulumi
 from gpushare.stackfile.config import encode_engine_config, read_stack_file
 from gpushare.stackfile.project import resolve_stack_file
