@@ -42,7 +42,7 @@ class TenantQueueStatus:
 
 
 def _zero(quantity: object) -> bool:
-    return str(quantity) in ("0", "", "None")
+    return parse_quantity(quantity) in (None, 0)
 
 
 def tenant_queue_status(tenant: str, queue: Mapping | None) -> TenantQueueStatus:
