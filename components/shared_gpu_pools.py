@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pulumi
 
 from gpushare.components.tenant import register_manifest
-from gpushare.kubernetes.tenants import exempt_debug_policy, shared_pool_policy
+from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_pool_policy
 from gpushare.model.stack import StackConfig
 
 

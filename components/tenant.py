@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpushare.kubernetes.tenants import tenant_objects
+from gpushare.kubernetes.tenant_objects import tenant_objects
 from gpushare.model.stack import StackConfig, Tenant
 
 

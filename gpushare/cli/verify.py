@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.kubernetes.tenants import tenant_manifests
+from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.kubernetes.verify.expectations import pool_expectations
 from gpushare.kubernetes.verify.findings import Verdict
 from gpushare.kubernetes.verify.report import VerifyReport, evaluate

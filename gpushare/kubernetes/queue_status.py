@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.kubernetes.queues import KUEUE_API, queue_manifests
+from gpushare.model.quantity import parse_quantity
 from gpushare.model.stack import StackConfig
 
 

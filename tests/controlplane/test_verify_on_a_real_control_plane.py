@@ -30,7 +30,7 @@ import pytest
 
 from gpushare.cli import main
 from gpushare.kubernetes import cluster_read
-from gpushare.kubernetes.tenants import tenant_manifests
+from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.kubernetes.verify.expectations import (
     DEVICE_PLUGIN_DS,
     GFD_DS,

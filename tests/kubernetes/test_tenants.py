@@ -15,15 +15,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gpushare.kubernetes.tenants import (
-    container_defaults,
-    pod_spec,
-    shared_pool_policy,
-    shared_pools,
-    tenant_manifests,
-    tenant_objects,
-    tenant_plan,
-)
+from gpushare.kubernetes.admission.policies import shared_pool_policy
+from gpushare.kubernetes.tenant_objects import tenant_manifests, tenant_objects, tenant_plan
+from gpushare.kubernetes.tenants import container_defaults, pod_spec, shared_pools
 from gpushare.model.stack import pool_node_taints
 from gpushare.sharing.operator_values import operator_plan, toleration
 from gpushare.stackfile.config import load_stack_file, parse_config
