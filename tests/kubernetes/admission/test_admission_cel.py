@@ -1,6 +1,7 @@
 """`gpushare.kubernetes.admission.cel`: reading the policies' CEL from the package's YAML files and filling in a
 policy's data. What the assembled policies do is tested through the API server's own plugin
-(tests/kubernetes/test_tenants.py, test_tenant_policy_clauses.py); this is what the files and the filling promise."""
+(test_tenant_admission.py, test_tenant_policy_clauses.py beside this); this is what the files and the filling
+promise."""
 
 from __future__ import annotations
 

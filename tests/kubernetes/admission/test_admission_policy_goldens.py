@@ -1,8 +1,8 @@
-"""The assembled admission policies of a test stack (tests/kubernetes/test_tenants.py's, with Kueue queues on, so
-every rule is in one of them), one YAML file per policy in tests/golden/admission/: what the CEL in
+"""The assembled admission policies of a test stack (test_tenant_admission.py's, with Kueue queues on, so every
+rule is in one of them), one YAML file per policy in tests/golden/admission/: what the CEL in
 gpushare/kubernetes/admission/*.yaml becomes, to read beside it. A change detector: the behaviour is tested by the
-admission tests (tests/kubernetes/test_tenants.py, test_tenant_policy_clauses.py), which judge these policies with the
-API server's own plugin. A meant change regenerates them with `python tests/kubernetes/admission/
+admission tests beside this (test_tenant_admission.py, test_tenant_policy_clauses.py), which judge these policies
+with the API server's own plugin. A meant change regenerates them with `python tests/kubernetes/admission/
 test_admission_policy_goldens.py`."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from gpushare.kubernetes.tenant_objects import tenant_manifests  # noqa: E402
 from gpushare.stackfile.config import parse_config  # noqa: E402
-from tests.kubernetes.test_tenants import STACK_YAML  # noqa: E402
+from tests.kubernetes.admission.test_tenant_admission import STACK_YAML  # noqa: E402
 
 GOLDEN_DIR = ROOT / "tests" / "golden" / "admission"
 

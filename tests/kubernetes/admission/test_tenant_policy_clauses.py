@@ -27,7 +27,7 @@ from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.kubernetes.tenants import tenant_policy_name
 from gpushare.stackfile.config import parse_config
 from tests.kubernetes.apiserver_admission import plugin_cluster
-from tests.kubernetes.test_tenants import (
+from tests.kubernetes.admission.test_tenant_admission import (
     ALL_GPUS,
     DAEMON_SET_CONTROLLER,
     DCGM,
