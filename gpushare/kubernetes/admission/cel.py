@@ -4,7 +4,7 @@ A string in the files may spread over several lines: its lines are stripped and 
 expression can be broken wherever it has a space and indented to show its structure. `${name}` names a fragment
 (fragments.yaml) or a value the policy builder passes in (a tenant's name, its pools). A value inside a CEL string
 literal is escaped for that literal (JSON's escapes in "...", a backslash before ' and \\ in '...'); outside one it is
-CEL the builder wrote (a list literal, a map). A name nothing defines is an error, never left in a policy.
+CEL the builder wrote (a list literal, a map). A name nothing defines, or both a fragment and a value, is an error.
 """
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ def fill(template: str, values: Mapping[str, str], *, cel: bool = True, partial:
         out.append(template[last:match.start()])
         last = match.end()
         if name in values:
+            if name in fragments:
+                raise KeyError(f"admission policy CEL: ${{{name}}} is both a fragment and a value of this policy")
             value = values[name]
             out.append(_escaped(value, _quote_at(template, match.start())) if cel else value)
         elif name in fragments:

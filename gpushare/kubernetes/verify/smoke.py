@@ -41,7 +41,7 @@ def smoke_pod(expect: PoolExpectation, namespace: str) -> dict:
 
 def smoke_skips(stack: StackConfig) -> dict[str, str]:
     """Pools that get no smoke pod, and why: with tenants, the shared-pool admission policy admits GPU pods outside
-    tenant namespaces only on pools no tenant lists (`gpushare.kubernetes.tenants.shared_pool_policy`)."""
+    tenant namespaces only on pools no tenant lists (`gpushare.kubernetes.admission.policies.shared_pool_policy`)."""
     if not stack.tenants:
         return {}
     shared = set(shared_pools(stack))

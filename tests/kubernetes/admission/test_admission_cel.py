@@ -24,9 +24,11 @@ def test_a_value_inside_a_string_literal_is_escaped_for_that_literal():
     assert fill("a message: ${text}", values, cel=False) == "a message: it's \"x\""
 
 
-def test_a_name_nothing_defines_is_an_error():
+def test_a_name_nothing_defines_or_defined_twice_is_an_error():
     with pytest.raises(KeyError, match=r"\$\{tenat\}"):
         fill("variables.pool in ${tenat}", {"tenant": "vision"})
+    with pytest.raises(KeyError, match=r"\$\{namespace\} is both"):
+        fill("${namespace}", {"namespace": "'vision'"})
 
 
 def test_fragments_are_filled_in_with_the_policys_data():
