@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpushare.kubernetes.tenants import pod_spec, tenant_manifests  # noqa: E402
+from gpushare.kubernetes.tenant_objects import tenant_manifests  # noqa: E402
+from gpushare.kubernetes.tenants import pod_spec  # noqa: E402
 from gpushare.stackfile.config import parse_config  # noqa: E402
 from tests.controlplane.controlplane import (  # noqa: E402
     CONTROLLERS,

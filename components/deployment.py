@@ -48,7 +48,7 @@ from gpushare.components.subnet_access import SubnetAccess, SubnetAccessArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
 from gpushare.kubernetes.queues import queue_warnings
-from gpushare.kubernetes.run_length import long_run_warning
+from gpushare.kubernetes.long_run_warning import long_run_warning
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
 from gpushare.model.environment_variables import STACK_FILE_ENV
 from gpushare.model.stack import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet

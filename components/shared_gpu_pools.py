@@ -1,5 +1,5 @@
 """The admission policy for every namespace that is no tenant's: GPU pods there may use only the pools no tenant
-lists (`gpushare.kubernetes.tenants.shared_pool_policy`); and the one that judges debug containers in the exempt
+lists (`gpushare.kubernetes.admission.policies.shared_pool_policy`); and the one that judges debug containers in the exempt
 namespaces (`exempt_debug_policy`). Registered only when the stack has tenants."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pulumi
 
 from gpushare.components.manifest_resource import register_manifest
-from gpushare.kubernetes.tenants import exempt_debug_policy, shared_pool_policy
+from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_pool_policy
 from gpushare.model.stack import StackConfig
 
 

@@ -1,6 +1,6 @@
 """One tenant: its namespace, GPU quota, container defaults, `edit` RoleBindings and pool admission policy.
 
-The objects are `gpushare.kubernetes.tenants.tenant_objects_by_role`'s verbatim, each registered by its role, so what
+The objects are `gpushare.kubernetes.tenant_objects.tenant_objects_by_role`'s verbatim, each registered by its role, so what
 `plan` shows and `verify` looks for is what registers here.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 
 from gpushare.components.manifest_resource import register_manifest
-from gpushare.kubernetes.tenants import tenant_objects_by_role
+from gpushare.kubernetes.tenant_objects import tenant_objects_by_role
 from gpushare.model.stack import StackConfig, Tenant
 
 

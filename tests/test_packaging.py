@@ -60,11 +60,12 @@ def test_wheel_holds_every_module_and_the_package_data_but_no_tests(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "gpushare").rglob("*")
-               if p.is_file() and p.suffix in (".py", ".txt", ".tsv", ".json") and "__pycache__" not in p.parts}
+               if p.is_file() and p.suffix in (".py", ".txt", ".tsv", ".json", ".yaml") and "__pycache__" not in p.parts}
     # The top-level components/ folder ships as the package's gpushare.components.
     shipped |= {f"gpushare/components/{p.name}" for p in (ROOT / "components").glob("*.py")}
     assert "gpushare/components/deployment.py" in shipped and "gpushare/render/mock_engine.py" in shipped
     assert "gpushare/sharing/chart_value_paths/v26.7.0.txt" in shipped
+    assert "gpushare/kubernetes/admission/validations.yaml" in shipped, "the admission policies' CEL"
     assert shipped <= names, sorted(shipped - names)
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "stacks/")) or n == "__main__.py"]
 
@@ -94,17 +95,19 @@ def test_installed_command_plans_a_stack_from_another_directory(wheel, tmp_path)
     pip("install", "--no-deps", "--target", str(site), str(wheel))
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "stacks").mkdir(parents=True)
-    shutil.copy(ROOT / "stacks" / "Pulumi.dev.yaml", elsewhere / "stacks" / "Pulumi.dev.yaml")
+    for stack in ("dev", "prod"):  # prod has tenants: their policies' CEL is the package's YAML data
+        shutil.copy(ROOT / "stacks" / f"Pulumi.{stack}.yaml", elsewhere / "stacks" / f"Pulumi.{stack}.yaml")
     env = {**OFFLINE, "PYTHONPATH": str(site)}
 
     where = subprocess.run([sys.executable, "-c", "import gpushare; print(gpushare.__file__)"], cwd=elsewhere,
                            env=env, capture_output=True, text=True, check=True)
     assert Path(where.stdout.strip()).is_relative_to(site), "the installed copy, not the repository's"
-    result = subprocess.run([str(site / "bin" / "gpushare"), "plan", "stacks/Pulumi.dev.yaml", "--json"],
-                            cwd=elsewhere, env=env, capture_output=True, text=True, check=False, timeout=300)
+    for stack in ("dev", "prod"):
+        result = subprocess.run([str(site / "bin" / "gpushare"), "plan", f"stacks/Pulumi.{stack}.yaml", "--json"],
+                                cwd=elsewhere, env=env, capture_output=True, text=True, check=False, timeout=300)
 
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == (ROOT / "tests" / "golden" / "plan" / "dev.json").read_text(encoding="utf-8")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (ROOT / "tests" / "golden" / "plan" / f"{stack}.json").read_text(encoding="utf-8")
 
 
 def test_the_package_list_names_every_package_folder():

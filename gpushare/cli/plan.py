@@ -14,7 +14,7 @@ from gpushare.azure.guard import GuardReport, check_file, raise_for_violations
 from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.kubernetes.run_length import with_long_run_warning
+from gpushare.kubernetes.long_run_warning import with_long_run_warning
 from gpushare.model.stack import StackConfig
 from gpushare.review.cluster_facts import agent_pool_profiles, vnet_warnings
 from gpushare.review.cost import priced_vm_sizes, spot_cap_warnings, stack_cost

@@ -16,18 +16,13 @@ import time
 from pathlib import Path
 
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.kubernetes.tenants import tenant_manifests
-from gpushare.kubernetes.verify import (
-    SmokeResult,
-    Verdict,
-    VerifyReport,
-    evaluate,
-    manifest_findings,
-    pool_expectations,
-    render_text,
-    skipped_checks,
-    smoke_skips,
-)
+from gpushare.kubernetes.tenant_objects import tenant_manifests
+from gpushare.kubernetes.verify.expectations import pool_expectations
+from gpushare.kubernetes.verify.findings import Verdict
+from gpushare.kubernetes.verify.report import VerifyReport, evaluate
+from gpushare.kubernetes.verify.smoke import SmokeResult, smoke_skips
+from gpushare.kubernetes.verify.tenant_drift import manifest_findings, skipped_checks
+from gpushare.kubernetes.verify.text import render_text
 from gpushare.stackfile.config import parse_stack_file
 
 DEFAULT_POLL_INTERVAL = 10.0

@@ -26,20 +26,16 @@ from kubernetes.config.config_exception import ConfigException
 
 from gpushare.errors import ClusterAccessError
 from gpushare.kubernetes.gpu_software import GpuSoftware
-from gpushare.kubernetes.verify import (
+from gpushare.kubernetes.verify.api_json import ClusterSnapshot
+from gpushare.kubernetes.verify.expectations import MPS_DS, OPERATOR_DAEMONSETS, PoolExpectation
+from gpushare.kubernetes.verify.smoke import SMOKE_NAMESPACE_PREFIX, SmokeResult, smoke_pod
+from gpushare.kubernetes.verify.tenant_drift import (
     FORBIDDEN,
-    MPS_DS,
-    OPERATOR_DAEMONSETS,
     RBAC_CLUSTER_ADMIN,
     RBAC_READER,
-    SMOKE_NAMESPACE_PREFIX,
-    ClusterSnapshot,
     Forbidden,
     ObjectRef,
-    PoolExpectation,
-    SmokeResult,
     object_ref,
-    smoke_pod,
 )
 from gpushare.model.stack import POOL_LABEL
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE

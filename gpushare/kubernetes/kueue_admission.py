@@ -1,5 +1,6 @@
 """What a tenant's admission policy adds when `gpushare:queues.enabled`: Kueue's queued Jobs are let in before a pool is
-chosen, and only Kueue starts them.
+chosen, and only Kueue starts them. The rules are the `queues` entries of `gpushare/kubernetes/admission/`'s YAML
+files; this module holds the Kueue names they and the queues share.
 
 Kueue v0.19.2's lifecycle of a `batch/v1` Job labelled `kueue.x-k8s.io/queue-name`:
 1. created suspended (its mutating webhook sets `spec.suspend: true`, before validating admission runs), with no
@@ -30,53 +31,8 @@ KUEUE_CONTROLLER_USER = f"system:serviceaccount:{KUEUE_NAMESPACE}:kueue-controll
 manager/manager.yaml`, `serviceAccountName`), `<fullname>` being the release name `kueue` (`_helpers.tpl`
 `kueue.fullname`: a release name that contains the chart's name is used as it is)."""
 
-SUSPEND_CHANGED = ("(request.kind.kind == 'Job' && dyn(object.spec).?suspend.orValue(false) != "
-                   "dyn(oldObject.spec).?suspend.orValue(false))")
-"""Added to the `pod-spec-changed` match condition, inside its UPDATE branch (oldObject is set)."""
-
 
 def local_queue_names(tenant: Tenant) -> list[str]:
     """The LocalQueues in the tenant's namespace (`gpushare.kubernetes.queues.local_queue`)."""
     return [tenant.name]
-
-
-def _cel_list(items: list[str]) -> str:
-    return "[" + ", ".join(repr(item) for item in items) + "]"
-
-
-def queue_variables(tenant: Tenant) -> list[tuple[str, str]]:
-    label = f"metadata.?labels[?'{QUEUE_NAME_LABEL}'].orValue('')"
-    return [
-        ("queueName", f"request.kind.kind == 'Job' ? object.{label} : ''"),
-        ("oldQueueName", f"request.kind.kind == 'Job' && request.operation == 'UPDATE' ? oldObject.{label} : ''"),
-        ("suspended", "request.kind.kind == 'Job' && dyn(object.spec).?suspend.orValue(false)"),
-        ("wasSuspended", ("request.kind.kind == 'Job' && request.operation == 'UPDATE' && "
-                          "dyn(oldObject.spec).?suspend.orValue(false)")),
-        ("queued", f"variables.suspended && variables.queueName in {_cel_list(local_queue_names(tenant))}"),
-        ("byKueue", f"request.userInfo.?username.orValue('') == '{KUEUE_CONTROLLER_USER}'"),
-    ]
-
-
-QUEUED_UNLESS = "variables.queued"
-"""Added to the pool rule: a queued Job has no pool yet; Kueue's admission gives it one."""
-
-
-def queue_validations(tenant: Tenant) -> list[dict[str, str]]:
-    queues = local_queue_names(tenant)
-    wrong_queue = (f"Jobs in namespace {tenant.name} may name only its LocalQueue ({QUEUE_NAME_LABEL}: "
-                   f"{', '.join(queues)}): another name is no queue of this tenant's, and Kueue would never admit it")
-    start = (f"only Kueue ({KUEUE_CONTROLLER_USER}) may unsuspend a queued Job in namespace {tenant.name}: leave "
-             f"spec.suspend true and Kueue starts it when the tenant's ClusterQueue admits it")
-    return [
-        {"expression": f"variables.queueName == '' || variables.queueName in {_cel_list(queues)}",
-         "message": wrong_queue,
-         "messageExpression": f"{_cel(wrong_queue)} + '; got ' + variables.queueName"},
-        {"expression": ("variables.byKueue || !variables.wasSuspended || variables.suspended || "
-                        "(variables.queueName == '' && variables.oldQueueName == '')"),
-         "message": start},
-    ]
-
-
-def _cel(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.kubernetes.queues import KUEUE_API, queue_manifests
+from gpushare.model.quantity import parse_quantity
 from gpushare.model.stack import StackConfig
 
 
@@ -42,7 +43,7 @@ class TenantQueueStatus:
 
 
 def _zero(quantity: object) -> bool:
-    return str(quantity) in ("0", "", "None")
+    return parse_quantity(quantity) in (None, 0)
 
 
 def tenant_queue_status(tenant: str, queue: Mapping | None) -> TenantQueueStatus:

@@ -1,15 +1,25 @@
-"""One tenant's Kubernetes objects by role, so a reader (the `GpuTenant` component, a test) takes the quota or the
-policy by name instead of working it out from `kind`, list position or `subjects[0]`.
-
-Built by `gpushare.kubernetes.tenants.tenant_objects_by_role`; `manifests()` is the plain list `plan` shows and
-`verify` looks for (`tenants.tenant_objects`).
-"""
+"""Each tenant's Kubernetes objects: by role (`TenantObjects`, so a reader such as the `GpuTenant` component or a test
+takes the quota or the policy by name instead of working it out from `kind`, list position or `subjects[0]`), as
+plain manifests (what `plan` shows and `verify` looks for), and the tenant entries of `plan --json`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_pool_policy, tenant_policy
+from gpushare.kubernetes.tenants import (
+    EDIT_CLUSTER_ROLE,
+    MANAGED_BY,
+    POD_SECURITY_LABEL,
+    container_defaults,
+    pod_spec,
+    pool_offers,
+    quota_key,
+    tenant_policy_name,
+)
+from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant, tenant_taint
 
 Manifest = dict[str, Any]
 
@@ -36,3 +46,89 @@ class TenantObjects:
     def manifests(self) -> list[Manifest]:
         """Namespace first, then what lives in it, then the policy and its binding."""
         return [self.namespace, *self.in_namespace(), self.policy, self.policy_binding]
+
+
+# --- the namespace and what lives in it --------------------------------------------------------------------------
+
+def _metadata(name: str, tenant: Tenant, namespaced: bool = True) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "labels": {**MANAGED_BY, TENANT_LABEL: tenant.name}}
+    if namespaced:
+        metadata["namespace"] = tenant.name
+    return metadata
+
+
+def namespace_object(tenant: Tenant) -> dict[str, Any]:
+    metadata = _metadata(tenant.name, tenant, namespaced=False)
+    # Pod Security `baseline` refuses privileged containers and host mounts: a privileged container sees every GPU
+    # on its node, past MIG and the device plugin, which would undo the pool binding (GPU pods need neither).
+    metadata["labels"][POD_SECURITY_LABEL] = "baseline"
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
+
+
+def quota_object(tenant: Tenant) -> dict[str, Any] | None:
+    if not tenant.quota:
+        return None
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _metadata("gpushare-gpu-quota", tenant),
+            "spec": {"hard": {quota_key(resource): str(units) for resource, units in tenant.quota}}}
+
+
+def limit_range_object(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
+    defaults = container_defaults(stack, tenant)
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": _metadata("gpushare-container-defaults", tenant),
+            "spec": {"limits": [{"type": "Container", "default": defaults, "defaultRequest": dict(defaults)}]}}
+
+
+def role_binding_objects(tenant: Tenant) -> list[dict[str, Any]]:
+    return [{
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": _metadata(f"gpushare-edit-{group}", tenant),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": EDIT_CLUSTER_ROLE},
+        # AKS with Entra ID puts group object IDs in the token's groups claim.
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}],
+    } for group in tenant.groups]
+
+
+def tenant_objects_by_role(stack: StackConfig, tenant: Tenant) -> TenantObjects:
+    """One tenant's objects, each under its role's name."""
+    policy, policy_binding = tenant_policy(stack, tenant)
+    return TenantObjects(
+        namespace=namespace_object(tenant), quota=quota_object(tenant), limit_range=limit_range_object(stack, tenant),
+        edit_bindings=dict(zip(tenant.groups, role_binding_objects(tenant), strict=True)),
+        policy=policy, policy_binding=policy_binding)
+
+
+def tenant_objects(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
+    """One tenant's objects: Namespace first, then what lives in it, then its policy and binding."""
+    return tenant_objects_by_role(stack, tenant).manifests()
+
+
+def tenant_manifests(stack: StackConfig) -> list[dict[str, Any]]:
+    """Every Kubernetes object the tenants need, as plain manifests (what `verify` looks for in a cluster)."""
+    return ([obj for tenant in stack.tenants for obj in tenant_objects(stack, tenant)] + shared_pool_policy(stack) +
+            exempt_debug_policy(stack))
+
+
+def tenant_plan(stack: StackConfig) -> list[dict[str, Any]]:
+    """The `tenants` list of `plan --json`."""
+    return [{
+        "name": tenant.name,
+        "namespace": tenant.name,
+        "pools": list(tenant.pools),
+        "offers": [{"pool": o.pool, "resource": o.resource, "perNode": o.per_node, "maxNodes": o.max_nodes,
+                    "maxTotal": o.max_total, "dedicated": o.dedicated,
+                    "taint": tenant_taint(tenant.name) if o.dedicated else None}
+                   for o in pool_offers(stack, tenant)],
+        "quota": dict(tenant.quota),
+        "groups": list(tenant.groups),
+        "guaranteed": tenant.guaranteed,
+        "containerDefaults": container_defaults(stack, tenant),
+        "policy": tenant_policy_name(tenant),
+        "podSpec": pod_spec(stack, tenant),
+    } for tenant in stack.tenants]
+
+
+def platform_plan(stack: StackConfig) -> list[dict[str, Any]]:
+    """The `platformNamespaces` list of `plan --json`: each namespace and the pools it may reach (null: every
+    pool)."""
+    return [{"name": ns.name, "pools": list(ns.pools) if ns.pools is not None else None} for ns in stack.platform]

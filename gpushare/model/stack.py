@@ -487,7 +487,8 @@ class Tenant:
 class PlatformNamespace:
     """A namespace of cluster add-ons (`gpushare:platform.namespaces`: CNI, node agents, monitoring) whose workloads
     may tolerate every taint and set device variables on `pools`, past the pool binding (see
-    `gpushare.kubernetes.tenants.shared_pool_policy`). Writing to it is trusted like writing to kube-system."""
+    `gpushare.kubernetes.admission.policies.shared_pool_policy`). Writing to it is trusted like writing to
+    kube-system."""
 
     name: str
     pools: tuple[str, ...] | None = None

@@ -16,7 +16,8 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.guard import GuardReport, offline_warnings
 from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.queues import queue_plan
-from gpushare.kubernetes.tenants import platform_plan, promise_plan, shared_pools, tenant_plan
+from gpushare.kubernetes.tenant_objects import platform_plan, tenant_plan
+from gpushare.kubernetes.tenants import promise_plan, shared_pools
 from gpushare.model.stack import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig
 from gpushare.review.cluster_facts import created_cluster_sources, existing_cluster_facts, shown_subnet
 from gpushare.review.cost import cost_lines

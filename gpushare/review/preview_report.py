@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from gpushare.azure.prices import PriceSheet
 from gpushare.errors import GpushareError
-from gpushare.kubernetes.tenants import SHARED_POLICY_NAME
+from gpushare.kubernetes.admission.policies import SHARED_POLICY_NAME
 from gpushare.model.stack import TENANT_LABEL
 from gpushare.review.cost import monthly, runs_under_cap, spot_cap_problem
 from gpushare.review.gpu_changes import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpushare.kubernetes.tenants import POOLS_ANNOTATION
+from gpushare.kubernetes.admission.policies import POOLS_ANNOTATION
 from gpushare.review.gpu_changes import OperatorTransition, PoolTransition, field_changes
 from gpushare.review.markdown import code
 from gpushare.review.tenant_churn import is_tenant_taint_change, is_toleration_change

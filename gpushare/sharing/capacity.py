@@ -118,7 +118,7 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig)
 def ambiguous_resource_warnings(pools: list[tuple[GpuPool, PoolCapacity]], stack: StackConfig) -> list[str]:
     """Pools that advertise one resource name for different devices: a pod asking for it may land on any of them.
 
-    Moot as soon as the stack has a tenant: then the admission policies (`gpushare.kubernetes.tenants`) make every
+    Moot as soon as the stack has a tenant: then the admission policies (`gpushare.kubernetes.admission`) make every
     GPU pod, in a tenant's namespace (`tenant_policy`) and in every other one (`shared_pool_policy`), set
     `nodeSelector: {gpushare.io/pool: <one pool>}`, so no pod can land on another pool whatever it asks for
     (kube-system and gpu-operator are exempt: the cluster's own DaemonSets, not workloads)."""

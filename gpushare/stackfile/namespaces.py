@@ -1,5 +1,5 @@
 """Which namespaces a tenant may own and which the pool policies never judge: read by the stack file's validation
-and by the tenant objects (`gpushare.kubernetes.tenants`)."""
+and by the tenant objects (`gpushare.kubernetes.tenant_objects`)."""
 
 from __future__ import annotations
 

@@ -419,7 +419,7 @@ def as_served(manifest: dict) -> dict:
 
 @pytest.fixture
 def tenant_cluster(kube, tmp_path):
-    from gpushare.kubernetes.tenants import tenant_manifests
+    from gpushare.kubernetes.tenant_objects import tenant_manifests
     path = tmp_path / "Pulumi.prod.yaml"
     path.write_text(TENANT_STACK)
     stack = parse_stack_file(read_stack_file(path))

@@ -9,7 +9,8 @@ import yaml
 
 from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
-from gpushare.kubernetes.tenants import exempt_debug_policy, shared_pool_policy, tenant_objects
+from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_pool_policy
+from gpushare.kubernetes.tenant_objects import tenant_objects
 from gpushare.render.mock_engine import Recording, run_pulumi
 from gpushare.stackfile.config import parse_config
 

@@ -1,6 +1,6 @@
 """One real control plane per test session (`tests/controlplane/controlplane.py`), for the tenant stack of
-tests/kubernetes/test_tenants.py: its users (an admin, one user per tenant group, a reader), its pools' Nodes, and
-every Kubernetes object `plan` renders for it, applied once (`applied`)."""
+tests/kubernetes/admission/test_tenant_admission.py: its users (an admin, one user per tenant group, a reader), its
+pools' Nodes, and every Kubernetes object `plan` renders for it, applied once (`applied`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tests.controlplane.controlplane import (
     start_control_plane,
     stop_control_plane,
 )
-from tests.kubernetes.test_tenants import STACK_YAML
+from tests.kubernetes.admission.test_tenant_admission import STACK_YAML
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,11 @@
 """The tenants' objects on a real Kubernetes 1.34 control plane (`tests/controlplane/controlplane.py`): the API server
 accepts them and compiles the policies; tenants acting as themselves (a user in the tenant's Entra group, which its
 RoleBinding gives `edit`) get their plan's pods admitted, created by the ReplicaSet controller and bound by the
-scheduler to their own pools' nodes only; the attacks tests/kubernetes/test_tenants.py judges with vapcheck are
-refused by the real API server with the same messages; ResourceQuota and RBAC hold.
+scheduler to their own pools' nodes only; the attacks tests/kubernetes/admission/test_tenant_admission.py judges
+with vapcheck are refused by the real API server with the same messages; ResourceQuota and RBAC hold.
 
-The stack is test_tenants.py's STACK_YAML; what is applied is every Kubernetes object its `plan --json` lists (the
-tenants', the shared-pool policies, the GPU Operator's namespace and device-plugin ConfigMap) except the GPU
+The stack is test_tenant_admission.py's STACK_YAML; what is applied is every Kubernetes object its `plan --json` lists
+(the tenants', the shared-pool policies, the GPU Operator's namespace and device-plugin ConfigMap) except the GPU
 Operator's Helm release: its chart cannot be fetched offline, and no object of these tests needs it.
 """
 
@@ -27,7 +27,7 @@ from tests.controlplane.controlplane import (
     ensure_namespace,
     group_user,
 )
-from tests.kubernetes import test_tenants as judged
+from tests.kubernetes.admission import test_tenant_admission as judged
 
 SCHEDULE_TIMEOUT = 30
 TYPE_CHECK_TIMEOUT = 180
@@ -155,7 +155,7 @@ def test_jobs_pods_are_created_by_the_job_controller_and_land_on_the_tenants_poo
         assert "system:serviceaccount:kube-system:job-controller" in control_plane.pod_creators(tenant.name).values()
 
 
-# --- attacks: test_tenants.py's tables, on the real API server -----------------------------------------------
+# --- attacks: test_tenant_admission.py's tables, on the real API server ---------------------------------------
 
 def _cases() -> list[tuple[str, dict[str, Any], str, list[str]]]:
     cases = []

@@ -30,15 +30,15 @@ import pytest
 
 from gpushare.cli import main
 from gpushare.kubernetes import cluster_read
-from gpushare.kubernetes.tenants import tenant_manifests
-from gpushare.kubernetes.verify import (
+from gpushare.kubernetes.tenant_objects import tenant_manifests
+from gpushare.kubernetes.verify.expectations import (
     DEVICE_PLUGIN_DS,
     GFD_DS,
     OPERATOR_DAEMONSETS,
     VALIDATOR_DS,
     pool_expectations,
-    smoke_skips,
 )
+from gpushare.kubernetes.verify.smoke import smoke_skips
 from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
 from tests import kube_stub

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from gpushare.cli import main
-from gpushare.kubernetes.tenants import tenant_manifests
+from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.stackfile.config import load_stack_file
 from tests.kubernetes.apiserver_admission import plugin_cluster
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpushare.cli import main
-from gpushare.kubernetes.tenants import tenant_manifests
+from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.stackfile.config import load_stack_file
 from gpushare.stackfile.project import resolve_stack_file
 from tests.kubernetes.apiserver_admission import plugin_cluster

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from gpushare.kubernetes.verify import PoolExpectation, pool_expectations
+from gpushare.kubernetes.verify.expectations import PoolExpectation, pool_expectations
 from gpushare.model.stack import POOL_LABEL, StackConfig
 from gpushare.stackfile.autoscaler_readiness import GPU_LABEL, cluster_healthy, counted_unready, gpu_unready
 from gpushare.stackfile.config import load_stack_file, parse_config

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from gpushare.errors import ConfigError
-from gpushare.kubernetes.tenants import promise_plan, shared_pool_policy, tenant_manifests, tenant_warnings
+from gpushare.kubernetes.admission.policies import shared_pool_policy
+from gpushare.kubernetes.tenant_objects import tenant_manifests
+from gpushare.kubernetes.tenants import promise_plan, tenant_warnings
 from gpushare.model.stack import Tenant
 from gpushare.stackfile.config import parse_config
 

@@ -13,7 +13,8 @@ import pytest
 
 from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, QUEUE_NAME_LABEL
 from gpushare.kubernetes.queues import pool_flavor, queue_manifests
-from gpushare.kubernetes.tenants import tenant_manifests, tenant_policy
+from gpushare.kubernetes.admission.policies import tenant_policy
+from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.sharing.pool_facts import stack_pool_facts
 from tests.kubernetes.apiserver_admission import plugin_cluster
 from tests.kubernetes.test_queues import load

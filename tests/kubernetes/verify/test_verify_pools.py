@@ -1,53 +1,23 @@
-"""`gpushare.kubernetes.verify`: what each pool's nodes must show, and how the live state is judged (pure functions over the
-Kubernetes API's JSON; the CLI tests drive the same code through the real client). Fast and without Go: the JSON is
-tests/kube_stub.py's builders', which tests/controlplane/test_verify_on_a_real_control_plane.py shows are judged as the
-real API server's objects are."""
+"""`gpushare.kubernetes.verify` (expectations, pools, report): what each pool's nodes must show, and how the live state
+is judged (pure functions over the Kubernetes API's JSON; the CLI tests drive the same code through the real client).
+Fast and without Go: the JSON is tests/kube_stub.py's builders', which
+tests/controlplane/test_verify_on_a_real_control_plane.py shows are judged as the real API server's objects are."""
 
 from __future__ import annotations
 
-import dataclasses
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 
-from gpushare.kubernetes.verify import (
-    MPS_DS,
-    OPERATOR_DAEMONSETS,
-    ClusterSnapshot,
-    Verdict,
-    evaluate,
-    manifest_findings,
-    object_ref,
-    pool_expectations,
-    smoke_pod,
-    smoke_skips,
-)
+from gpushare.kubernetes.verify.api_json import ClusterSnapshot
+from gpushare.kubernetes.verify.expectations import MPS_DS, OPERATOR_DAEMONSETS
+from gpushare.kubernetes.verify.findings import Verdict
+from gpushare.kubernetes.verify.report import evaluate
 from gpushare.model.catalog import MigProfile
-from gpushare.model.stack import Autoscale, MigStrategy, Spot, Tenant
 from gpushare.sharing.operator_values import operator_plan
-from tests.builders import mps, pool, stack, time_slicing
-from tests.kube_stub import config_map, daemon_set, node, pod
-
-NS = "gpu-operator"
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-LONG_AGO = "2026-11-30T08:00:00Z"
-
-PROD = stack(
-    pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G),
-    pool("h100mig", "Standard_NC40ads_H100_v5", mig=MigProfile.MIG3G, sharing=time_slicing(2)),
-    pool("t4batch", "Standard_NC64as_T4_v3", sharing=time_slicing(8, rename_by_default=False),
-         count=None, autoscale=Autoscale(0, 4)),
-    mig_strategy=MigStrategy.MIXED,
-)
-DEV = stack(
-    pool("t4ts", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=2),
-    pool("t4mps", "Standard_NC8as_T4_v3", sharing=mps(4)),
-)
-
-
-def by_pool(config):
-    return {e.pool: e for e in pool_expectations(config)}
-
+from tests.builders import pool, stack
+from tests.kube_stub import node, pod
+from tests.kubernetes.verify.verify_stacks import DEV, LONG_AGO, NOW, NS, PROD, by_pool, snapshot, t4ts_node
 
 def test_expectations_under_mixed_name_the_mig_resource_and_its_labels():
     a100, h100, t4 = (by_pool(PROD)[name] for name in ("a100mig", "h100mig", "t4batch"))
@@ -102,27 +72,6 @@ def test_a_confirmed_product_name_must_match_exactly():
 
 
 # --- evaluate -------------------------------------------------------------------------------------------
-
-
-def t4ts_node(name: str, config_key: str, *, ready_since: str = LONG_AGO, **labels) -> dict:
-    return node(name, {
-        "gpushare.io/pool": "t4ts", "nvidia.com/device-plugin.config": config_key,
-        "nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "4",
-        "nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/mig.strategy": "single", **labels,
-    }, {"nvidia.com/gpu.shared": "4"}, ready_since=ready_since)
-
-
-def snapshot(nodes: list[dict], *, data: dict | None = None, pods: list[dict] | None = None,
-             config=DEV) -> ClusterSnapshot:
-    plan = operator_plan(config)
-    names = [n["metadata"]["name"] for n in nodes]
-    return ClusterSnapshot(
-        nodes=nodes,
-        config_map=config_map(NS, "gpushare-device-plugin-config", plan.config_map_data if data is None else data),
-        daemon_sets=[daemon_set(NS, ds, len(nodes), len(nodes)) for ds in (*OPERATOR_DAEMONSETS, MPS_DS)],
-        pods=pods if pods is not None else [pod(NS, ds, n) for n in names for ds in (*OPERATOR_DAEMONSETS, MPS_DS)],
-        now=NOW,
-    )
 
 
 def only_t4ts(config=DEV):
@@ -230,61 +179,6 @@ def test_a_not_ready_node_is_pending_and_not_checked():
     assert report.pools[0].to_json()["nodesReady"] == 1
 
 
-def test_smoke_pod_requests_one_unit_on_the_pool_with_its_tolerations():
-    manifest = smoke_pod(by_pool(PROD)["h100mig"], "gpushare-smoke-abc123")
-    spec = manifest["spec"]
-    assert manifest["metadata"]["namespace"] == "gpushare-smoke-abc123"
-    assert spec["nodeSelector"] == {"gpushare.io/pool": "h100mig"}
-    assert spec["containers"][0]["resources"] == {"limits": {"nvidia.com/mig-3g.47gb.shared": "1"}}
-    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
-                                    "effect": "NoSchedule"}]
-    assert spec["restartPolicy"] == "Never" and spec["securityContext"]["runAsNonRoot"] is True
-
-
-def test_smoke_pod_on_a_spot_pool_tolerates_the_taint_aks_adds():
-    spot = dataclasses.replace(pool("t4spot", "Standard_NC4as_T4_v3"), spot=Spot())
-    tolerations = smoke_pod(by_pool(stack(spot))["t4spot"], "ns")["spec"]["tolerations"]
-    assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
-            "effect": "NoSchedule"} in tolerations
-
-
-# --- rendered objects --------------------------------------------------------------------------------------
-
-QUOTA = {"apiVersion": "v1", "kind": "ResourceQuota",
-         "metadata": {"name": "gpushare-gpu-quota", "namespace": "team-a", "labels": {"gpushare.io/tenant": "team-a"}},
-         "spec": {"hard": {"requests.nvidia.com/gpu.shared": 8, "limits.memory": "1024Mi"}}}
-POLICY = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-          "metadata": {"name": "gpushare-tenant-team-a"},
-          "spec": {"failurePolicy": "Fail", "validations": [{"expression": "true", "message": "ok"}]}}
-
-
-def live_copy(manifest: dict, **spec) -> dict:
-    """The object as the API server returns it: metadata and spec defaults added, quantities canonicalised."""
-    metadata = {**manifest["metadata"], "uid": "u-1", "resourceVersion": "7",
-                "labels": {**manifest["metadata"].get("labels", {}), "kubernetes.io/metadata.name": "x"}}
-    return {**manifest, "metadata": metadata, "spec": {**manifest["spec"], **spec}, "status": {}}
-
-
-def test_rendered_objects_as_deployed_pass_despite_api_defaults_and_canonical_quantities():
-    live = {
-        object_ref(QUOTA): live_copy(QUOTA, hard={"requests.nvidia.com/gpu.shared": "8", "limits.memory": "1Gi"}),
-        object_ref(POLICY): live_copy(POLICY, matchConstraints={"matchPolicy": "Equivalent"}),
-    }
-    assert manifest_findings("tenants", [QUOTA, POLICY], live) == []
-
-
-def test_a_missing_or_changed_rendered_object_is_a_mismatch():
-    live = {
-        object_ref(QUOTA): live_copy(QUOTA, hard={"requests.nvidia.com/gpu.shared": "4", "limits.memory": "1Gi"}),
-        object_ref(POLICY): None,
-    }
-    assert [f.problem for f in manifest_findings("tenants", [QUOTA, POLICY], live)] == [
-        "ResourceQuota team-a/gpushare-gpu-quota differs from the plan: spec.hard.requests.nvidia.com/gpu.shared: "
-        "'4' in the cluster, 8 rendered",
-        "ValidatingAdmissionPolicy gpushare-tenant-team-a not found",
-    ]
-
-
 def test_during_a_rollout_the_ready_pod_of_a_node_decides():
     key = by_pool(DEV)["t4ts"].config_key
     nodes = [t4ts_node("n1", key), t4ts_node("n2", key)]
@@ -300,15 +194,6 @@ def test_a_ready_device_plugin_that_advertises_nothing():
     (finding,) = evaluate(only_t4ts(), snapshot([empty, t4ts_node("n2", key)])).findings
     assert finding.problem == "node n1 advertises no nvidia.com resource, expected nvidia.com/gpu.shared: 4"
     assert finding.cause.startswith("the device plugin registered no GPU on this node")
-
-
-def test_a_tenant_pool_gets_its_taint_and_no_smoke_pod():
-    tenanted = dataclasses.replace(PROD, tenants=(Tenant("nlp", ("a100mig",)), Tenant("vision", ("h100mig",))))
-    expectations = by_pool(tenanted)
-    assert expectations["a100mig"].taints == ("nvidia.com/gpu=present:NoSchedule", "gpushare.io/tenant=nlp:NoSchedule")
-    assert expectations["t4batch"].taints == ("nvidia.com/gpu=present:NoSchedule",)
-    assert sorted(smoke_skips(tenanted)) == ["a100mig", "h100mig"]
-    assert smoke_skips(PROD) == {}
 
 
 def test_an_existing_clusters_own_nodes_are_not_gpushares_to_check():

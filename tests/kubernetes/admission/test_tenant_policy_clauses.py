@@ -22,15 +22,12 @@ from typing import Any
 import pytest
 import yaml
 
-from gpushare.kubernetes.tenants import (
-    EXEMPT_DEBUG_POLICY_NAME,
-    SHARED_POLICY_NAME,
-    tenant_manifests,
-    tenant_policy_name,
-)
+from gpushare.kubernetes.admission.policies import EXEMPT_DEBUG_POLICY_NAME, SHARED_POLICY_NAME
+from gpushare.kubernetes.tenant_objects import tenant_manifests
+from gpushare.kubernetes.tenants import tenant_policy_name
 from gpushare.stackfile.config import parse_config
 from tests.kubernetes.apiserver_admission import plugin_cluster
-from tests.kubernetes.test_tenants import (
+from tests.kubernetes.admission.test_tenant_admission import (
     ALL_GPUS,
     DAEMON_SET_CONTROLLER,
     DCGM,

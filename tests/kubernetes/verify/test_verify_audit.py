@@ -3,10 +3,13 @@ slices the plan promised) without any other test noticing."""
 
 from __future__ import annotations
 
-from gpushare.kubernetes.verify import Verdict, evaluate, pool_expectations, render_text
+from gpushare.kubernetes.verify.expectations import pool_expectations
+from gpushare.kubernetes.verify.findings import Verdict
+from gpushare.kubernetes.verify.report import evaluate
+from gpushare.kubernetes.verify.text import render_text
 from tests.builders import pool, stack
 from tests.kube_stub import daemon_set, node
-from tests.kubernetes.test_verify import DEV, LONG_AGO, NS, PROD, by_pool, snapshot, t4ts_node
+from tests.kubernetes.verify.verify_stacks import DEV, LONG_AGO, NS, PROD, by_pool, snapshot, t4ts_node
 
 
 def planned_node(name: str, expect, **labels) -> dict:
