@@ -14,9 +14,25 @@ import subprocess
 
 import pytest
 
+from gpushare.azure.arm import SharedCredential
+from gpushare.azure.monitor_workspace import WorkspacePrometheusReader
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
 from gpushare.cli import main
+from gpushare.cli.usage import prometheus_reader
+from gpushare.stackfile.config import parse_stack_file, read_stack_file
+from gpushare.stackfile.model import AzureEnvironment
 from gpushare.review.cost import HOURS_PER_MONTH
+from tests.azure_stub import (
+    ArmStub,
+    ScopedTokenCredential,
+    StubResponse,
+    WorkspaceQueryStub,
+    arm_error,
+    arm_monitor_workspace,
+    monitor_workspace_id,
+    reach_from_environment,
+)
+from tests.conftest import NoDefaultCredential
 from tests.prices_stub import cluster_fee_items, meters_of
 from tests.prometheus_server import create_blocks, prometheus_server
 from tests.prometheus_tools import prometheus_binary
@@ -243,3 +259,99 @@ def test_a_stack_without_metrics_is_refused_with_the_key_to_add(tmp_path):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["usage", str(stack), "--prometheus", "http://127.0.0.1:9"])
     assert code == 2 and "gpushare:metrics: required for showback" in err.getvalue()
+
+
+SUB = "0b5a3c6e-2f41-4d8b-9a7c-5e1f2d3b4a60"
+WORKSPACE_ID = monitor_workspace_id(SUB, "rg-monitor", "ws-gpus")
+PROMETHEUS_SCOPE = "https://prometheus.monitor.azure.com/.default"
+"""The query API's token scope (Microsoft Learn, "Query Prometheus metrics using the API and PromQL")."""
+
+
+@pytest.fixture
+def managed_stack(tmp_path):
+    """The showback stack with its metrics in an Azure Monitor workspace."""
+    text = STACK_FILE.read_text().replace("prometheus: http://prometheus.monitoring:9090",
+                                          f"prometheus: managed\n    workspaceId: {WORKSPACE_ID}")
+    assert "workspaceId" in text
+    path = tmp_path / STACK_FILE.name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def workspace(prometheus_url, monkeypatch, tmp_path):
+    """ARM serving the workspace, whose query endpoint is the real Prometheus behind a bearer check accepting a
+    token for the query API's scope only; both reached as a user's environment reaches Azure."""
+    with ArmStub() as arm, WorkspaceQueryStub(prometheus_url, f"token-for {PROMETHEUS_SCOPE}") as query:
+        reach_from_environment(monkeypatch, arm)
+        bundle = tmp_path / "ca-bundle.pem"
+        bundle.write_text(open(arm.ca_path).read() + open(query.ca_path).read())
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(bundle))
+        monkeypatch.setattr("azure.identity.DefaultAzureCredential", ScopedTokenCredential)
+        arm.route(WORKSPACE_ID, StubResponse(200, arm_monitor_workspace(SUB, "rg-monitor", "ws-gpus", query.url)))
+        yield arm, query
+
+
+def test_a_managed_stack_is_read_from_its_workspace_signed_in_to_the_same_figures(managed_stack, workspace,
+                                                                                    prometheus_url, prices_file):
+    arm, query = workspace
+    args = ("--at", str(END), "--prices", str(prices_file), "--json")
+    code, out, err = run_command("usage", str(managed_stack), *args)
+    assert code == 0, err
+    code, direct, _ = usage("--prometheus", prometheus_url, *args)
+    assert code == 0
+    assert json.loads(out) == json.loads(direct)
+    # One ARM GET of the workspace (the SDK's api-version), then the 8 queries, each with the query API's token.
+    assert [(r.method, r.query["api-version"]) for r in arm.requests] == [("GET", ["2025-10-03"])]
+    assert len(query.requests) == 8 and {r.path for r in query.requests} == {"/api/v1/query"}
+    assert f"querying Azure Monitor workspace {WORKSPACE_ID} at {query.url}" in err
+    # --prometheus naming the workspace's endpoint skips the ARM read (a loopback stub is not *.prometheus.monitor.
+    # azure.com, so the reader is built as for one).
+    reader = prometheus_reader(parse_stack_file(read_stack_file(managed_stack)), "https://ws-gpus-a1b2.westeurope.prometheus."
+                               "monitor.azure.com", SharedCredential(AzureEnvironment.PUBLIC, {}))
+    assert isinstance(reader, WorkspacePrometheusReader) and reader.scope == PROMETHEUS_SCOPE
+
+
+def test_without_azure_credentials_the_managed_report_says_how_to_sign_in(managed_stack, workspace, monkeypatch):
+    arm, query = workspace
+    monkeypatch.setattr("azure.identity.DefaultAzureCredential", NoDefaultCredential)
+    code, out, err = run_command("usage", str(managed_stack), "--at", str(END))
+    assert code == 4 and out == "" and "Traceback" not in err
+    assert "no usable Azure credentials: log in with `az login`" in err and WORKSPACE_ID in err
+    assert query.requests == []
+
+
+@pytest.mark.parametrize("refusal, said", [
+    ("wrong-scope", "HTTP 401: the query endpoint refused the token"),
+    ("forbidden", "HTTP 403: permission denied; querying the workspace's metrics needs the 'Monitoring Data Reader'"),
+])
+def test_a_query_endpoint_refusing_the_token_is_one_error_with_the_fix(managed_stack, workspace, refusal, said):
+    arm, query = workspace
+    if refusal == "wrong-scope":
+        query.token = "token-for https://management.azure.com/.default"
+    else:
+        query.forbidden = True
+    code, out, err = run_command("usage", str(managed_stack), "--at", str(END))
+    assert code == 4 and out == "" and "Traceback" not in err
+    assert f"{query.url}/api/v1/query (signed in for {PROMETHEUS_SCOPE}): {said}" in err
+
+
+@pytest.mark.parametrize("answer, said", [
+    (StubResponse(404, arm_error("ResourceNotFound", "The Resource 'Microsoft.Monitor/accounts/ws-gpus' under "
+                                                     "resource group 'rg-monitor' was not found.")),
+     "Azure has no such workspace (HTTP 404 ResourceNotFound"),
+    (StubResponse(404, arm_error("ResourceGroupNotFound", "Resource group 'rg-monitor' could not be found.")),
+     "Azure has no such workspace (HTTP 404 ResourceGroupNotFound"),
+    (StubResponse(403, arm_error("AuthorizationFailed", "The client does not have authorization")),
+     "permission denied (HTTP 403 AuthorizationFailed: The client does not have authorization); reading the "
+     "workspace needs 'Microsoft.Monitor/accounts/read'"),
+    (StubResponse(200, arm_monitor_workspace(SUB, "rg-monitor", "ws-gpus", None)),
+     "the workspace reports no Prometheus query endpoint"),
+])
+def test_a_workspace_azure_does_not_know_or_hide_is_one_error_naming_it(managed_stack, workspace, answer, said):
+    arm, query = workspace
+    arm.route(WORKSPACE_ID, answer)
+    code, out, err = run_command("usage", str(managed_stack), "--at", str(END))
+    assert code == 4 and out == "" and "Traceback" not in err
+    assert f"could not read Azure Monitor workspace {WORKSPACE_ID} (gpushare:metrics.workspaceId): {said}" in err
+    assert query.requests == []
