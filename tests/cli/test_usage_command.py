@@ -11,8 +11,10 @@ import io
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
+import yaml
 
 from gpushare.azure.arm import SharedCredential
 from gpushare.azure.monitor_workspace import WorkspacePrometheusReader
@@ -37,6 +39,7 @@ from tests.prices_stub import cluster_fee_items, meters_of
 from tests.prometheus_server import create_blocks, prometheus_server
 from tests.prometheus_tools import prometheus_binary
 from tests.review.showback_scenario import (
+    A100,
     NODE_HOURLY,
     SCENARIO,
     STACK_FILE,
@@ -53,7 +56,9 @@ END = 1_795_996_800
 """2026-11-29T00:00:00Z, a multiple of 5 minutes: the report's --at."""
 START = END - (STEPS - 1) * STEP
 CHANGE = 3 * 24 * 12
-"""From the fourth day on, research's notebook-1 has finished and the time-sliced T4 it shared is 20% busy."""
+"""From the fourth day on, research's notebook-1 has finished and the time-sliced T4 it shared is 20% busy, and
+vision's four MIG instances are 30% busy with 3,000 MiB of framebuffer in use (19,000 MiB before)."""
+VISION_AFTER = {"activity": 0.3, "framebuffer": 3000.0}
 RAW_DATA: list = []
 """The raw server's data folder, once built (the recorded server copies it)."""
 SIZES = {"a100mig": "Standard_ND96asr_v4", "t4ts": "Standard_NC4as_T4_v3", "t4mps": "Standard_NC8as_T4_v3"}
@@ -63,7 +68,9 @@ def scenario_at(step: int) -> Scenario:
     if step < CHANGE:
         return SCENARIO
     pods = tuple(dataclasses.replace(p, phase="Succeeded") if p.name == "notebook-1" else p for p in SCENARIO.pods)
-    devices = tuple(dataclasses.replace(d, activity=0.2) if d.node == T4TS_0 else d for d in SCENARIO.devices)
+    devices = tuple(dataclasses.replace(d, activity=0.2) if d.node == T4TS_0
+                    else dataclasses.replace(d, **VISION_AFTER) if d.node == A100 and d.pods else d
+                    for d in SCENARIO.devices)
     return dataclasses.replace(SCENARIO, pods=pods, devices=devices)
 
 
@@ -161,8 +168,9 @@ def test_usage_reports_the_weeks_figures_the_synthetic_metrics_imply(prometheus_
         assert row["usedDeviceHours"] == pytest.approx(want["used"][pool], abs=0.01), pool
         assert row["idleDeviceHours"] == pytest.approx(idle, abs=0.01), pool
         assert row["idleCost"] == pytest.approx(idle * want["device_hourly"][pool], abs=0.01), pool
-    # 168 h x 16 MIG instances, 4 held by vision and 90% busy, 12 idle.
-    assert pools["a100mig"]["deviceHours"] == 168 * 16 and pools["a100mig"]["utilisation"] == pytest.approx(0.225)
+    # 168 h x 16 MIG instances, 4 held by vision, 90% busy for 3 days and 30% for 4, 12 idle.
+    assert pools["a100mig"]["deviceHours"] == 168 * 16
+    assert pools["a100mig"]["utilisation"] == pytest.approx(4 * (0.9 * 72 + 0.3 * 96) / (168 * 16), abs=1e-4)
     namespaces = {(r["pool"], r["namespace"]): r for r in report["namespaces"]}
     assert set(namespaces) == set(want["ns_allocated"])
     for key, row in namespaces.items():
@@ -176,7 +184,7 @@ def test_usage_reports_the_weeks_figures_the_synthetic_metrics_imply(prometheus_
         (research["allocatedDeviceHours"] - research["usedDeviceHours"]) * NODE_HOURLY["t4ts"], abs=0.01)
     assert tenants["research"]["idleDeviceHours"] == pytest.approx(
         want["ns_allocated"][("t4ts", "research")] / 4 - want["ns_used"][("t4ts", "research")], abs=0.01)
-    assert report["queries"] == 8 and report["source"] == "raw" and report["currency"] == "USD"
+    assert report["queries"] == 9 and report["source"] == "raw" and report["currency"] == "USD"
 
 
 def test_each_pool_gets_the_stack_edit_its_figures_call_for_with_capacity_and_cost_delta(prometheus_url,
@@ -193,8 +201,51 @@ def test_each_pool_gets_the_stack_edit_its_figures_call_for_with_capacity_and_co
     # t4mps (1 node, 4 MPS slices): all held, a pod pending, the GPU 80% busy: one more node, not more replicas.
     assert recs["t4mps"]["edit"] == "count 1 -> 2" and recs["t4mps"]["capacity"] == {"before": 4, "after": 8}
     assert recs["t4mps"]["monthlyDelta"] == pytest.approx(NODE_HOURLY["t4mps"] * HOURS_PER_MONTH, abs=0.01)
-    # a100mig: one node is the fewest that holds vision's 4 slices.
-    assert recs["a100mig"]["edit"] is None and recs["a100mig"]["monthlyDelta"] == 0
+    # a100mig: its MIG profile (test_a_mig_pool_gets_the_profile_its_memory_and_compute_call_for_as_a_new_pool).
+    assert recs["a100mig"]["newPool"] is True and not any(recs[p]["newPool"] for p in ("t4ts", "t4mps"))
+
+
+MIG_PARTED = Path(__file__).resolve().parents[3] / "shared" / "data" / "gpu-operator-default-mig-parted-config.yaml"
+
+
+def a100_40gb_layouts() -> dict[str, int]:
+    """Slice -> instances per GPU of the GPU Operator's `all-<slice>` MIG layouts for an A100-40GB (its mig-parted
+    ConfigMap, the first block of single-profile layouts), apart from gpushare's catalog."""
+    if not MIG_PARTED.exists():
+        pytest.fail(f"{MIG_PARTED} is missing: CI has ../shared/data beside the checkout")
+    configs = yaml.safe_load(yaml.safe_load(MIG_PARTED.read_text())["data"]["config.yaml"])["mig-configs"]
+    layouts = {}
+    for name in ("all-1g.5gb", "all-2g.10gb", "all-3g.20gb", "all-4g.20gb", "all-7g.40gb"):
+        (devices,) = configs[name]
+        ((slice_, count),) = devices["mig-devices"].items()
+        layouts[slice_] = count
+    return layouts
+
+
+def test_a_mig_pool_gets_the_profile_its_memory_and_compute_call_for_as_a_new_pool(prometheus_url, prices_file):
+    """Worked out from the scenario: vision holds 4 of the A100 node's 16 3g.20gb instances (8 GPUs x 2).
+    Days 1-3 an instance's framebuffer reaches 19,000 MiB, above 90% of 20 GB: fewer, larger slices (7g.40gb, the
+    next with more memory). Days 4-7 (the last 4d) it peaks at 3,000 MiB with the instances 30% busy: 0.9 of a 3g's
+    3 compute slices, which a 2g.10gb holds (under 80% of its 2 slices and 10 GB) and a 1g.5gb does not (0.9 > 0.8
+    of 1): more, smaller slices."""
+    layouts, gpus = a100_40gb_layouts(), 8
+    cases = {"7d": ("MIG7g", "7g.40gb"), "4d": ("MIG2g", "2g.10gb")}
+    for window, (profile, slice_) in cases.items():
+        code, out, err = usage("--prometheus", prometheus_url, "--window", window, "--at", str(END), "--prices",
+                               str(prices_file), "--json")
+        assert code == 0, err
+        row = next(r for r in json.loads(out)["pools"] if r["pool"] == "a100mig")
+        rec = row["recommendation"]
+        assert row["peakFramebufferMiB"] == (19000 if window == "7d" else VISION_AFTER["framebuffer"]), window
+        assert rec["profile"] == {"before": "MIG3g", "after": profile, "slice": slice_, "resource": "nvidia.com/gpu"}
+        # One node still holds vision's 4 slices: the pool keeps its size and cost; capacity per the new layout.
+        assert rec["capacity"] == {"before": gpus * layouts["3g.20gb"], "after": gpus * layouts[slice_]}, window
+        assert rec["monthlyDelta"] == 0 and rec["newPool"] is True
+        assert rec["edit"] == f"new pool: mig MIG3g -> {profile}"
+        assert "cannot change in place (the guard stops the edit): add a pool with mig: " + profile in rec["why"]
+        assert "then retire a100mig" in rec["why"]
+    code, text, _ = usage("--prometheus", prometheus_url, "--window", "4d", "--at", str(END))
+    assert "a100mig: new pool: mig MIG3g -> MIG2g (held instances peaked at 3,000 MiB of framebuffer" in text
 
 
 def test_text_and_markdown_name_the_edit_and_the_attribution(prometheus_url, prices_file):
@@ -207,7 +258,7 @@ def test_text_and_markdown_name_the_edit_and_the_attribution(prometheus_url, pri
         "docs/showback.md's usage example is stale")
     code, markdown, _ = usage("--prometheus", prometheus_url, "--at", str(END), "--markdown")
     assert code == 0
-    assert markdown.startswith("### GPU usage of stack showback over 7d (8 Prometheus queries, raw series)")
+    assert markdown.startswith("### GPU usage of stack showback over 7d (9 Prometheus queries, raw series)")
     assert "| research | research | t4ts |" in markdown and "$" not in markdown  # no prices: no cost
 
 
@@ -221,7 +272,7 @@ def test_over_a_window_the_rules_recorded_usage_reads_their_series_to_the_same_f
     raw, recorded = json.loads(raw_out), json.loads(recorded_out)
     assert raw["source"] == "raw" and recorded["source"] == "recorded"
     figures = ("sliceHours", "allocatedSliceHours", "usedDeviceHours", "idleDeviceHours", "idleCost",
-               "peakAllocated", "peakPending")
+               "peakAllocated", "peakPending", "peakFramebufferMiB")
     for a, b in zip(raw["pools"], recorded["pools"]):
         assert {k: b[k] for k in figures} == pytest.approx({k: a[k] for k in figures}, abs=0.01), a["pool"]
         assert a["recommendation"] == b["recommendation"]
@@ -301,9 +352,9 @@ def test_a_managed_stack_is_read_from_its_workspace_signed_in_to_the_same_figure
     code, direct, _ = usage("--prometheus", prometheus_url, *args)
     assert code == 0
     assert json.loads(out) == json.loads(direct)
-    # One ARM GET of the workspace (the SDK's api-version), then the 8 queries, each with the query API's token.
+    # One ARM GET of the workspace (the SDK's api-version), then the 9 queries, each with the query API's token.
     assert [(r.method, r.query["api-version"]) for r in arm.requests] == [("GET", ["2025-10-03"])]
-    assert len(query.requests) == 8 and {r.path for r in query.requests} == {"/api/v1/query"}
+    assert len(query.requests) == 9 and {r.path for r in query.requests} == {"/api/v1/query"}
     assert f"querying Azure Monitor workspace {WORKSPACE_ID} at {query.url}" in err
     # --prometheus naming the workspace's endpoint skips the ARM read (a loopback stub is not *.prometheus.monitor.
     # azure.com, so the reader is built as for one).
