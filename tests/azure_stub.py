@@ -297,3 +297,80 @@ def arm_subnet(subnet_id: str, prefix: str, used: int) -> dict:
     return {"id": subnet_id, "name": subnet_id.rsplit("/", 1)[-1], "type": "Microsoft.Network/virtualNetworks/subnets",
             "properties": {"provisioningState": "Succeeded", "addressPrefix": prefix,
                            "ipConfigurations": [{"id": f"{subnet_id}/ipConfigurations/nic{i}"} for i in range(used)]}}
+
+
+def monitor_workspace_id(subscription_id: str, resource_group: str, name: str) -> str:
+    """An Azure Monitor workspace's ARM ID, as the SDK's `azure_monitor_workspaces.get` builds its URL path."""
+    return f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/Microsoft.Monitor/accounts/{name}"
+
+
+def arm_monitor_workspace(subscription_id: str, resource_group: str, name: str, query_endpoint: str | None) -> dict:
+    """An Azure Monitor workspace as ARM's GET returns it (Microsoft.Monitor/accounts, api-version 2025-10-03, as
+    azure-mgmt-monitorworkspaces 1.0.0's AzureMonitorWorkspaceResource reads it); None: no metrics container."""
+    workspace_id = monitor_workspace_id(subscription_id, resource_group, name)
+    properties: dict = {
+        "accountId": "4f0c7a52-3b9e-4d1a-8e26-1c5d9b7a3e40", "provisioningState": "Succeeded",
+        "publicNetworkAccess": "Enabled",
+        "defaultIngestionSettings": {
+            "dataCollectionRuleResourceId": f"/subscriptions/{subscription_id}/resourceGroups/MA_{name}_westeurope_"
+                                            f"managed/providers/Microsoft.Insights/dataCollectionRules/{name}",
+            "dataCollectionEndpointResourceId": f"/subscriptions/{subscription_id}/resourceGroups/MA_{name}_"
+                                                f"westeurope_managed/providers/Microsoft.Insights/"
+                                                f"dataCollectionEndpoints/{name}"},
+    }
+    if query_endpoint is not None:
+        properties["metrics"] = {"prometheusQueryEndpoint": query_endpoint,
+                                 "internalId": "mac_4f0c7a52-3b9e-4d1a-8e26-1c5d9b7a3e40"}
+    return {"id": workspace_id, "name": name, "type": "Microsoft.Monitor/accounts", "location": "westeurope",
+            "etag": '"0a00b2c3-0000-0d00-0000-000000000000"', "tags": {}, "properties": properties}
+
+
+class ScopedTokenCredential:
+    """Stands in for DefaultAzureCredential: a token that names the scope it was asked for (`token-for <scope>`), so
+    a stub that accepts one scope's token only catches a request signed for another."""
+
+    scopes: list[tuple[str, ...]] = []
+
+    def __init__(self, **kwargs: object) -> None:
+        pass
+
+    def get_token(self, *scopes: str, **kwargs: object) -> AccessToken:
+        ScopedTokenCredential.scopes.append(scopes)
+        return AccessToken(f"token-for {' '.join(scopes)}", int(time.time()) + 3600)
+
+    def close(self) -> None:
+        pass
+
+
+class WorkspaceQueryStub(HttpsStub):
+    """An Azure Monitor workspace's query endpoint: the Prometheus HTTP API of `upstream` (a real Prometheus on
+    loopback) behind a bearer check. A request without `Authorization: Bearer <token>` is answered 401, every
+    request 403 while `forbidden`; the others are forwarded as they came (path, form body) and answered as the
+    upstream answered."""
+
+    def __init__(self, upstream: str, token: str) -> None:
+        super().__init__()
+        self.upstream = upstream.rstrip("/")
+        self.token = token
+        self.forbidden = False
+
+    def _respond(self, method: str, raw_path: str, headers, body: object) -> StubResponse:
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+
+        url = urllib.parse.urlsplit(raw_path)
+        lower = {k.lower(): v for k, v in headers.items()}
+        with self._lock:
+            self.requests.append(RecordedRequest(method, url.path, urllib.parse.parse_qs(url.query), lower, body))
+        if lower.get("authorization") != f"Bearer {self.token}":
+            return StubResponse(401, "", {"WWW-Authenticate": 'Bearer realm="", error="invalid_token"'})
+        if self.forbidden:
+            return StubResponse(403, "")
+        request = urllib.request.Request(self.upstream + raw_path, data=(body or "").encode(), method=method,
+                                         headers={"Content-Type": lower.get("content-type", "")})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return StubResponse(response.status, response.read().decode())
+        except urllib.error.HTTPError as error:
+            return StubResponse(error.code, error.read().decode())

@@ -38,7 +38,7 @@ class RecordedRequest:
     headers: Mapping[str, str]
     """Names in lower case."""
     body: object = None
-    """The request's JSON body, if any."""
+    """The request's JSON body, if any; a body that is not JSON (a form) as text."""
 
 
 class HttpsStub:
@@ -102,12 +102,21 @@ class HttpsStub:
         self._tmp.cleanup()
 
 
+def _body(raw: bytes) -> object:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode()
+
+
 def _handler_for(stub: HttpsStub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def _serve(self, method: str) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            response = stub._respond(method, self.path, self.headers, json.loads(raw) if raw else None)
+            response = stub._respond(method, self.path, self.headers, _body(raw))
             text = isinstance(response.body, str)
             payload = b"" if response.body is None else (response.body if text else json.dumps(response.body)).encode()
             self.send_response(response.status)

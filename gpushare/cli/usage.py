@@ -1,22 +1,34 @@
-"""`usage STACK --prometheus URL [--window 7d] [--at TIME] [--prices [FILE]] [--json|--markdown]`: per pool, slice,
+"""`usage STACK [--prometheus URL] [--window 7d] [--at TIME] [--prices [FILE]] [--json|--markdown]`: per pool, slice,
 tenant and namespace, what was held and used over the window, what idled and what it cost, and the stack edit each
-pool's figures call for (`gpushare.review.usage_report`). Reads the Prometheus HTTP API; exit 4 when it cannot."""
+pool's figures call for (`gpushare.review.usage_report`). Reads the Prometheus HTTP API: a URL, or a managed
+stack's Azure Monitor workspace signed in with azure-identity (`gpushare.azure.monitor_workspace`, `gpushare.kubernetes.workspace_prometheus`); exit 4 when it
+cannot."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from datetime import datetime
 
+from gpushare.azure.arm import SharedCredential, arm_target
+from gpushare.azure.monitor_workspace import (
+    PROMETHEUS_SCOPES,
+    WORKSPACE_ENDPOINT_RE,
+    Workspace,
+    read_query_endpoint,
+)
 from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options
 from gpushare.cli.rules import plan_cost, require_metrics
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.kubernetes.prometheus_api import PrometheusReader
+from gpushare.kubernetes.workspace_prometheus import WorkspacePrometheusReader
 from gpushare.model.metrics import DURATION_RE, duration_seconds
+from gpushare.model.stack import StackConfig
 from gpushare.review.showback_rules import showback_pools
 from gpushare.review.usage_report import read_usage, render_markdown, render_text, usage_document
 from gpushare.stackfile.config import parse_stack_file
@@ -49,7 +61,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     add_stack_arguments(parser)
     parser.add_argument("--prometheus", metavar="URL",
-                        help="the Prometheus API's base URL (default: gpushare:metrics.prometheus when a URL)")
+                        help="the Prometheus API's base URL (default: gpushare:metrics.prometheus when a URL; on a "
+                             "managed stack the query endpoint of gpushare:metrics.workspaceId, signed in with "
+                             "azure-identity, as is a *.prometheus.monitor.azure.com URL)")
     parser.add_argument("--window", type=_window, help="how far back (default: gpushare:metrics.window)")
     parser.add_argument("--at", type=_time, help="the window's end, Unix seconds or RFC 3339 (default: now)")
     parser.add_argument("--raw-series", action="store_true",
@@ -67,11 +81,10 @@ def run(args: argparse.Namespace) -> int:
     metrics = stack.metrics
     assert metrics is not None
     url = args.prometheus or (None if metrics.managed else metrics.prometheus)
-    if url is None or not PROMETHEUS_RE.match(url) or url == "managed":
+    if url is not None and (not PROMETHEUS_RE.match(url) or url == "managed"):
         raise ConfigError("--prometheus", [ConfigProblem(
-            "--prometheus", "the stack's metrics go to Azure Monitor managed Prometheus: pass its query endpoint "
-                            "(the workspace's, https://<workspace>.<region>.prometheus.monitor.azure.com) or a "
-                            "Prometheus URL" if url in (None, "managed") else f"not an http(s) URL: {url!r}")])
+            "--prometheus", f"not an http(s) URL: {url!r}: pass a Prometheus base URL, or leave it out on a "
+                            "managed stack to query its workspace (gpushare:metrics.workspaceId)")])
     try:
         cost = plan_cost(args, stack)
     except PricesError as exc:
@@ -80,8 +93,9 @@ def run(args: argparse.Namespace) -> int:
     pools = showback_pools(stack, cost)
     window = args.window or metrics.window
     at = args.at if args.at is not None else time.time()
-    reader = PrometheusReader(url)
-    source, samples = read_usage(reader, stack.stack, pools, window, at, raw=args.raw_series)
+    with SharedCredential(stack.azure.environment, os.environ) as credential:
+        reader = prometheus_reader(stack, url, credential)
+        source, samples = read_usage(reader, stack.stack, pools, window, at, raw=args.raw_series)
     document = usage_document(stack, pools, samples, window, at, len(reader.queries),
                               cost["currency"] if cost else None, metrics.idle_below, source)
     if args.json:
@@ -91,3 +105,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_text(document))
     return 0
+
+
+def prometheus_reader(stack: StackConfig, url: str | None, credential: SharedCredential) -> PrometheusReader:
+    """`url` read as is; a workspace's query endpoint (given, or with no URL on a managed stack the one its
+    `workspaceId` reports, one ARM GET) read signed in with the run's Azure credential."""
+    scope = PROMETHEUS_SCOPES[stack.azure.environment]
+    if url is None:
+        assert stack.metrics is not None and stack.metrics.workspace_id is not None
+        workspace_id = stack.metrics.workspace_id
+        target = arm_target(stack, os.environ, Workspace.from_id(workspace_id).subscription_id)
+        url = read_query_endpoint(workspace_id, credential=credential, **target.client_kwargs())
+        print(f"querying Azure Monitor workspace {workspace_id} at {url}", file=sys.stderr)
+        return WorkspacePrometheusReader(url, credential=credential, scope=scope)
+    if WORKSPACE_ENDPOINT_RE.match(url):
+        return WorkspacePrometheusReader(url, credential=credential, scope=scope)
+    return PrometheusReader(url)

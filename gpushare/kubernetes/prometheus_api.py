@@ -33,7 +33,6 @@ class Sample:
 class PrometheusReader:
     url: str
     """The server's base URL (`http://prometheus:9090`, or a path prefix such as `https://host/select/0`)."""
-    bearer_token: str | None = None
     queries: list[str] = field(default_factory=list)
     """Every expression sent, in order (the report states how many)."""
 
@@ -42,20 +41,8 @@ class PrometheusReader:
         self.queries.append(expression)
         endpoint = f"{self.url.rstrip('/')}/api/v1/query"
         body = urllib.parse.urlencode({"query": expression, "time": f"{at:.3f}"}).encode()
-        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
-        if self.bearer_token:
-            headers["Authorization"] = f"Bearer {self.bearer_token}"
-        request = urllib.request.Request(endpoint, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
-                document = json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            raise PrometheusReadError(f"{endpoint}: HTTP {error.code}: {_api_error(error)}") from None
-        except (urllib.error.URLError, OSError) as error:
-            reason = getattr(error, "reason", error)
-            if isinstance(reason, TimeoutError):
-                raise _too_slow(endpoint) from None
-            raise _unreachable(endpoint, reason) from None
+            document = json.loads(self.post(endpoint, body))
         except ValueError:
             raise PrometheusReadError(f"{endpoint}: the answer is not JSON: is this a Prometheus API?") from None
         if document.get("status") != "success" or document.get("data", {}).get("resultType") != "vector":
@@ -67,16 +54,39 @@ class PrometheusReader:
                 samples.append(Sample(item["metric"], value))
         return samples
 
+    def post(self, endpoint: str, body: bytes) -> bytes:
+        """The answer's body to a form-encoded POST; every failure a `PrometheusReadError`. Plain urllib here (no
+        credentials); `gpushare.kubernetes.workspace_prometheus.WorkspacePrometheusReader` signs in through azure-core."""
+        request = urllib.request.Request(endpoint, data=body, headers=FORM_HEADERS, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+                return response.read()
+        except urllib.error.HTTPError as error:
+            try:
+                text = error.read()
+            except OSError:
+                text = b""
+            raise PrometheusReadError(f"{endpoint}: HTTP {error.code}: {api_error(text, error.reason)}") from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            if isinstance(reason, TimeoutError):
+                raise too_slow(endpoint) from None
+            raise unreachable(endpoint, reason) from None
 
-def _api_error(error: urllib.error.HTTPError) -> str:
+
+FORM_HEADERS = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+
+
+def api_error(body: bytes, reason: object) -> str:
+    """The Prometheus API's own error (`errorType: error`) from a failed answer's body, else the HTTP reason."""
     try:
-        document = json.loads(error.read())
+        document = json.loads(body)
         return f"{document.get('errorType', 'error')}: {document.get('error', '')}"
-    except (ValueError, OSError):
-        return str(error.reason)
+    except (ValueError, AttributeError):
+        return str(reason)
 
 
-def _too_slow(endpoint: str) -> PrometheusReadError:
+def too_slow(endpoint: str) -> PrometheusReadError:
     error = PrometheusReadError(f"{endpoint}: no answer within {TIMEOUT_SECONDS} s")
     error.hint = ("a window the showback rules have not recorded is folded from the raw series, every join at every "
                   "step: load the rules (gpushare rules) and report once they cover the window, or ask for a "
@@ -84,7 +94,7 @@ def _too_slow(endpoint: str) -> PrometheusReadError:
     return error
 
 
-def _unreachable(endpoint: str, reason: object) -> PrometheusReadError:
+def unreachable(endpoint: str, reason: object) -> PrometheusReadError:
     error = PrometheusReadError(f"{endpoint}: cannot be reached ({reason})")
     error.hint = "check --prometheus (the server's base URL, e.g. http://localhost:9090 through kubectl port-forward)"
     return error

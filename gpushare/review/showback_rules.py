@@ -5,7 +5,9 @@ stack), and as the instant expressions `gpushare usage` integrates over a window
 Sources (names as the exporters write them):
 - dcgm-exporter (NVIDIA/dcgm-exporter etc/default-counters.csv, at d5e5f51 / 4.5.3-4.8.2): DCGM_FI_PROF_GR_ENGINE_ACTIVE
   ("Ratio of time the graphics engine is active", 0-1, reported per GPU and per MIG instance) and
-  DCGM_FI_DEV_GPU_UTIL ("GPU utilization (in %)", whole GPUs only). Labels (internal/pkg/rendermetrics/
+  DCGM_FI_DEV_GPU_UTIL ("GPU utilization (in %)", whole GPUs only); DCGM_FI_DEV_FB_USED ("Framebuffer memory used
+  (in MiB)", per GPU and per MIG instance; in default-counters.csv and the operator's dcp-metrics-included.csv), whose
+  peak against a MIG slice's memory decides `gpushare usage`'s MIG-profile advice. Labels (internal/pkg/rendermetrics/
   render_metrics.go): gpu, UUID, device, modelName, and on a MIG instance GPU_I_PROFILE and GPU_I_ID; with the
   Kubernetes mapping on (the GPU Operator's default) pod, namespace, container. The node's name is the scrape's
   `node` label, which the PodMonitor gpushare generates copies from __meta_kubernetes_pod_node_name: the exporter's
@@ -30,6 +32,7 @@ hourly price / devices per node (the plan's list prices).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,8 +40,10 @@ from typing import Any
 
 import yaml
 
+from gpushare.model.catalog import MigProfile
 from gpushare.model.metrics import Metrics, duration_seconds
-from gpushare.model.stack import SharingStrategy, StackConfig
+from gpushare.model.stack import GpuPool, SharingStrategy, StackConfig
+from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.pool_facts import stack_pool_facts
 
 GROUP_INTERVAL = "5m"
@@ -48,6 +53,7 @@ POOL_LABEL = "label_gpushare_io_pool"
 """kube_node_labels' label for the gpushare.io/pool node label (kube-state-metrics sanitises the key)."""
 GR_ENGINE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
+FB_USED = "DCGM_FI_DEV_FB_USED"
 SATURATED_ALLOCATION = 0.95
 EVALUATED = "gpushare:showback_rules:evaluated"
 RECORDED = {
@@ -57,6 +63,7 @@ RECORDED = {
     "used": "gpushare:pool_devices_used:sum",
     "namespaceUsed": "gpushare:namespace_devices_used:sum",
     "pending": "gpushare:pool_pods_pending:count",
+    "framebuffer": "gpushare:pool_framebuffer_used:max",
 }
 """The recorded series `gpushare usage` reads where the group has run over its whole window."""
 
@@ -64,6 +71,25 @@ RECORDED = {
 def metric_resource(resource: str) -> str:
     """A Kubernetes resource name as kube-state-metrics writes it in `resource` (promutil.SanitizeLabelName)."""
     return re.sub(r"[^a-zA-Z0-9_]", "_", resource)
+
+
+@dataclass(frozen=True)
+class MigOption:
+    """One MIG profile the pool's GPU offers, laid out as AKS lays it (`catalog.MigProfile`, `sharing.capacity`)."""
+
+    profile: MigProfile
+    slice: str
+    """`2g.10gb`."""
+    resource: str
+    """What its pods request under the stack's MIG strategy."""
+    per_node: int
+    compute_slices: int
+    """Of the GPU's 7."""
+
+    @property
+    def memory_mib(self) -> int:
+        """The slice's memory as its name gives it (`10gb` -> 10,240 MiB; the instance reports a little less)."""
+        return int(self.slice.split(".")[1].removesuffix("gb")) * 1024
 
 
 @dataclass(frozen=True)
@@ -85,6 +111,9 @@ class ShowbackPool:
     """Slices per node."""
     node_hourly: float | None
     """The node's list price per hour (None: no price sheet, or no meter)."""
+    mig_profile: MigProfile | None = None
+    mig_options: tuple[MigOption, ...] = ()
+    """Every profile of the pool's GPU (the current one among them), for a MIG pool."""
 
     @property
     def shared(self) -> bool:
@@ -114,12 +143,21 @@ def showback_pools(stack: StackConfig, cost: Mapping[str, Any] | None = None) ->
         else:
             label = "whole GPU"
         slice_ = f"{capacity.slice} {label}" if capacity.slice and sharing else (capacity.slice or label)
+        options = tuple(_mig_option(dataclasses.replace(pool, mig=profile), stack)
+                        for profile in pool.vm_size.gpu.mig_slices) if pool.mig else ()
         pools.append(ShowbackPool(
             name=name, resource=capacity.resource, slice=slice_,
             sharing=sharing.value if sharing else ("mig" if pool.mig else "none"), replicas=replicas,
             mig=pool.mig is not None, devices_per_node=capacity.devices_per_node, per_node=capacity.per_node,
-            node_hourly=prices.get(name)))
+            node_hourly=prices.get(name), mig_profile=pool.mig, mig_options=options))
     return tuple(pools)
+
+
+def _mig_option(pool: GpuPool, stack: StackConfig) -> MigOption:
+    assert pool.mig is not None
+    capacity = pool_capacity(pool, stack.operator.mig_strategy)
+    assert capacity.slice is not None
+    return MigOption(pool.mig, capacity.slice, capacity.resource, capacity.per_node, pool.mig.compute_slices)
 
 
 def tenant_namespaces(stack: StackConfig) -> dict[str, str]:
@@ -185,6 +223,12 @@ def used_devices(pool: ShowbackPool) -> str:
     return f"sum by (pool) ({_on_pool(_device_activity(pool), pool)})"
 
 
+def framebuffer_used(pool: ShowbackPool) -> str:
+    """The most framebuffer (MiB) any one of the pool's devices (its MIG instances, or GPUs) has in use."""
+    mig = 'GPU_I_ID!=""' if pool.mig else 'GPU_I_ID=""'
+    return f"max by (pool) ({_on_pool(f'max by (node, gpu, GPU_I_ID) ({FB_USED}{{{mig}}})', pool)})"
+
+
 def namespace_used_devices(pool: ShowbackPool) -> str:
     """Busy device-equivalents per namespace: measured per device on an unshared pool; on a time-sliced or MPS
     pool, each node's activity split by the slices each namespace holds there (attributed by allocation)."""
@@ -236,6 +280,9 @@ def _pool_rules(pool: ShowbackPool) -> list[Rule]:
                 else "measured per device from dcgm-exporter's pod/namespace labels"),
         _record(RECORDED["pending"], pending_pods(pool), labels,
                 "pods waiting for the pool's resource"),
+        _record(RECORDED["framebuffer"], framebuffer_used(pool), labels,
+                "the most framebuffer (MiB, DCGM_FI_DEV_FB_USED) one of its "
+                + ("MIG instances" if pool.mig else "GPUs") + " uses"),
         _record("gpushare:pool_utilisation:ratio",
                 f"{_or_zero(f'gpushare:pool_devices_used:sum{sel}', f'gpushare:pool_slices_allocatable:sum{sel}')}"
                 f" / (gpushare:pool_slices_allocatable:sum{sel} / {pool.replicas} > 0)", labels,
@@ -346,8 +393,8 @@ def rule_group(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | N
 
 HEADER = """\
 # GPU showback for stack {stack}, generated by `gpushare rules` from the plan: do not edit, regenerate.
-# Inputs: dcgm-exporter (DCGM_FI_PROF_GR_ENGINE_ACTIVE, DCGM_FI_DEV_GPU_UTIL; labels gpu, GPU_I_ID, pod, namespace,
-# and node from the scrape) and kube-state-metrics (kube_pod_container_resource_requests, kube_pod_status_phase,
+# Inputs: dcgm-exporter (DCGM_FI_PROF_GR_ENGINE_ACTIVE, DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_FB_USED; labels gpu,
+# GPU_I_ID, pod, namespace, and node from the scrape) and kube-state-metrics (kube_pod_container_resource_requests, kube_pod_status_phase,
 # kube_node_status_allocatable, kube_node_labels with --metric-labels-allowlist=nodes=[gpushare.io/pool]).
 # Slices are what a pool advertises; devices what DCGM measures (GPUs or MIG instances). Time-sliced and MPS pods
 # are attributed by allocation: DCGM cannot tell the pods sharing one GPU apart, so each node's activity is split

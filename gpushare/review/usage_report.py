@@ -24,11 +24,13 @@ from gpushare.model.stack import StackConfig
 from gpushare.review.cost import HOURS_PER_MONTH, money, signed_money
 from gpushare.review.showback_rules import (
     EVALUATED,
+    FB_USED,
     GROUP_INTERVAL,
     RECORDED,
     ShowbackPool,
     allocatable_slices,
     allocated_slices,
+    framebuffer_used,
     namespace_used_devices,
     pending_pods,
     tenant_namespaces,
@@ -40,6 +42,11 @@ STEP = "5m"
 SATURATED = 0.95
 BUSY = 0.5
 """A shared pool under this busy share can take more pods per GPU (double the replicas) before it needs a node."""
+MEMORY_SATURATED = 0.9
+"""A MIG instance whose framebuffer peaked above this share of its slice's memory is near out-of-memory."""
+MIG_FIT = 0.8
+"""A smaller MIG slice fits the held instances' work when their framebuffer peak and compute demand stay under this
+share of its memory and compute slices: headroom for a busier week."""
 
 QUERIES: dict[str, tuple[str, Callable[[ShowbackPool], str], str]] = {
     "allocatable": ("sum_over_time", allocatable_slices, "allocatable"),
@@ -49,6 +56,7 @@ QUERIES: dict[str, tuple[str, Callable[[ShowbackPool], str], str]] = {
     "used": ("sum_over_time", used_devices, "used"),
     "namespaceUsed": ("sum_over_time", namespace_used_devices, "namespaceUsed"),
     "pendingPeak": ("max_over_time", pending_pods, "pending"),
+    "framebufferPeak": ("max_over_time", framebuffer_used, "framebuffer"),
 }
 """Each figure: how the window folds it, the pool's instant expression, and the series the rules record it as."""
 RECORDED_COVERAGE = 0.99
@@ -131,8 +139,12 @@ def _recommendation(pool: ShowbackPool, plan: PoolPlan, figures: Mapping[str, fl
     def edit(change: str, why: str, new_nodes: int, new_per_node: int) -> dict[str, Any]:
         delta = None if price is None else (new_nodes - nodes) * price * HOURS_PER_MONTH
         return {"edit": change, "why": why, "capacity": {"before": nodes * per_node, "after": new_nodes * new_per_node},
-                "monthlyDelta": _round(delta)}
+                "monthlyDelta": _round(delta), "newPool": False}
 
+    if pool.mig and not pool.shared:
+        advice = _mig_recommendation(pool, plan, figures, edit)
+        if advice is not None:
+            return advice
     if saturated and pool.shared and busy < BUSY:
         return edit(f"sharing.replicas {pool.replicas} -> {2 * pool.replicas}",
                     f"all slices held with GPU pods pending, yet the GPUs were {busy:.0%} busy: twice the pods per "
@@ -155,7 +167,60 @@ def _recommendation(pool: ShowbackPool, plan: PoolPlan, figures: Mapping[str, fl
     fewest = (f"; {nodes} node(s) are the fewest that hold the peak of {peak:g} slices"
               if figures["allocatedShare"] < 0.5 else "")
     return {"edit": None, "why": f"{figures['allocatedShare']:.0%} of slices held, {busy:.0%} busy{fewest}: no change",
-            "capacity": {"before": nodes * per_node, "after": nodes * per_node}, "monthlyDelta": 0.0}
+            "capacity": {"before": nodes * per_node, "after": nodes * per_node}, "monthlyDelta": 0.0,
+            "newPool": False}
+
+
+def _mig_recommendation(pool: ShowbackPool, plan: PoolPlan, figures: Mapping[str, float],
+                        edit: Callable[[str, str, int, int], dict[str, Any]]) -> dict[str, Any] | None:
+    """Another MIG profile for the pool, where the window's figures call for one; None: keep the profile.
+
+    - Fewer, larger slices when an instance's framebuffer peaked above `MEMORY_SATURATED` of its slice (pods near
+      out-of-memory): the next profile with more memory.
+    - More, smaller slices when the held instances' framebuffer peak and compute demand (their average graphics-
+      engine activity x the slice's compute slices) fit under `MIG_FIT` of a smaller slice's: the smallest such.
+    The profiles are the pool's GPU's, laid out as AKS lays them (7/3/2/1/1 instances per GPU, `catalog.
+    MigProfile`; the GPU Operator's mig-parted `all-<slice>` layouts, gpu-operator-default-mig-parted-config.yaml,
+    give the same counts). AKS cannot change a pool's gpuInstanceProfile in place (the guard stops the edit,
+    `azure.guard.CREATE_ONLY`), so the edit is always a new pool beside this one."""
+    framebuffer = figures.get("framebufferPeak")
+    current = next((o for o in pool.mig_options if o.profile == pool.mig_profile), None)
+    if framebuffer is None or current is None:
+        return None  # no DCGM_FI_DEV_FB_USED series: no evidence of what the slices' memory holds
+    held_hours, used_hours = figures["allocatedHours"], figures["usedHours"]
+    busy_held = used_hours / held_hours if held_hours else 0.0
+    demand = busy_held * current.compute_slices
+    peak = figures["allocatedPeak"]
+    if framebuffer >= MEMORY_SATURATED * current.memory_mib:
+        larger = sorted((o for o in pool.mig_options if o.memory_mib > current.memory_mib),
+                        key=lambda o: o.memory_mib)
+        if not larger:
+            return None
+        target = larger[0]
+        why = (f"an instance's framebuffer peaked at {framebuffer:,.0f} MiB of {current.slice}'s "
+               f"{current.memory_mib:,} MiB ({FB_USED}): near out-of-memory; {target.slice} has {target.memory_mib:,} MiB, "
+               f"{target.per_node} per node")
+    else:
+        fitting = [o for o in pool.mig_options if o.memory_mib < current.memory_mib and o.per_node > current.per_node
+                   and framebuffer <= MIG_FIT * o.memory_mib and demand <= MIG_FIT * o.compute_slices]
+        if not fitting or not held_hours:
+            return None
+        target = max(fitting, key=lambda o: o.per_node)
+        why = (f"held instances peaked at {framebuffer:,.0f} MiB of framebuffer ({FB_USED}) and were "
+               f"{busy_held:.0%} busy ({demand:.1f} of {current.slice}'s {current.compute_slices} compute slices): "
+               f"{target.slice} holds that, {target.per_node} per node instead of {current.per_node}")
+    needed = max(plan.min_nodes, math.ceil(peak / target.per_node), 1 if peak else 0)
+    key = "count" if plan.count is not None else "autoscale.max"
+    sizing = f", {key} {needed}" if needed != plan.max_nodes else ""
+    pool_edit = f"new pool: mig {current.profile.value} -> {target.profile.value}{sizing}"
+    resource = (f"; pods request {target.resource} instead of {current.resource}"
+                if target.resource != current.resource else "")
+    advice = edit(pool_edit, f"{why}. gpuInstanceProfile cannot change in place (the guard stops the edit): add a "
+                             f"pool with mig: {target.profile.value}, move the workloads{resource}, then retire "
+                             f"{pool.name}", needed, target.per_node)
+    return {**advice, "newPool": True,
+            "profile": {"before": current.profile.value, "after": target.profile.value, "slice": target.slice,
+                        "resource": target.resource}}
 
 
 def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples: Mapping[str, list[Sample]],
@@ -188,11 +253,13 @@ def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples:
             "idleCost": _round(idle * pool.device_hourly) if pool.device_hourly is not None else None,
             "peakAllocated": get("allocatedPeak"), "peakAllocatable": get("allocatablePeak"),
             "peakPending": get("pendingPeak"),
+            "peakFramebufferMiB": figures["framebufferPeak"].get(pool.name),
         }
         row["recommendation"] = _recommendation(pool, plans[pool.name], {
             "utilisation": row["utilisation"], "allocatedShare": row["allocatedShare"],
             "allocatedPeak": row["peakAllocated"], "allocatablePeak": row["peakAllocatable"],
-            "pendingPeak": row["peakPending"]}, idle_below, hours)
+            "pendingPeak": row["peakPending"], "framebufferPeak": row["peakFramebufferMiB"],
+            "allocatedHours": held_slice_hours / pool.replicas, "usedHours": used}, idle_below, hours)
         pool_rows.append(row)
         for (pool_name, namespace), held in sorted(figures["namespaceAllocated"].items()):
             if pool_name != pool.name:
@@ -238,7 +305,8 @@ def _recommendation_text(row: Mapping[str, Any], currency: str | None) -> str:
     if rec["edit"] is None:
         return rec["why"]
     delta = rec["monthlyDelta"]
-    cost = f": {signed_money(delta, currency)}/month" if delta is not None and currency else ""
+    cost = ((": same cost" if delta == 0 else f": {signed_money(delta, currency)}/month")
+            if delta is not None and currency else "")
     return (f"{rec['edit']} ({rec['why']}; capacity {rec['capacity']['before']} -> {rec['capacity']['after']} "
             f"{row['resource']}){cost}")
 

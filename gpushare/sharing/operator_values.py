@@ -230,7 +230,23 @@ def operator_warnings(stack: StackConfig) -> list[str]:
         )
     warnings += check_user_values(operator.values, operator.chart_version).warnings
     warnings += _inert_value_warnings(stack)
+    if scrapes_with_pod_monitor(stack) and _user_value(operator.values, SERVICE_MONITOR_PATH) is True:
+        warnings.append(
+            f"gpushare:operator.values {SERVICE_MONITOR_PATH}: true keeps the GPU Operator's dcgm-exporter "
+            "ServiceMonitor beside the PodMonitor gpushare deploys for gpushare:metrics.operator, so the Prometheus "
+            "Operator scrapes the exporter twice, and the ServiceMonitor's copy (honorLabels false) labels every "
+            "GPU with namespace gpu-operator, which the showback rules then count as a GPU user; drop the value "
+            "(gpushare turns it off)")
     return warnings
+
+
+def _user_value(values: Mapping, path: str) -> Any:
+    node: Any = values
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
 AKS_DRIVER_INERT = ("driver.", "toolkit.")
@@ -322,11 +338,32 @@ def chart_values(stack: StackConfig) -> dict:
     return merge_values(gpushare_values(stack), stack.operator.values)
 
 
+SERVICE_MONITOR_PATH = "dcgmExporter.serviceMonitor.enabled"
+
+
+def scrapes_with_pod_monitor(stack: StackConfig) -> bool:
+    """Whether the program deploys its own monitoring.coreos.com PodMonitor of dcgm-exporter (`gpushare:metrics`
+    with a Prometheus URL and `operator: true`), the scrape the chart's ServiceMonitor would duplicate.
+
+    The chart (v26.7.0 values.yaml L326-327, on by default) hands `dcgmExporter.serviceMonitor` to the ClusterPolicy
+    (templates/clusterpolicy.yaml L565-566), and the operator creates a monitoring.coreos.com ServiceMonitor of the
+    exporter wherever that CRD exists (controllers/object_controls.go `ServiceMonitor`), with `honorLabels: false`
+    and no `node` label. The same Prometheus Operator then scrapes each series twice, and the ServiceMonitor's copy
+    carries the exporter pod's own namespace (gpu-operator): the showback rules would count that namespace as a
+    GPU user. With `prometheus: managed` the PodMonitor is azmonitoring.coreos.com, read by ama-metrics only, so an
+    in-cluster Prometheus Operator's ServiceMonitor scrapes into another Prometheus and is left as it is."""
+    metrics = stack.metrics
+    return metrics is not None and not metrics.managed and metrics.operator
+
+
 def gpushare_values(stack: StackConfig) -> dict:
     """The values gpushare sets. Each path is in the chart version's verified list."""
     aks_driver = stack.operator.driver is DriverOwner.AKS
     tolerations = pool_tolerations(stack)
+    # One scrape of dcgm-exporter: gpushare's PodMonitor, not also the chart's ServiceMonitor.
+    scrape = {"dcgmExporter": {"serviceMonitor": {"enabled": False}}} if scrapes_with_pod_monitor(stack) else {}
     return {
+        **scrape,
         # AKS's preinstalled driver and toolkit, or the operator's own (then pools skip AKS's driver).
         "driver": {"enabled": not aks_driver},
         "toolkit": {"enabled": not aks_driver},
@@ -385,6 +422,9 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
         f"{DEFAULT_CONFIG_KEY}; each pool's key is <pool>-<sha256 of its config, 8 hex>, so a changed config "
         f"relabels that pool's nodes only and their device plugin, GFD and MPS daemon reload it",
         f"tolerated by operator DaemonSets and the NFD worker: {taints}",
+        *((f"{SERVICE_MONITOR_PATH}=false: gpushare's PodMonitor (gpushare:metrics.operator) scrapes dcgm-exporter "
+           "with its pods' labels and node; the chart's ServiceMonitor would scrape it a second time",)
+          if scrapes_with_pod_monitor(stack) else ()),
         *((f"gpushare:operator.values: {user} value{'s' if user != 1 else ''} merged over gpushare's "
            f"({', '.join(value_leaf_paths(operator.values))})",) if user else ()),
     )

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from gpushare.cli import main
-from gpushare.kubernetes.dcgm_scrape import DCGM_EXPORTER_PORT, DCGM_EXPORTER_POD_LABELS
+from gpushare.kubernetes.dcgm_scrape import DCGM_EXPORTER_POD_LABELS, DCGM_EXPORTER_PORT
 from gpushare.render.mock_engine import MOCK_SUBSCRIPTION, Recording, run_program
 from gpushare.stackfile.config import encode_engine_config, read_stack_file
 
@@ -162,3 +162,36 @@ def test_plan_json_lists_the_showback_resources(tmp_path):
     plan = json.loads(printed("plan", str(stack_file(tmp_path, MANAGED)), "--json"))
     types = {r["type"] for r in plan["resources"]}
     assert {RULE_GROUP, AZURE_POD_MONITOR} <= types
+
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+@pytest.mark.parametrize("metrics, pod_monitor, service_monitor", [
+    ({**OWN, "operator": True}, POD_MONITOR, False),
+    (MANAGED, AZURE_POD_MONITOR, None),
+    (OWN, None, None),
+], ids=["operator", "managed", "url"])
+def test_dcgm_exporter_is_scraped_once_by_one_monitor(tmp_path, metrics, pod_monitor, service_monitor):
+    """Where the program deploys its monitoring.coreos.com PodMonitor, the GPU Operator's own dcgm-exporter
+    ServiceMonitor (chart default on, created by the operator wherever the Prometheus Operator's CRD exists) is
+    turned off in the release's values, or the same Prometheus scrapes the exporter twice. Managed Prometheus reads
+    only its azmonitoring.coreos.com PodMonitor, and without operator the program scrapes nothing: the chart's
+    default stays (no value set: None)."""
+    recording = program(stack_file(tmp_path, metrics))
+    monitors = [r.type for r in recording.resources if r.type in (POD_MONITOR, AZURE_POD_MONITOR)]
+    assert monitors == ([pod_monitor] if pod_monitor else [])
+    values = recording.get(RELEASE, "gpu-operator-release").inputs["values"]
+    assert values.get("dcgmExporter", {}).get("serviceMonitor", {}).get("enabled") is service_monitor
+
+
+def test_keeping_the_chart_service_monitor_beside_the_pod_monitor_is_warned_and_honoured(tmp_path):
+    path = stack_file(tmp_path, {**OWN, "operator": True})
+    document = yaml.safe_load(path.read_text())
+    document["config"]["gpushare:operator"]["values"] = {"dcgmExporter": {"serviceMonitor": {"enabled": True}}}
+    path.write_text(yaml.safe_dump(document))
+    recording = program(path)
+    values = recording.get(RELEASE, "gpu-operator-release").inputs["values"]
+    assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is True  # the user's value wins, as Helm merges
+    [warning] = [w for w in recording.warnings if "dcgmExporter.serviceMonitor.enabled" in w]
+    assert "scrapes the exporter twice" in warning and "namespace gpu-operator" in warning

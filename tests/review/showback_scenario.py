@@ -40,6 +40,9 @@ class Device:
     gpu_util_only: bool = False
     pods: tuple[tuple[str, str], ...] = ()
     """(namespace, pod) labels dcgm-exporter puts on the device's series: a copy per pod (--kubernetes-virtual-gpus)."""
+    framebuffer: float | None = None
+    """DCGM_FI_DEV_FB_USED (MiB), with DCGM_FI_DEV_FB_FREE the rest of the device's `FRAMEBUFFER`; None: neither is
+    exported."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class Scenario:
 
 
 A100 = "aks-a100mig-12345678-vmss000000"
+FRAMEBUFFER = {"3g.20gb": 19968}
+"""The framebuffer (MiB) a MIG instance reports, used + free (an A100-SXM4-40GB's 3g.20gb)."""
 T4TS_0, T4TS_1 = "aks-t4ts-12345678-vmss000000", "aks-t4ts-12345678-vmss000001"
 T4MPS = "aks-t4mps-12345678-vmss000000"
 
@@ -72,9 +77,11 @@ SCENARIO = Scenario(
         Pod("nlp", "serve-4", "", "nvidia_com_gpu_shared", 1, phase="Pending"),
     ),
     devices=(
-        # vision's four pods each run on a MIG instance, 90% busy; the other 12 instances idle, no pod.
+        # vision's four pods each run on a MIG instance, 90% busy, their framebuffer nearly full (19,000 of 19,968
+        # MiB); the other 12 instances idle, no pod, no memory in use.
         *(Device(A100, gpu, instance, 0.9 if gpu < 2 else 0.0,
-                 pods=((("vision", f"train-{2 * gpu + instance - 1}"),) if gpu < 2 else ()))
+                 pods=((("vision", f"train-{2 * gpu + instance - 1}"),) if gpu < 2 else ()),
+                 framebuffer=19000.0 if gpu < 2 else 0.0)
           for gpu in range(8) for instance in (1, 2)),
         # One T4 time-sliced among research's and batch's pods: dcgm-exporter repeats its value for each pod.
         Device(T4TS_0, 0, None, 0.5, pods=(("research", "notebook-0"), ("batch", "job-0"))),
@@ -113,7 +120,10 @@ def expected(scenario: Scenario = SCENARIO) -> dict[str, dict]:
     ns_idle_cost = {key: max(n / REPLICAS[key[0]] - ns_used.get(key, 0.0), 0) * device_hourly[key[0]]
                     for key, n in ns_allocated.items()}
     pending = sum(1 for pod in scenario.pods if pod.phase == "Pending")
-    return {"allocatable": allocatable, "allocated": allocated, "ns_allocated": ns_allocated, "used": used,
+    framebuffer = {p: max(d.framebuffer for d in scenario.devices if scenario.nodes[d.node] == p
+                          and d.framebuffer is not None) for p in pools
+                   if any(scenario.nodes[d.node] == p and d.framebuffer is not None for d in scenario.devices)}
+    return {"framebuffer": framebuffer, "allocatable": allocatable, "allocated": allocated, "ns_allocated": ns_allocated, "used": used,
             "ns_used": ns_used, "utilisation": {p: used[p] / (allocatable[p] / REPLICAS[p]) for p in pools},
             "idle_cost": idle_cost, "ns_idle_cost": ns_idle_cost, "pending": pending,
             "device_hourly": device_hourly}
@@ -154,6 +164,10 @@ def series(scenario: Scenario = SCENARIO) -> list[tuple[str, dict[str, str], flo
                 out.append(("DCGM_FI_PROF_GR_ENGINE_ACTIVE", {**labels, **copy}, device.activity))
                 if device.mig_instance is None:
                     out.append(("DCGM_FI_DEV_GPU_UTIL", {**labels, **copy}, round(device.activity * 100)))
+            if device.framebuffer is not None:
+                total = FRAMEBUFFER[labels["GPU_I_PROFILE"]]
+                out.append(("DCGM_FI_DEV_FB_USED", {**labels, **copy}, device.framebuffer))
+                out.append(("DCGM_FI_DEV_FB_FREE", {**labels, **copy}, total - device.framebuffer))
     return out
 
 

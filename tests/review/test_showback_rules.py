@@ -97,6 +97,8 @@ def test_promtool_evaluates_the_rules_to_the_figures_the_scenario_implies(tmp_pa
         per_namespace("gpushare:namespace_idle_cost:hourly", want["ns_idle_cost"]),
         # The pending pod asks for nvidia.com/gpu.shared, which both T4 pools advertise.
         per_pool("gpushare:pool_pods_pending:count", {"t4ts": want["pending"], "t4mps": want["pending"]}),
+        # Only the A100's MIG instances export framebuffer use in the scenario: the busiest instance's.
+        per_pool("gpushare:pool_framebuffer_used:max", want["framebuffer"]),
         {"expr": "round(gpushare:tenant_devices_used:sum * 1000)", "eval_time": "30m",
          "exp_samples": [_sample({"tenant": t}, _milli(v)) for t, v in tenant_used.items()]},
     ]
