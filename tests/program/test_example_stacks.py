@@ -185,7 +185,7 @@ def test_examples_pin_no_kubernetes_version(stack, capsys):
 
 
 def test_plan_warns_about_a_kubernetes_minor_aks_no_longer_creates(tmp_path, capsys):
-    from tests.builders import MINIMAL_STACK_YAML
+    from tests.stack_files import MINIMAL_STACK_YAML
 
     stack_file = tmp_path / "Pulumi.old.yaml"
     stack_file.write_text(MINIMAL_STACK_YAML.replace("name: gpushare-test", 'name: gpushare-test\n'
@@ -208,7 +208,7 @@ def test_plan_json_says_what_an_upgrade_costs_per_pool(capsys):
 
 
 def test_a_pools_upgrade_settings_reach_its_agent_pool(tmp_path, capsys):
-    from tests.builders import MINIMAL_STACK_YAML
+    from tests.stack_files import MINIMAL_STACK_YAML
 
     stack_file = tmp_path / "Pulumi.surge.yaml"
     stack_file.write_text(MINIMAL_STACK_YAML + "      upgrade: {maxSurge: 1, maxUnavailable: 0}\n")

@@ -38,7 +38,7 @@ from gpushare.stackfile.config import (
     read_stack_file,
     stack_name_for,
 )
-from tests.builders import MINIMAL_STACK_YAML, T4
+from tests.stack_files import MINIMAL_STACK_YAML, T4, write_stack
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_STACKS = sorted((REPO_ROOT / "stacks").glob("Pulumi.*.yaml"))
@@ -145,13 +145,6 @@ def assert_problems(problems: list[ConfigProblem], expected: list[Expected], *, 
         assert messages, f"no problem at {path}; got:\n{show(problems)}"
         assert any(all(f in m for f in fragments) for m in messages), (
             f"no message at {path} contains all of {fragments}; got:\n{show(problems)}")
-
-
-def write_stack(tmp_path: Path, text: str, name: str = "Pulumi.test.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
 
 
 

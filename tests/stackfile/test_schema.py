@@ -24,7 +24,7 @@ from gpushare.model import keys
 from gpushare.stackfile.config import GPUSHARE_KEYS, load_stack_file, parse_config
 from gpushare.stackfile.declarations import Field, Section
 from gpushare.stackfile.schema import SCHEMA_FILE, STACK_FILE, stack_file_schema
-from tests.builders import MINIMAL_STACK_YAML, T4
+from tests.stack_files import MINIMAL_STACK_YAML, T4
 from tests.stackfile.ajv import ajv_check
 from tests.stackfile.schema_check import schema_problems
 
