@@ -96,8 +96,8 @@ def test_no_subscription_exits_2_before_any_call(arm, tmp_path, capsys, monkeypa
 
 
 def test_invalid_stack_exits_2(arm, tmp_path, capsys):
-    path = tmp_path / "Pulumi.bad.yaml"
-    path.write_text(stack_yaml(1).replace("count: 1", "count: -1") + "  gpushare:preflight: maybe\n")
+    path = write_stack(tmp_path, stack_yaml(1).replace("count: 1", "count: -1") + "  gpushare:preflight: maybe\n",
+                       "Pulumi.bad.yaml")
 
     assert main(["preflight", str(path)]) == 2
 

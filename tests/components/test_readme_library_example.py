@@ -18,7 +18,7 @@ from gpushare.azure.guard import OFFLINE_ENV
 from gpushare.components import deploy
 from gpushare.render.mock_engine import Recording, run_program, run_pulumi
 from gpushare.stackfile.config import encode_engine_config
-from tests.stack_files import run_cli
+from tests.stack_files import write_stack, run_cli
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 START, END = "<!-- library-example:start -->\n```python\n", "```\n<!-- library-example:end -->"
@@ -124,8 +124,7 @@ def test_plan_program_plans_the_readme_program_offline_with_the_report_plan_give
     from_program = json.loads(out)
 
     _, config = run_readme_program()
-    stack_file = tmp_path / "Pulumi.ml.yaml"
-    stack_file.write_text(yaml.safe_dump({"config": config}))
+    stack_file = write_stack(tmp_path, yaml.safe_dump({"config": config}), "Pulumi.ml.yaml")
     code, out, err = run_cli(capsys, "plan", str(stack_file), "--json")
     assert code == 0, err
     from_stack_file = json.loads(out)
