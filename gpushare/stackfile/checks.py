@@ -3,6 +3,7 @@ and the wording of values in messages."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import re
@@ -203,12 +204,13 @@ class Checker:
                     values.failed.add(spec.name)
                 continue
             given = raw[spec.name]
-            if given is None and not spec.required:
-                if not spec.empty_is_default and spec.section is not None:
-                    # `sharing:` with its keys not indented under it: YAML reads it as null and the keys as ours.
-                    keys = spec.section.keys
-                    self.add(where, f"is empty (YAML reads `{spec.name}:` with nothing indented under it as null); "
-                                    f"indent {', '.join(keys[:2])} under it, or remove `{spec.name}:`")
+            if given is None and not spec.required and spec.empty_is_default:
+                continue
+            if given is None and not spec.required and spec.section is not None:
+                # `sharing:` with its keys not indented under it: YAML reads it as null and the keys as ours.
+                keys = spec.section.keys
+                self.add(where, f"is empty (YAML reads `{spec.name}:` with nothing indented under it as null); "
+                                f"indent {', '.join(keys[:2])} under it, or remove `{spec.name}:`")
                 continue
             values.given.add(spec.name)
             rule = (rules or {}).get(spec.name)
@@ -244,11 +246,14 @@ class SectionValues(dict[str, Any]):
 
     def model(self, **extra: Any) -> Any:
         """The section's model from these values (`extra` for attributes the keys do not give directly)."""
-        assert self.section.model is not None
+        model = self.section.model
+        assert model is not None
+        has_default = {f.name for f in dataclasses.fields(model)
+                       if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING}
         attributes = {f.model_attr: self[f.name] for f in self.section.fields if f.model_attr}
         # An absent key without a declared default leaves the model's own (a nested model's defaults).
-        attributes = {a: v for a, v in attributes.items() if v is not None or a in extra}
-        return self.section.model(**{**attributes, **extra})
+        attributes = {a: v for a, v in attributes.items() if v is not None or a not in has_default}
+        return model(**{**attributes, **extra})
 
 
 def _missing(spec: Field) -> str:
