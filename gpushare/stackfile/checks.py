@@ -174,21 +174,22 @@ class Checker:
         self.add(path, f"unknown value {show(value)}{did_you_mean(str(value), allowed)}; allowed: {', '.join(allowed)}")
         return None
 
-    def section(self, value: Any, section: Section, path: str,
-                rules: dict[str, Rule] | None = None) -> Any:
+    def section(self, value: Any, section: Section, path: str, rules: dict[str, Rule] | None = None,
+                missing: dict[str, str] | None = None) -> Any:
         """A mapping read whole from its declaration: unknown keys, missing required ones, each key checked by its
         declaration or its rule in `rules`, every problem recorded. Returns the section's model built from the
         values (an absent or invalid key's default from the model), `SectionValues` where the section has no model,
         or None when the value is no mapping or a required key is missing or invalid."""
-        values = self.section_values(value, section, path, rules)
+        values = self.section_values(value, section, path, rules, missing)
         if values is None or values.incomplete:
             return None
         return values.model() if section.model is not None else values
 
-    def section_values(self, value: Any, section: Section, path: str,
-                       rules: dict[str, Rule] | None = None) -> SectionValues | None:
+    def section_values(self, value: Any, section: Section, path: str, rules: dict[str, Rule] | None = None,
+                       missing: dict[str, str] | None = None) -> SectionValues | None:
         """`section` without building the model: each key's value (or default), and which keys failed, for rules
-        that relate keys to each other before the model is built."""
+        that relate keys to each other before the model is built. `missing`: what a required key holds where the
+        stack decides it (the pools a tenant may list), instead of its declaration's `missing`."""
         # A nested mapping that may not be empty: its keys found at this level lost their indentation.
         children = {f.name: f.section.keys for f in section.fields if f.section is not None and not f.empty_is_default}
         raw = self.mapping(value, path, section.keys, children=children)
@@ -200,7 +201,7 @@ class Checker:
             values[spec.name] = spec.default
             if spec.name not in raw:
                 if spec.required:
-                    self.add(where, f"required: {_missing(spec)}")
+                    self.add(where, f"required: {(missing or {}).get(spec.name) or _missing(spec)}")
                     values.failed.add(spec.name)
                 continue
             given = raw[spec.name]
@@ -224,6 +225,12 @@ class Checker:
     def field(self, raw: dict[str, Any], spec: Field, path: str) -> Any:
         """`raw[spec.name]` checked against its declaration, or the declared default when absent or invalid."""
         return optional(raw, spec.name, lambda v: self.check(spec, v, f"{path}.{spec.name}"), spec.default)
+
+
+def checked_later(c: Checker, value: Any, path: str) -> Any:
+    """The rule of a key whose check needs the section's other keys (a tenant's quota needs its pools): the value
+    as written, which the section's function checks once `section_values` has read the rest."""
+    return value
 
 
 class SectionValues(dict[str, Any]):

@@ -24,7 +24,7 @@ from gpushare.model.stack import (
     SpotEviction,
     Upgrade,
 )
-from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, SectionValues, earlier_use, kind_of, show
+from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, SectionValues, checked_later, earlier_use, kind_of, show
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.network_config import SUBNET_ID_RE, parse_subnet_id
 from gpushare.stackfile.pool_settings import (
@@ -283,11 +283,6 @@ def _pool_name(c: Checker, value: Any, path: str) -> str | None:
     return name
 
 
-def _read_by_a_pool_rule(c: Checker, value: Any, path: str) -> Any:
-    """A key read together with another: `gpu` by `vmSize`'s rule, `mig` by `_mig_fits_the_size`."""
-    return value
-
-
 def _mig_fits_the_size(c: Checker, pool: SectionValues, path: str, operator: Operator) -> None:
     vm_size, raw_gpu = pool["vmSize"], pool.raw.get("gpu")
     mig = _parse_mig(c, pool["mig"], f"{path}.mig", vm_size) if pool["mig"] is not None else None
@@ -371,7 +366,7 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
     pool = c.section_values(value, POOL, path, rules={
         "name": _pool_name,
         "vmSize": lambda c, v, p: _parse_vm_size(c, v, p, given.get("gpu"), f"{path}.gpu"),
-        "gpu": _read_by_a_pool_rule, "mig": _read_by_a_pool_rule,
+        "gpu": checked_later, "mig": checked_later,  # by vmSize's rule and _mig_fits_the_size
         "sharing": _parse_sharing, "autoscale": _parse_autoscale, "zones": _parse_zones, "upgrade": _parse_upgrade,
         "labels": parse_labels, "taints": parse_taints, "osDisk": parse_os_disk, "tags": parse_tags,
         "spot": parse_spot, "subnetId": parse_subnet_id,

@@ -28,10 +28,8 @@ MIN_OS_DISK_GB, MAX_OS_DISK_GB = 30, 2048
 
 GPU = Section((
     Field("model", STRING, "The NVIDIA GPU of a size the catalog lacks.", required=True,
-          missing=f"the NVIDIA GPU on the pool's vmSize; allowed: {', '.join(p.name for p in catalog.GPU_PRODUCTS)}",
           examples=tuple(p.name for p in catalog.GPU_PRODUCTS)),
-    Field("count", INTEGER, "Whole GPUs per VM.", required=True, minimum=1, maximum=16,
-          missing="how many whole GPUs one VM of the pool's vmSize has"),
+    Field("count", INTEGER, "Whole GPUs per VM.", required=True, minimum=1, maximum=16),
     Field("memoryGb", INTEGER, "Memory per GPU in GB; needed where the model comes in several sizes.", minimum=1,
           why=" (GB of memory per GPU, a whole number)"),
 ))
@@ -232,7 +230,10 @@ def _gpu_product(c: Checker, value: Any, path: str) -> catalog.GpuProduct | None
 
 def parse_gpu(c: Checker, value: Any, path: str, vm_size: str) -> catalog.VmSize | None:
     """The `gpu:` block of a size outside the catalog: the VM size it describes, or None (problems recorded)."""
-    values = c.section_values(value, GPU, path, rules={"model": _gpu_product})
+    products = ", ".join(p.name for p in catalog.GPU_PRODUCTS)
+    values = c.section_values(value, GPU, path, rules={"model": _gpu_product}, missing={
+        "model": f"the NVIDIA GPU on {vm_size}; allowed: {products}",
+        "count": f"how many whole GPUs one {vm_size} has"})
     if values is None:
         return None
     product, count, memory = values["model"], values["count"], values["memoryGb"]
