@@ -190,8 +190,8 @@ class Checker:
         """`section` without building the model: each key's value (or default), and which keys failed, for rules
         that relate keys to each other before the model is built. `missing`: what a required key holds where the
         stack decides it (the pools a tenant may list), instead of its declaration's `missing`."""
-        # A nested mapping that may not be empty: its keys found at this level lost their indentation.
-        children = {f.name: f.section.keys for f in section.fields if f.section is not None and not f.empty_is_default}
+        # A nested mapping's key found at this level lost its indentation.
+        children = {f.name: f.section.keys for f in section.fields if f.section is not None}
         raw = self.mapping(value, path, section.keys, children=children)
         if raw is None:
             return None

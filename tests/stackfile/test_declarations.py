@@ -16,7 +16,7 @@ from gpushare.stackfile.pool_settings import SPOT
 from gpushare.stackfile.reference import reference_markdown
 from gpushare.stackfile.schema import stack_file_schema
 from tests.stackfile.schema_check import schema_validator
-from tests.stackfile.test_config import POOL0, assert_problems, parse, pool, problems_of, raw_with
+from tests.stackfile.test_config import POOL0, assert_problems, parse, pool, problems_of, raw_with, top
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,3 +92,13 @@ def test_a_missing_required_key_is_reported_with_what_it_holds():
     assert c.section({}, section, "x") is None
     assert [(p.path, p.message) for p in c.problems] == [("x.zone", "required: the zone."),
                                                          ("x.mode", "required: how many nodes (0 or more)")]
+
+
+def test_a_nested_key_written_one_level_up_is_reported_as_mis_indented():
+    """Every nested section's keys are known one level up (the tenant queue's preemption, the pool's upgrade)."""
+    tenants = [{"name": "vision", "pools": ["t4"], "queue": {"reclaimWithinCohort": "Never"}}]
+    assert_problems(problems_of(raw_with(top("gpushare:tenants", tenants))),
+                    [("gpushare:tenants[0].queue.reclaimWithinCohort",
+                      ("is a key of `preemption`", "indented under `preemption:`"))])
+    assert_problems(problems_of(raw_with(pool(maxSurge=1))),
+                    [(f"{POOL0}.maxSurge", ("is a key of `upgrade`", "indented under `upgrade:`"))])
