@@ -222,10 +222,6 @@ class Checker:
                 values[spec.name] = parsed
         return values
 
-    def field(self, raw: dict[str, Any], spec: Field, path: str) -> Any:
-        """`raw[spec.name]` checked against its declaration, or the declared default when absent or invalid."""
-        return optional(raw, spec.name, lambda v: self.check(spec, v, f"{path}.{spec.name}"), spec.default)
-
 
 def checked_later(c: Checker, value: Any, path: str) -> Any:
     """The rule of a key whose check needs the section's other keys (a tenant's quota needs its pools): the value

@@ -59,7 +59,6 @@ METRICS = Section((
           pattern=NAMESPACE_RE,
           rule="must be a Kubernetes namespace name (lower-case letters, digits and -, at most 63)"),
 ), model=Metrics)
-METRICS_KEYS = METRICS.keys
 METRICS_FIELD = Field(METRICS_KEY, OBJECT, "GPU showback: the Prometheus the GPU metrics go to, and the thresholds "
                                            "of the generated rules and of gpushare usage.",
                       default_text="none (no showback rules)", section=METRICS)
