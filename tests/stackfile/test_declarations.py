@@ -11,7 +11,7 @@ import jsonschema
 
 from gpushare.model.stack import Spot, SpotEviction
 from gpushare.stackfile.checks import Checker
-from gpushare.stackfile.declarations import INTEGER, Field, Section
+from gpushare.stackfile.declarations import ARRAY, INTEGER, NUMBER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.pool_settings import SPOT
 from gpushare.stackfile.reference import reference_markdown
 from gpushare.stackfile.schema import stack_file_schema
@@ -102,3 +102,30 @@ def test_a_nested_key_written_one_level_up_is_reported_as_mis_indented():
                       ("is a key of `preemption`", "indented under `preemption:`"))])
     assert_problems(problems_of(raw_with(pool(maxSurge=1))),
                     [(f"{POOL0}.maxSurge", ("is a key of `upgrade`", "indented under `upgrade:`"))])
+
+
+def test_a_declaration_alone_checks_numbers_lists_and_choices():
+    """What a new key gets without a rule of its own: a NUMBER's bounds, a list's items and repeats, a choice of
+    strings, a nested section, each problem at its path with the bad value and what is allowed."""
+    nested = Section((Field("size", INTEGER, "A size.", minimum=1),))
+    section = Section((
+        Field("ratio", NUMBER, "A ratio.", exclusive_minimum=0),
+        Field("names", ARRAY, "Names.", min_items=1, unique=True,
+              items=Field("name", STRING, "A name.", enum=("a", "b"))),
+        Field("inner", OBJECT, "Nested.", section=nested),
+    ))
+    c = Checker()
+    values = c.section({"ratio": "0.5", "names": ["a", "c", "a"], "inner": {"size": 0}}, section, "x")
+    assert [(p.path, p.message) for p in c.problems] == [
+        ("x.ratio", "expected above 0, got a string '0.5'; write it without quotes"),
+        ("x.names[1]", "unknown value 'c'; allowed: a, b"),
+        ("x.names[2]", "name 'a' is listed twice"),
+        ("x.inner.size", "must be 1 or more, got 0"),
+    ]
+    assert values["names"] == ("a",) and "ratio" in values.failed
+
+    c = Checker()
+    values = c.section({"ratio": 0.25, "names": [], "inner": {"size": 2}}, section, "x")
+    assert [(p.path, p.message) for p in c.problems] == [("x.names", "expected a list of at least 1 name, got a "
+                                                                     "list []")]
+    assert values["ratio"] == 0.25 and values["inner"]["size"] == 2
