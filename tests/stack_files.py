@@ -1,7 +1,7 @@
 """Stack files for tests: the minimal stack new tests start from, writing one, and running a command on it.
 
 A test that needs a stack file starts from `MINIMAL_STACK_YAML` (append keys under its pool, or config keys at two
-spaces' indent) or from a `config:` mapping, writes it with `write_stack`, and runs `plan` (or any command, with
+spaces' indent) or from its `config:` mapping (`minimal_config`), writes it with `write_stack`, and runs `plan` (or any command, with
 `run_cli`) to get the exit code, stdout and stderr the user would see.
 """
 
@@ -25,6 +25,11 @@ config:
 """
 """The smallest valid stack file; tests append to it to break one thing (its last line is the pool's, so an
 appended `      key: value` line is a key of the pool, `  gpushare:key: ...` a config key)."""
+
+
+def minimal_config() -> dict[str, Any]:
+    """`MINIMAL_STACK_YAML`'s `config:` mapping, a fresh copy each call (tests change it freely)."""
+    return yaml.safe_load(MINIMAL_STACK_YAML)["config"]
 
 
 def write_stack(tmp_path: Path, stack: str | dict[str, Any] = MINIMAL_STACK_YAML,

@@ -1,5 +1,5 @@
-"""What every section's validation shares: a `Checker` that collects problems (so one run reports them all),
-and the wording of values in messages."""
+"""What every section's validation shares: a `Checker` that collects problems (so one run reports them all) and
+reads a whole section from its declaration (`Checker.section`), and the wording of values in messages."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ GUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 MAX_POOL_NODES = 1000
 """AKS's per-pool node limit."""
 E = TypeVar("E", bound=Enum)
+LISTED_CHOICES = 12
+"""A missing key's message lists up to this many allowed values (not the catalog's sizes)."""
 Rule = Callable[["Checker", Any, str], Any]
 """A key's own check, for what its declaration cannot say: (checker, value, path) -> the parsed value, or None with
 the problems recorded."""
@@ -166,7 +168,8 @@ class Checker:
             return self.items(value, path, spec)
         if spec.type == OBJECT and spec.section is not None:
             return self.section(value, spec.section, path)
-        raise TypeError(f"{path}: {spec.name} has no check of its own; its section's parse function checks it")
+        raise TypeError(f"{path}: the declaration of {spec.name} says nothing to check; give it a rule "
+                        f"(`Checker.section`'s rules)")
 
     def one_of(self, value: Any, path: str, allowed: tuple[str, ...]) -> str | None:
         if value in allowed:
@@ -262,7 +265,7 @@ class SectionValues(dict[str, Any]):
 def _missing(spec: Field) -> str:
     if spec.missing:
         return spec.missing
-    if spec.enum_values and len(spec.enum_values) <= 12:
+    if spec.enum_values and len(spec.enum_values) <= LISTED_CHOICES:
         return f"one of {', '.join(spec.enum_values)}"
     return spec.description[:1].lower() + spec.description[1:]
 
@@ -273,7 +276,6 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
 
 
 def did_you_mean(word: str, candidates: tuple[str, ...] | list[str]) -> str:

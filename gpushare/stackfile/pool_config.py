@@ -375,10 +375,9 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
         return None
     for rule in POOL_RULES:
         rule(c, pool, path, operator)
-    if pool["vmSize"] is None:
+    if pool["vmSize"] is None or pool["name"] is None:
         return None
-    built = pool.model(name=pool["name"] or "", count=pool["count"])
-    return built if pool["name"] is not None else None
+    return pool.model(count=pool["count"])  # None when the pool autoscales (`_count_or_autoscale`)
 
 
 def parse_pools(c: Checker, value: Any, operator: Operator) -> tuple[GpuPool, ...]:
