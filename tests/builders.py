@@ -19,19 +19,8 @@ from gpushare.model.stack import (
     StackConfig,
     SystemPool,
 )
+from tests.stack_files import T4  # noqa: F401  (the builders take it as the default size)
 
-T4 = "Standard_NC4as_T4_v3"
-
-MINIMAL_STACK_YAML = f"""\
-config:
-  azure-native:location: westeurope
-  gpushare:cluster:
-    name: gpushare-test
-  gpushare:pools:
-    - name: t4
-      vmSize: {T4}
-"""
-"""The smallest valid stack file; tests append to it to break one thing."""
 
 
 def pool(

@@ -265,7 +265,7 @@ class Cluster:
     name: str
     resource_group: str
     kubernetes_version: str | None
-    system_pool: SystemPool
+    system_pool: SystemPool = SystemPool()
     access: Access = Access()
     tier: Tier = Tier.STANDARD
     upgrades: ClusterUpgrades = ClusterUpgrades()

@@ -16,7 +16,6 @@ from gpushare.model.stack import (
     Deployer,
     KubernetesCredential,
     MaintenanceWindow,
-    Network,
     NodeOsChannel,
     OsSku,
     OutboundType,
@@ -27,7 +26,7 @@ from gpushare.model.stack import (
     UpgradeChannel,
     WeekDay,
 )
-from gpushare.stackfile.checks import GUID_RE, MAX_POOL_NODES, Checker, kind_of, optional, show
+from gpushare.stackfile.checks import GUID_RE, MAX_POOL_NODES, Checker, kind_of, show
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.network_config import NETWORK, parse_network
 
@@ -66,76 +65,78 @@ NOT_ON_EXISTING: dict[str, str] = {
 CIDR_SHAPE = re.compile(r"^[0-9A-Fa-f:.]+/[0-9]{1,3}$")
 """What a CIDR looks like, for the schema; the validator parses it (`ipaddress`) and also refuses host bits."""
 
+DEPLOYERS_EXAMPLE = "e.g. [{objectId: 0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90, type: ServicePrincipal}]"
 SYSTEM_POOL = Section((
     Field("vmSize", STRING, "The system pool's VM size (general purpose, not a GPU size): it runs the cluster "
                             "add-ons only.",
-          default=SystemPool().vm_size, pattern=VM_SIZE_RE, rule="must be an Azure VM size such as Standard_D4ds_v5"),
-    Field("count", INTEGER, "The system pool's node count.", default=SystemPool().count, minimum=1,
+          pattern=VM_SIZE_RE, rule="must be an Azure VM size such as Standard_D4ds_v5"),
+    Field("count", INTEGER, "The system pool's node count.", minimum=1,
           maximum=MAX_POOL_NODES, why=" (a system pool needs at least one node)"),
-))
+), model=SystemPool)
 DEPLOYER = Section((
     Field("objectId", STRING, "The principal's Entra object ID (a user's, a service principal's (not its client "
                               "ID), a group's).", required=True, pattern=GUID_RE,
-          examples=("0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90",)),
+          examples=("0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90",),
+          missing=f"the principal's object ID; {DEPLOYERS_EXAMPLE}"),
     Field("type", STRING, "The principal's type; ARM refuses an assignment whose type does not match.",
-          required=True, enum=PrincipalKind),
-))
+          required=True, enum=PrincipalKind, attr="kind",
+          missing="ServicePrincipal (also a managed identity), User or Group; ARM refuses a role assignment whose "
+                  "type does not match the principal (UnmatchedPrincipalType)"),
+), model=Deployer)
 ACCESS = Section((
     Field("adminGroups", ARRAY, "Entra group object IDs given \"Azure Kubernetes Service RBAC Cluster Admin\" on "
                                 "the cluster.",
-          default=Access().admin_groups, unique=True,
+          unique=True,
           items=Field("adminGroup", STRING, "An Entra group's object ID (a GUID).", pattern=GUID_RE,
                       examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
     Field("deployers", ARRAY, "The identities that deploy the stack, each given \"Azure Kubernetes Service RBAC "
                               "Cluster Admin\" at the resource group (on the cluster with existing: true) so the program can "
                               "reach the Kubernetes API; "
                               "named here, never read from whoever runs the program.",
-          default=Access().deployers,
           items=Field("deployer", OBJECT, "One principal: its Entra object ID and its type.", section=DEPLOYER)),
     Field("grantDeployer", BOOLEAN, "No longer supported with true (it granted whoever ran the program); list the "
                                     "identities under deployers.",
-          default=False),
+          default=False, attr=""),
     Field("kubernetesCredential", STRING, "How the program's Kubernetes provider authenticates: a token fetched "
                                           "once (60-90 minutes), or kubelogin renewing it for long runs.",
-          default=Access().kubernetes_credential, enum=KubernetesCredential),
-))
+          enum=KubernetesCredential),
+), model=Access)
 WINDOW = Section((
-    Field("day", STRING, "The weekday of the weekly maintenance window.", default=MaintenanceWindow().day,
-          enum=WeekDay),
+    Field("day", STRING, "The weekday of the weekly maintenance window.", enum=WeekDay),
     Field("start", STRING, "When the window opens, \"HH:MM\" UTC (quoted: YAML reads an unquoted 02:00 as a "
                            "number).",
-          default=MaintenanceWindow().start, pattern=WINDOW_START_RE, empty_is_default=False,
+          pattern=WINDOW_START_RE, empty_is_default=False,
           rule="must be a UTC time \"HH:MM\" from \"00:00\" to \"23:59\""),
-    Field("hours", INTEGER, "How long the window lasts.", default=MaintenanceWindow().hours,
+    Field("hours", INTEGER, "How long the window lasts.",
           minimum=MIN_WINDOW_HOURS, maximum=MAX_WINDOW_HOURS, why=" (AKS maintenance windows last 4 to 24 hours)"),
-))
+), model=MaintenanceWindow)
 CLUSTER_UPGRADES = Section((
     Field("channel", STRING, "AKS's auto-upgrade channel for the Kubernetes version; stable and rapid cannot be "
                              "combined with a pinned kubernetesVersion, patch not with a pinned patch release.",
-          default=ClusterUpgrades().channel, enum=UpgradeChannel),
+          enum=UpgradeChannel),
     Field("nodeOs", STRING, "AKS's node OS upgrade channel (NodeImage when channel is node-image).",
-          default=ClusterUpgrades().node_os, enum=NodeOsChannel),
+          enum=NodeOsChannel),
     Field("window", OBJECT, "When AKS may upgrade (weekly, UTC).", default_text="Sunday 02:00 UTC for 4 hours",
           section=WINDOW),
-))
+), model=ClusterUpgrades)
 API_SERVER = Section((
     Field("authorizedIpRanges", ARRAY, "CIDRs allowed to reach the API server; empty: any address (authentication "
                                        "still applies).",
-          default=ApiServer().authorized_ip_ranges, max_items=MAX_AUTHORIZED_IP_RANGES, unique=True,
+          max_items=MAX_AUTHORIZED_IP_RANGES, unique=True,
           items=Field("authorizedIpRange", STRING, "A network in CIDR notation such as 203.0.113.0/24, without "
                                                    "host bits.", pattern=CIDR_SHAPE,
                       examples=("203.0.113.0/24",))),
     Field("private", BOOLEAN, "A private cluster: the API server has no public address (previews, deploys and "
-                              "verify then need a runner inside the network); not with authorizedIpRanges.",
-          default=False),
+                              "verify then need a runner inside the network); not with authorizedIpRanges."),
     Field("privateDnsZone", STRING, "A private cluster's DNS zone: system (AKS's, in the node resource group) or "
                                     "none (your DNS resolves the API server).",
           default_text="AKS's (system)", pattern=PRIVATE_DNS_ZONE_RE, examples=("system",),
           rule=PRIVATE_DNS_ZONE_RULE),
-))
+), model=ApiServer)
 CLUSTER = Section((
     Field("name", STRING, "The AKS cluster name.", required=True, pattern=CLUSTER_NAME_RE,
           examples=("contoso-prod",),
+          missing="the AKS cluster name (letters, digits, '-' and '_', at most 63 characters)",
           rule="must be 1-63 letters, digits, '-' or '_', starting and ending with a letter or digit"),
     Field("resourceGroup", STRING, "The resource group gpushare creates the cluster in.", default_text="<name>-rg",
           examples=("contoso-prod-rg",),
@@ -148,25 +149,19 @@ CLUSTER = Section((
           default_text=f"{SystemPool().count} x {SystemPool().vm_size}", section=SYSTEM_POOL),
     Field("access", OBJECT, "Who administers the cluster (Entra ID with Azure RBAC).", section=ACCESS),
     Field("tier", STRING, "The AKS control-plane tier: Standard carries the uptime SLA, Free is for development.",
-          default=Tier.STANDARD, enum=Tier),
+          enum=Tier),
     Field("upgrades", OBJECT, "How and when AKS upgrades the cluster on its own.", section=CLUSTER_UPGRADES),
     Field("apiServer", OBJECT, "Who may reach the Kubernetes API server.", section=API_SERVER),
     Field("existing", BOOLEAN, "Add GPU pools, the operator and tenants to a cluster gpushare did not create: it "
                                "is read, never written (needs resourceGroup; refuses the keys of a cluster "
-                               "gpushare creates).", default=False),
+                               "gpushare creates)."),
     Field("resourceGroupExists", BOOLEAN, "The resource group exists already: gpushare reads it instead of "
-                                          "creating it, and never deletes it.", default=False),
+                                          "creating it, and never deletes it."),
     Field("network", OBJECT, "The subnet and address ranges of a cluster gpushare creates.",
           default_text="a VNet AKS manages", section=NETWORK),
-))
+), model=Cluster)
 CLUSTER_FIELD = Field(CLUSTER_KEY, OBJECT, "The AKS cluster: at least its name.", required=True, section=CLUSTER)
 CLUSTER_KEYS = CLUSTER.keys
-ACCESS_KEYS = ACCESS.keys
-DEPLOYER_KEYS = DEPLOYER.keys
-CLUSTER_UPGRADES_KEYS = CLUSTER_UPGRADES.keys
-WINDOW_KEYS = WINDOW.keys
-API_SERVER_KEYS = API_SERVER.keys
-SYSTEM_POOL_KEYS = SYSTEM_POOL.keys
 
 
 def parse_cluster(c: Checker, value: Any) -> Cluster | None:
@@ -174,45 +169,32 @@ def parse_cluster(c: Checker, value: Any) -> Cluster | None:
     if value is None:
         c.add(path, "required: the AKS cluster, at least `name:` (e.g. `gpushare:cluster: {name: contoso-prod}`)")
         return None
-    raw = c.mapping(value, path, CLUSTER_KEYS)
-    if raw is None:
-        return None
-    existing = optional(raw, "existing", lambda v: c.boolean(v, f"{path}.existing"), False)
+    existing = isinstance(value, dict) and value.get("existing") is True
     if existing:
-        _refuse_on_existing(c, raw, path)
-        raw = {key: item for key, item in raw.items() if key not in NOT_ON_EXISTING}
-    name = None
-    if "name" not in raw:
-        c.add(f"{path}.name", "required: the AKS cluster name (letters, digits, '-' and '_', at most 63 characters)")
-    else:
-        name = c.check(CLUSTER["name"], raw["name"], f"{path}.name")
-    resource_group = optional(raw, "resourceGroup", lambda v: c.check(CLUSTER["resourceGroup"], v,
-                                                                      f"{path}.resourceGroup"),
-                              f"{name}-rg" if name else None)
-    version = raw.get("kubernetesVersion")
-    if isinstance(version, float):
-        c.add(f"{path}.kubernetesVersion", f"YAML reads an unquoted version as a number (here {version}); "
-                                           f"quote it as written, e.g. kubernetesVersion: \"1.33\"")
-        version = None
-    elif version is not None:
-        version = c.check(CLUSTER["kubernetesVersion"], version, f"{path}.kubernetesVersion")
-    system_pool = SystemPool()
-    if raw.get("systemPool") is not None:
-        system_pool = _parse_system_pool(c, raw["systemPool"], f"{path}.systemPool") or system_pool
-    access = optional(raw, "access", lambda v: _parse_access(c, v, f"{path}.access"), Access())
-    tier = c.field(raw, CLUSTER["tier"], path)
-    upgrades = optional(raw, "upgrades", lambda v: _parse_upgrades(c, v, f"{path}.upgrades"),
-                         ClusterUpgrades())
-    api_server = optional(raw, "apiServer", lambda v: _parse_api_server(c, v, f"{path}.apiServer"), ApiServer())
-    network = optional(raw, "network", lambda v: parse_network(c, v, f"{path}.network"), Network())
-    group_exists = optional(raw, "resourceGroupExists",
-                            lambda v: c.boolean(v, f"{path}.resourceGroupExists"), False)
-    _check_version_against_channel(c, path, version, upgrades.channel)
+        _refuse_on_existing(c, value, path)
+        value = {key: item for key, item in value.items() if key not in NOT_ON_EXISTING}
+    cluster = c.section_values(value, CLUSTER, path, rules={
+        "kubernetesVersion": _kubernetes_version, "systemPool": _parse_system_pool, "access": _parse_access,
+        "upgrades": _parse_upgrades, "apiServer": _parse_api_server, "network": parse_network,
+    })
+    if cluster is None:
+        return None
+    name = cluster["name"]
+    resource_group = cluster["resourceGroup"] or (f"{name}-rg" if name else None)
+    upgrades = cluster["upgrades"] or ClusterUpgrades()
+    _check_version_against_channel(c, path, cluster["kubernetesVersion"], upgrades.channel)
     if name is None or resource_group is None:
         return None
-    return Cluster(name=name, resource_group=resource_group, kubernetes_version=version, system_pool=system_pool,
-                   access=access, tier=tier, upgrades=upgrades, api_server=api_server, existing=existing,
-                   resource_group_exists=group_exists or existing, network=network)
+    return cluster.model(resource_group=resource_group,
+                         resource_group_exists=cluster["resourceGroupExists"] or existing)
+
+
+def _kubernetes_version(c: Checker, value: Any, path: str) -> str | None:
+    if isinstance(value, float):
+        c.add(path, f"YAML reads an unquoted version as a number (here {value}); quote it as written, e.g. "
+                    f"kubernetesVersion: \"1.33\"")
+        return None
+    return c.check(CLUSTER["kubernetesVersion"], value, path)
 
 
 def _refuse_on_existing(c: Checker, raw: dict[str, Any], path: str) -> None:
@@ -245,16 +227,18 @@ def _check_version_against_channel(c: Checker, path: str, version: str | None, c
 
 
 def _parse_access(c: Checker, value: Any, path: str) -> Access | None:
-    raw = c.mapping(value, path, ACCESS_KEYS)
-    if raw is None:
+    access = c.section_values(value, ACCESS, path, rules={"adminGroups": _admin_groups, "deployers": _parse_deployers,
+                                                         "grantDeployer": _grant_deployer})
+    return access.model() if access is not None else None
+
+
+def _admin_groups(c: Checker, value: Any, path: str) -> tuple[str, ...] | None:
+    if not isinstance(value, list):
+        c.add(path, f"expected a list of Entra group object IDs, got {kind_of(value)} {show(value)}")
         return None
     groups: list[str] = []
-    admin_groups = raw.get("adminGroups")
-    if admin_groups is not None and not isinstance(admin_groups, list):
-        c.add(f"{path}.adminGroups", f"expected a list of Entra group object IDs, got {kind_of(admin_groups)} "
-                                     f"{show(admin_groups)}")
-    for i, group in enumerate(admin_groups if isinstance(admin_groups, list) else []):
-        where = f"{path}.adminGroups[{i}]"
+    for i, group in enumerate(value):
+        where = f"{path}[{i}]"
         if not isinstance(group, str) or not GUID_RE.match(group):
             c.add(where, f"must be an Entra group's object ID, a GUID such as 0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90, "
                          f"got {show(group)}; find it with `az ad group show --group <name> --query id -o tsv`")
@@ -262,57 +246,49 @@ def _parse_access(c: Checker, value: Any, path: str) -> Access | None:
             c.add(where, f"group {group} is listed twice")
         else:
             groups.append(group.lower())
-    deployers = _parse_deployers(c, raw.get("deployers"), f"{path}.deployers")
-    grant = optional(raw, "grantDeployer", lambda v: c.boolean(v, f"{path}.grantDeployer"), False)
+    return tuple(groups)
+
+
+def _grant_deployer(c: Checker, value: Any, path: str) -> bool | None:
+    grant = c.boolean(value, path)
     if grant:
         # It assigned whoever ran the program: the preview identity planned a replace of it on every PR, and a
         # deploy by another identity really replaced it, delete first (azure-native's Diff), so that run's
         # Kubernetes calls met a 403 while the new assignment propagated.
-        c.add(f"{path}.grantDeployer",
+        c.add(path,
               "is no longer supported: it granted whoever runs the program, so each identity (you locally, CI) "
               "replaced the last one's access; name the deploy identities instead, e.g. `deployers: [{objectId: "
               "<id>, type: User}]` with your ID from `az ad signed-in-user show --query id -o tsv`, and for CI "
               "`{objectId: <id>, type: ServicePrincipal}` from `az ad sp show --id <client ID> --query id -o tsv`; list "
               "the identity that ran the last deploy first: it takes over the assignment grantDeployer made")
-    credential = optional(raw, "kubernetesCredential",
-                          lambda v: c.choice(v, f"{path}.kubernetesCredential", KubernetesCredential),
-                          KubernetesCredential.TOKEN)
-    return Access(admin_groups=tuple(groups), deployers=deployers, kubernetes_credential=credential)
+        return None
+    return grant
+
+
+def _deployer_object_id(c: Checker, value: Any, path: str) -> str | None:
+    if not isinstance(value, str) or not GUID_RE.match(value):
+        c.add(path, f"must be an Entra object ID, a GUID, got {show(value)}; a user's: `az ad signed-in-user show "
+                    f"--query id -o tsv`, a service principal's (not its client/app ID): `az ad sp show --id "
+                    f"<client ID> --query id -o tsv`, a group's: `az ad group show --group <name> --query id -o tsv`")
+        return None
+    return value.lower()
 
 
 def _parse_deployers(c: Checker, value: Any, path: str) -> tuple[Deployer, ...]:
-    if value is None:
-        return ()
-    example = "e.g. [{objectId: 0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90, type: ServicePrincipal}]"
     if not isinstance(value, list):
-        c.add(path, f"expected a list of {{objectId, type}}, got {kind_of(value)} {show(value)}; {example}")
+        c.add(path, f"expected a list of {{objectId, type}}, got {kind_of(value)} {show(value)}; {DEPLOYERS_EXAMPLE}")
         return ()
     deployers: list[Deployer] = []
     for i, item in enumerate(value):
         where = f"{path}[{i}]"
-        raw = c.mapping(item, where, DEPLOYER_KEYS)
-        if raw is None:
+        deployer = c.section_values(item, DEPLOYER, where, rules={"objectId": _deployer_object_id})
+        if deployer is None:
             continue
-        object_id = None
-        if "objectId" not in raw:
-            c.add(f"{where}.objectId", f"required: the principal's object ID; {example}")
-        elif not isinstance(raw["objectId"], str) or not GUID_RE.match(raw["objectId"]):
-            c.add(f"{where}.objectId",
-                  f"must be an Entra object ID, a GUID, got {show(raw['objectId'])}; a user's: `az ad signed-in-user "
-                  f"show --query id -o tsv`, a service principal's (not its client/app ID): `az ad sp show --id "
-                  f"<client ID> --query id -o tsv`, a group's: `az ad group show --group <name> --query id -o tsv`")
-        else:
-            object_id = raw["objectId"].lower()
-        kind = None
-        if "type" not in raw:
-            c.add(f"{where}.type", "required: ServicePrincipal (also a managed identity), User or Group; ARM refuses "
-                                   "a role assignment whose type does not match the principal (UnmatchedPrincipalType)")
-        else:
-            kind = c.choice(raw["type"], f"{where}.type", PrincipalKind)
+        object_id = deployer["objectId"]
         if object_id and any(d.object_id == object_id for d in deployers):
             c.add(f"{where}.objectId", f"{object_id} is listed twice")
-        elif object_id and kind:
-            deployers.append(Deployer(object_id=object_id, kind=kind))
+        elif not deployer.incomplete:
+            deployers.append(deployer.model())
     return tuple(deployers)
 
 
@@ -353,77 +329,72 @@ def node_os_warnings(stack: StackConfig) -> list[str]:
 
 
 def _parse_upgrades(c: Checker, value: Any, path: str) -> ClusterUpgrades | None:
-    raw = c.mapping(value, path, CLUSTER_UPGRADES_KEYS)
-    if raw is None:
+    upgrades = c.section(value, CLUSTER_UPGRADES, path, rules={"window": _parse_window})
+    if upgrades is None:
         return None
-    default = ClusterUpgrades()
-    channel = c.field(raw, CLUSTER_UPGRADES["channel"], path)
-    node_os = c.field(raw, CLUSTER_UPGRADES["nodeOs"], path)
-    window = optional(raw, "window", lambda v: _parse_window(c, v, f"{path}.window"), default.window)
-    if channel is UpgradeChannel.NODE_IMAGE and node_os is not NodeOsChannel.NODE_IMAGE:
+    if upgrades.channel is UpgradeChannel.NODE_IMAGE and upgrades.node_os is not NodeOsChannel.NODE_IMAGE:
         # AKS: with the node-image upgrade channel, the node OS channel is NodeImage and cannot be set otherwise.
+        node_os = upgrades.node_os.value
         c.add(f"{path}.nodeOs", f"channel node-image upgrades node images itself, so nodeOs must be NodeImage, got "
-                                f"{node_os.value!r}; use channel patch (or stable) with nodeOs {node_os.value}")
-    return ClusterUpgrades(channel=channel, node_os=node_os, window=window)
+                                f"{node_os!r}; use channel patch (or stable) with nodeOs {node_os}")
+    return upgrades
 
 
 def _parse_window(c: Checker, value: Any, path: str) -> MaintenanceWindow | None:
-    raw = c.mapping(value, path, WINDOW_KEYS)
-    if raw is None:
-        return None
-    default = MaintenanceWindow()
-    day = c.field(raw, WINDOW["day"], path)
-    start = raw.get("start", default.start)
-    if isinstance(start, int) and not isinstance(start, bool):
+    return c.section(value, WINDOW, path, rules={"start": _window_start})
+
+
+def _window_start(c: Checker, value: Any, path: str) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
         # YAML 1.1 (PyYAML, hence `plan`) reads an unquoted 22:30 as the base-60 number 1350.
-        c.add(f"{path}.start",
-              f"YAML reads an unquoted time as a number (here {start}); quote it, e.g. start: \"02:00\"")
-        start = default.start
-    else:
-        start = c.check(WINDOW["start"], start, f"{path}.start") or default.start
-    hours = c.field(raw, WINDOW["hours"], path)
-    return MaintenanceWindow(day=day, start=start, hours=hours)
+        c.add(path, f"YAML reads an unquoted time as a number (here {value}); quote it, e.g. start: \"02:00\"")
+        return None
+    return c.check(WINDOW["start"], value, path)
 
 
 def _parse_api_server(c: Checker, value: Any, path: str) -> ApiServer | None:
-    raw = c.mapping(value, path, API_SERVER_KEYS)
-    if raw is None:
+    api_server = c.section_values(value, API_SERVER, path, rules={"authorizedIpRanges": _authorized_ip_ranges,
+                                                                  "privateDnsZone": _private_dns_zone})
+    if api_server is None:
         return None
-    private = optional(raw, "private", lambda v: c.boolean(v, f"{path}.private"), False)
-    zone = raw.get("privateDnsZone")
-    if isinstance(zone, str) and CUSTOM_PRIVATE_DNS_ZONE_RE.match(zone):
-        c.add(f"{path}.privateDnsZone", "a zone of your own needs a cluster with a user-assigned identity holding "
-                                        "Private DNS Zone Contributor on it (aks-docs private-clusters.md), and the "
-                                        "cluster gpushare creates has a system-assigned one; use system (AKS makes "
-                                        "the zone) or none (your DNS resolves the API server, e.g. a zone of yours "
-                                        "linked to the VNet)")
-        zone = None
-    elif zone is not None:
-        zone = c.string(zone, f"{path}.privateDnsZone", PRIVATE_DNS_ZONE_RE, PRIVATE_DNS_ZONE_RULE)
-        if zone is not None and not private:
-            c.add(f"{path}.privateDnsZone", "only for a private cluster: set private: true, or remove privateDnsZone")
-    ranges = raw.get("authorizedIpRanges")
-    where = f"{path}.authorizedIpRanges"
-    if private and ranges:
-        c.add(where, "not with private: true: AKS refuses authorized IP ranges on a private cluster, whose API "
-                     "server has no public address to restrict; remove one of them")
-        return ApiServer(private=True, private_dns_zone=zone)
-    if ranges is None:
-        return ApiServer(private=private, private_dns_zone=zone)
-    if not isinstance(ranges, list):
-        c.add(where, f"expected a list of CIDRs such as [\"203.0.113.0/24\"], got {kind_of(ranges)} {show(ranges)}")
+    private = api_server["private"]
+    if api_server["privateDnsZone"] is not None and not private:
+        c.add(f"{path}.privateDnsZone", "only for a private cluster: set private: true, or remove privateDnsZone")
+    if private and api_server.raw.get("authorizedIpRanges"):
+        c.add(f"{path}.authorizedIpRanges", "not with private: true: AKS refuses authorized IP ranges on a private "
+                                            "cluster, whose API server has no public address to restrict; remove "
+                                            "one of them")
+        return api_server.model(authorized_ip_ranges=())
+    if "authorizedIpRanges" in api_server.failed:
         return None
-    if len(ranges) > MAX_AUTHORIZED_IP_RANGES:
-        c.add(where, f"AKS allows at most {MAX_AUTHORIZED_IP_RANGES} authorized IP ranges, got {len(ranges)}; "
-                     f"merge adjacent ranges into wider CIDRs")
+    return api_server.model()
+
+
+def _private_dns_zone(c: Checker, value: Any, path: str) -> str | None:
+    if isinstance(value, str) and CUSTOM_PRIVATE_DNS_ZONE_RE.match(value):
+        c.add(path, "a zone of your own needs a cluster with a user-assigned identity holding Private DNS Zone "
+                    "Contributor on it (aks-docs private-clusters.md), and the cluster gpushare creates has a "
+                    "system-assigned one; use system (AKS makes the zone) or none (your DNS resolves the API server, "
+                    "e.g. a zone of yours linked to the VNet)")
+        return None
+    return c.string(value, path, PRIVATE_DNS_ZONE_RE, PRIVATE_DNS_ZONE_RULE)
+
+
+def _authorized_ip_ranges(c: Checker, value: Any, path: str) -> tuple[str, ...] | None:
+    if not isinstance(value, list):
+        c.add(path, f"expected a list of CIDRs such as [\"203.0.113.0/24\"], got {kind_of(value)} {show(value)}")
+        return None
+    if len(value) > MAX_AUTHORIZED_IP_RANGES:
+        c.add(path, f"AKS allows at most {MAX_AUTHORIZED_IP_RANGES} authorized IP ranges, got {len(value)}; "
+                    f"merge adjacent ranges into wider CIDRs")
     cidrs: list[str] = []
-    for i, item in enumerate(ranges):
-        cidr = _cidr(c, item, f"{where}[{i}]")
+    for i, item in enumerate(value):
+        cidr = _cidr(c, item, f"{path}[{i}]")
         if cidr and cidr in cidrs:
-            c.add(f"{where}[{i}]", f"{cidr} is listed twice")
+            c.add(f"{path}[{i}]", f"{cidr} is listed twice")
         elif cidr:
             cidrs.append(cidr)
-    return ApiServer(authorized_ip_ranges=tuple(cidrs), private=private, private_dns_zone=zone)
+    return tuple(cidrs)
 
 
 def _cidr(c: Checker, value: Any, path: str) -> str | None:
@@ -457,17 +428,15 @@ def _parse_system_pool(c: Checker, value: Any, path: str) -> SystemPool | None:
                               f"pool can't be a system node pool\"), and evicting it would take the cluster's add-ons "
                               f"down; remove it, and put Spot GPUs in a pool of {POOLS_KEY} with `spot:`")
         value = {key: item for key, item in value.items() if key != "spot"}
-    raw = c.mapping(value, path, SYSTEM_POOL_KEYS)
-    if raw is None:
+    system_pool = c.section(value, SYSTEM_POOL, path)
+    if system_pool is None:
         return None
-    default = SystemPool()
-    vm_size = c.field(raw, SYSTEM_POOL["vmSize"], path)
+    vm_size, default = system_pool.vm_size, SYSTEM_POOL["vmSize"].default
     if catalog.find_vm_size(vm_size):
         c.add(f"{path}.vmSize", f"{vm_size} is a GPU size; the system pool runs cluster add-ons only, so use a "
-                                f"general-purpose size such as {default.vm_size} and put GPUs in {POOLS_KEY}")
-    elif isinstance(vm_size, str) and vm_size.lower().startswith("standard_b"):
+                                f"general-purpose size such as {default} and put GPUs in {POOLS_KEY}")
+    elif vm_size.lower().startswith("standard_b"):
         c.add(f"{path}.vmSize", f"{vm_size} is a B-series (burstable) size, which AKS does not support for system "
                                 f"pools (aks-docs quotas-skus-regions.md); use a general-purpose size such as "
-                                f"{default.vm_size}")
-    count = c.field(raw, SYSTEM_POOL["count"], path)
-    return SystemPool(vm_size=vm_size, count=count)
+                                f"{default}")
+    return system_pool

@@ -8,7 +8,7 @@ from typing import Any
 
 from gpushare.model.keys import METRICS_KEY
 from gpushare.model.metrics import DURATION_RE, MANAGED, Metrics, duration_seconds
-from gpushare.stackfile.checks import Checker, kind_of, optional, show
+from gpushare.stackfile.checks import Checker, kind_of, show
 from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.namespaces import NAMESPACE_RE
 
@@ -27,19 +27,21 @@ MIN_WINDOW, MAX_WINDOW = 3600, 90 * 86400
 and the managed workspace's 18 months cost a query that long)."""
 
 
-_DEFAULT = Metrics(prometheus=MANAGED)
+PROMETHEUS_MISSING = ("managed (Azure Monitor managed Prometheus) or the URL of your Prometheus, e.g. "
+                      "http://prometheus.monitoring:9090")
 METRICS = Section((
     Field("prometheus", STRING, "managed: the cluster's Azure Monitor managed Prometheus (azureMonitorProfile); or "
                                 "the http(s) URL of the Prometheus that scrapes the cluster and evaluates the rules.",
           required=True, pattern=PROMETHEUS_RE, examples=("managed", "http://prometheus.monitoring:9090"),
-          rule="must be managed or a Prometheus URL (http://host:port or https://host/path)"),
+          rule="must be managed or a Prometheus URL (http://host:port or https://host/path)",
+          missing=PROMETHEUS_MISSING),
     Field("window", STRING, "A Prometheus duration (30m, 24h, 7d, 2w; 1h to 90d): what gpushare usage reads by "
                             "default, and how long a tenant's quota lies unused before the alert fires.",
-          default=_DEFAULT.window, pattern=DURATION_RE,
+          pattern=DURATION_RE,
           rule="must be a Prometheus duration of one unit, such as 24h, 7d or 2w"),
     Field("idleBelow", INTEGER, "Percent busy (DCGM graphics-engine activity) under which a device counts as idle, "
                                 "for the alerts and gpushare usage's recommendations.",
-          default=_DEFAULT.idle_below, minimum=1, maximum=99),
+          minimum=1, maximum=99),
     Field("workspaceId", STRING, "With prometheus: managed (and required then): the ARM ID of the Azure Monitor "
                                  "workspace the cluster's managed Prometheus writes to; the program deploys the rule "
                                  "group there, scoped to the cluster.", pattern=WORKSPACE_ID_RE,
@@ -48,17 +50,15 @@ METRICS = Section((
           rule=f"must be an Azure Monitor workspace's ARM ID, {WORKSPACE_ID_SHAPE}"),
     Field("operator", BOOLEAN, "With a Prometheus URL: the Prometheus Operator runs in the cluster, so the program "
                                "deploys the rules as a PrometheusRule and the dcgm-exporter scrape as a PodMonitor; "
-                               "false: neither (load gpushare rules --format file yourself).",
-          default=_DEFAULT.operator),
+                               "false: neither (load gpushare rules --format file yourself)."),
     Field("dashboard", STRING, "configmap: the program deploys the showback dashboard as a ConfigMap labelled "
                                "grafana_dashboard=1 for the Grafana chart's sidecar; absent: not deployed (gpushare "
                                "dashboard prints it).", default_text="none", enum=(DASHBOARD_CONFIG_MAP,)),
     Field("namespace", STRING, "The namespace of the PrometheusRule and the dashboard ConfigMap (the Prometheus "
                                "Operator's rule namespace, the Grafana sidecar's); it must exist.",
-          default=_DEFAULT.namespace, pattern=NAMESPACE_RE,
+          pattern=NAMESPACE_RE,
           rule="must be a Kubernetes namespace name (lower-case letters, digits and -, at most 63)"),
-))
-METRICS_KEYS = METRICS.keys
+), model=Metrics)
 METRICS_FIELD = Field(METRICS_KEY, OBJECT, "GPU showback: the Prometheus the GPU metrics go to, and the thresholds "
                                            "of the generated rules and of gpushare usage.",
                       default_text="none (no showback rules)", section=METRICS)
@@ -79,6 +79,13 @@ def _window(c: Checker, value: Any, path: str) -> str | None:
     return text
 
 
+def _prometheus(c: Checker, value: Any, path: str) -> str | None:
+    if value is None:
+        c.add(path, f"required: {PROMETHEUS_MISSING}")
+        return None
+    return c.check(METRICS["prometheus"], value, path)
+
+
 def parse_metrics(c: Checker, value: Any) -> Metrics | None:
     """None when the key is absent; every problem of the section is reported (`c`)."""
     path = METRICS_KEY
@@ -86,34 +93,23 @@ def parse_metrics(c: Checker, value: Any) -> Metrics | None:
         c.add(path, f"expected a mapping, got {kind_of(value)} {show(value)}; write "
                     f"{path}: {{prometheus: {value}}}")
         return None
-    raw = c.mapping(value, path, METRICS_KEYS)
-    if raw is None:
+    metrics = c.section_values(value, METRICS, path, rules={"prometheus": _prometheus, "window": _window,
+                                                            "dashboard": _dashboard})
+    if metrics is None:
         return None
-    if raw.get("prometheus") is None:
-        c.add(f"{path}.prometheus", "required: managed (Azure Monitor managed Prometheus) or the URL of your "
-                                    "Prometheus, e.g. http://prometheus.monitoring:9090")
-        prometheus = None
-    else:
-        prometheus = c.check(METRICS["prometheus"], raw["prometheus"], f"{path}.prometheus")
-    window = optional(raw, "window", lambda v: _window(c, v, f"{path}.window"), _DEFAULT.window)
-    idle_below = c.field(raw, METRICS["idleBelow"], path)
-    workspace_id = c.field(raw, METRICS["workspaceId"], path)
-    operator = c.field(raw, METRICS["operator"], path)
-    dashboard = optional(raw, "dashboard", lambda v: _dashboard(c, v, f"{path}.dashboard"), None)
-    namespace = c.field(raw, METRICS["namespace"], path)
-    if prometheus == MANAGED and raw.get("workspaceId") is None:
+    prometheus, given = metrics["prometheus"], metrics.given
+    if prometheus == MANAGED and "workspaceId" not in given:
         c.add(f"{path}.workspaceId", f"required with prometheus: managed: the Azure Monitor workspace the rule group "
                                      f"goes to, {WORKSPACE_ID_SHAPE}")
-    if prometheus is not None and prometheus != MANAGED and raw.get("workspaceId") is not None:
+    if prometheus is not None and prometheus != MANAGED and "workspaceId" in given:
         c.add(f"{path}.workspaceId", f"only with prometheus: managed (an Azure Monitor workspace); with the URL "
                                      f"{prometheus} remove it")
-    if prometheus == MANAGED and raw.get("operator") is not None:
+    if prometheus == MANAGED and "operator" in given:
         c.add(f"{path}.operator", "only with a Prometheus URL: managed Prometheus takes the rule group and an "
                                   "azmonitoring.coreos.com PodMonitor; remove it")
-    if prometheus is None:
+    if metrics.incomplete:
         return None
-    return Metrics(prometheus=prometheus, window=window, idle_below=idle_below, workspace_id=workspace_id,
-                   operator=operator, dashboard=dashboard, namespace=namespace)
+    return metrics.model()
 
 
 def _dashboard(c: Checker, value: Any, path: str) -> str | None:

@@ -42,9 +42,8 @@ NETWORK = Section((
           default_text="10.0.0.10", pattern=re.compile(r"^[0-9.]+$"), examples=("10.100.0.10",)),
     Field("outboundType", STRING, "How nodes reach the internet: loadBalancer, userDefinedRouting (a hub "
                                   "firewall; needs subnetId) or managedNATGateway (not with subnetId); fixed at "
-                                  "creation.", default=OutboundType.LOAD_BALANCER, enum=OutboundType),
-))
-NETWORK_KEYS = NETWORK.keys
+                                  "creation.", enum=OutboundType),
+), model=Network)
 SUBNET_ID_SHAPE = ("/subscriptions/<subscription id>/resourceGroups/<group>/providers/Microsoft.Network/"
                    "virtualNetworks/<vnet>/subnets/<subnet> (`az network vnet subnet show -g <group> "
                    "--vnet-name <vnet> -n <subnet> --query id -o tsv` prints it)")
@@ -83,15 +82,12 @@ def parse_subnet_id(c: Checker, value: Any, path: str) -> str | None:
 
 
 def parse_network(c: Checker, value: Any, path: str) -> Network | None:
-    raw = c.mapping(value, path, NETWORK_KEYS)
-    if raw is None:
+    network = c.section_values(value, NETWORK, path, rules={"subnetId": parse_subnet_id, "serviceCidr": _network,
+                                                            "dnsServiceIp": _address})
+    if network is None:
         return None
-    subnet = parse_subnet_id(c, raw["subnetId"], f"{path}.subnetId") if raw.get("subnetId") is not None else None
-    service = _network(c, raw.get("serviceCidr"), f"{path}.serviceCidr")
-    dns = _address(c, raw.get("dnsServiceIp"), f"{path}.dnsServiceIp")
-    outbound = OutboundType.LOAD_BALANCER
-    if raw.get("outboundType") is not None:
-        outbound = c.choice(raw["outboundType"], f"{path}.outboundType", OutboundType) or outbound
+    subnet, service, dns = network["subnetId"], network["serviceCidr"], network["dnsServiceIp"]
+    outbound = network["outboundType"]
     if service is not None and (reserved := [r for r in AKS_RESERVED_RANGES if service.overlaps(r)]):
         c.add(f"{path}.serviceCidr", f"{service} overlaps {', '.join(map(str, reserved))}, which AKS reserves and "
                                      f"refuses for the service range (aks-docs concepts-network-cni-overview.md); "
@@ -103,7 +99,7 @@ def parse_network(c: Checker, value: Any, path: str) -> Network | None:
         if service.overlaps(pods):
             c.add(f"{path}.serviceCidr", f"{service} overlaps the pod range {pods} of Azure CNI Overlay; choose a "
                                          f"private range outside it and outside your VNet, e.g. 10.0.0.0/16")
-    if dns is not None and (service is not None or raw.get("serviceCidr") is None):
+    if dns is not None and (service is not None or "serviceCidr" not in network.given):
         inside = service or ipaddress.ip_network(DEFAULT_SERVICE_CIDR)
         if dns not in inside:
             c.add(f"{path}.dnsServiceIp", f"{dns} is outside the service range {inside}"
@@ -116,15 +112,14 @@ def parse_network(c: Checker, value: Any, path: str) -> Network | None:
     elif service is not None:
         c.add(f"{path}.dnsServiceIp", f"required with serviceCidr {service}: the cluster DNS address inside it, e.g. "
                                       f"dnsServiceIp: {service.network_address + 10}")
-    if outbound is OutboundType.USER_DEFINED_ROUTING and subnet is None and "subnetId" not in raw:
+    if outbound is OutboundType.USER_DEFINED_ROUTING and subnet is None and "subnetId" not in network.raw:
         c.add(f"{path}.outboundType", "userDefinedRouting sends egress through your subnet's route table (e.g. to a "
                                       "hub firewall), so it needs network.subnetId: the subnet with that route table")
     if outbound is OutboundType.MANAGED_NAT_GATEWAY and subnet is not None:
         c.add(f"{path}.outboundType", "managedNATGateway makes AKS build its own VNet and NAT gateway, so it cannot be "
                                       "used with network.subnetId; attach a NAT gateway to your subnet and use "
                                       "userDefinedRouting or loadBalancer, or drop subnetId")
-    return Network(subnet_id=subnet, service_cidr=str(service) if service else None,
-                   dns_service_ip=str(dns) if dns else None, outbound_type=outbound)
+    return network.model(service_cidr=str(service) if service else None, dns_service_ip=str(dns) if dns else None)
 
 
 def check_pool_subnets(c: Checker, network: Network, raw_pools: Any, pools: Sequence[GpuPool],

@@ -13,7 +13,7 @@ from gpushare.model.stack import (
     Operator,
 )
 from gpushare.sharing.operator_values import VERIFIED_CHART_VERSIONS, check_user_values
-from gpushare.stackfile.checks import Checker, kind_of, optional, show
+from gpushare.stackfile.checks import Checker, checked_later, kind_of, show
 from gpushare.stackfile.declarations import OBJECT, STRING, Field, Section
 
 CHART_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
@@ -22,23 +22,23 @@ _DEFAULT = Operator()
 OPERATOR = Section((
     Field("chartVersion", STRING, "The NVIDIA GPU Operator Helm chart version (v<year>.<month>.<patch>); one "
                                   "gpushare has not verified is a warning naming the verified ones.",
-          default=_DEFAULT.chart_version, pattern=CHART_VERSION_RE, examples=VERIFIED_CHART_VERSIONS,
+          pattern=CHART_VERSION_RE, examples=VERIFIED_CHART_VERSIONS,
           rule=f"must be a released GPU Operator chart version such as {_DEFAULT.chart_version} "
                f"(v<year>.<month>.<patch>, with the leading v)"),
     Field("driver", STRING, "Who installs the NVIDIA driver on GPU nodes: aks (AKS's GPU driver) or operator (the "
                             "GPU Operator's driver container; not with MIG pools or AzureLinux).",
-          default=_DEFAULT.driver, enum=DriverOwner),
+          enum=DriverOwner),
     Field("migStrategy", STRING, "How the device plugin advertises MIG devices: single (nvidia.com/gpu) or mixed "
                                  "(nvidia.com/mig-<slice> per slice; no mps pools).",
-          default=_DEFAULT.mig_strategy, enum=MigStrategy),
+          enum=MigStrategy),
     Field("repository", STRING, "The chart repository (https://...) or OCI registry (oci://<registry>/<path>) "
                                 "holding the gpu-operator chart, e.g. a private mirror.",
-          default=_DEFAULT.repository, pattern=REPOSITORY_RE,
+          pattern=REPOSITORY_RE,
           rule="must be a Helm chart repository URL (https://...) or an OCI registry path (oci://<registry>/<path>)"),
     Field("values", OBJECT, "Chart values deep-merged over gpushare's (lists replaced); paths gpushare owns are "
                             "refused with the gpushare key to use, unknown paths with the closest one.",
           default_text="none", examples=({"dcgmExporter": {"serviceMonitor": {"enabled": True}}},)),
-))
+), model=Operator)
 OPERATOR_KEYS = OPERATOR.keys
 OPERATOR_FIELD = Field(OPERATOR_KEY, OBJECT, "The NVIDIA GPU Operator (Helm chart) gpushare installs.",
                        default_text="the defaults of its keys", section=OPERATOR)
@@ -55,34 +55,26 @@ def _parse_values(c: Checker, value: Any, path: str, chart_version: str) -> dict
     return None if findings.problems else value
 
 
+def _chart_version(c: Checker, value: Any, path: str) -> str | None:
+    # A version gpushare has not verified is a warning (`operator_values.operator_warnings`), not a refusal.
+    return c.check(OPERATOR["chartVersion"], str(value) if isinstance(value, (int, float)) else value, path)
+
+
+def _repository(c: Checker, value: Any, path: str) -> str | None:
+    return c.string(value, path, REPOSITORY_RE,
+                    f"must be a Helm chart repository URL (https://...) or an OCI registry path "
+                    f"(oci://<registry>/<path>, holding the gpu-operator chart); default "
+                    f"{OPERATOR['repository'].default}")
+
+
 def parse_operator(c: Checker, value: Any) -> Operator:
     path = OPERATOR_KEY
-    default = Operator()
     if value is None:
-        return default
-    raw = c.mapping(value, path, OPERATOR_KEYS)
-    if raw is None:
-        return default
-    version = OPERATOR["chartVersion"]
-    chart_version = optional(
-        raw, "chartVersion",
-        lambda v: c.check(version, v if not isinstance(v, (int, float)) else str(v), f"{path}.chartVersion"),
-        version.default,
-    )
-    # A version gpushare has not verified is a warning (`operator_values.operator_warnings`), not a refusal.
-    repository = optional(
-        raw, "repository",
-        lambda v: c.string(v, f"{path}.repository", REPOSITORY_RE,
-                           f"must be a Helm chart repository URL (https://...) or an OCI registry path "
-                           f"(oci://<registry>/<path>, holding the gpu-operator chart); default "
-                           f"{default.repository}"),
-        default.repository,
-    )
-    values = optional(raw, "values", lambda v: _parse_values(c, v, f"{path}.values", chart_version), {})
-    return Operator(
-        repository=repository,
-        values=values,
-        chart_version=chart_version,
-        driver=c.field(raw, OPERATOR["driver"], path),
-        mig_strategy=c.field(raw, OPERATOR["migStrategy"], path),
-    )
+        return Operator()
+    operator = c.section_values(value, OPERATOR, path, rules={"chartVersion": _chart_version,
+                                                              "repository": _repository, "values": checked_later})
+    if operator is None:
+        return Operator()
+    if "values" in operator.given:
+        operator["values"] = _parse_values(c, operator["values"], f"{path}.values", operator["chartVersion"])
+    return operator.model()

@@ -6,20 +6,22 @@ from typing import Any
 
 from gpushare.model.keys import PLATFORM_KEY
 from gpushare.model.stack import PlatformNamespace, Tenant
-from gpushare.stackfile.checks import Checker, earlier_use, kind_of, optional, pool_references, show
+from gpushare.stackfile.checks import Checker, earlier_use, kind_of, pool_references, show
 from gpushare.stackfile.declarations import ARRAY, OBJECT, STRING, Field, Section
 from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES, NAMESPACE_RE
 
+NAMESPACE_MISSING = "the add-on's namespace, e.g. calico-system"
 PLATFORM_NAMESPACE = Section((
     Field("name", STRING, "The namespace (a DNS-1123 label); not a tenant's, kube-system or gpu-operator (those two "
                           "are never judged).",
-          required=True, pattern=NAMESPACE_RE, examples=("calico-system",)),
+          required=True, pattern=NAMESPACE_RE, examples=("calico-system",),
+          missing=NAMESPACE_MISSING),
     Field("pools", ARRAY, "The GPU pools its workloads may reach, tolerating every taint and setting device "
                           "variables; its pods must then select them (nodeSelector or a required nodeAffinity term "
                           "on gpushare.io/pool).",
           default_text="every pool", min_items=1, unique=True,
           items=Field("pool", STRING, "A pool's name.", examples=("t4ts",))),
-))
+), model=PlatformNamespace)
 PLATFORM = Section((
     Field("namespaces", ARRAY, "Namespaces whose workloads (DaemonSets, Deployments and the pods their controllers "
                                "create) are trusted like kube-system's on their pools: CNI, node agents, GPU "
@@ -41,32 +43,32 @@ def _parse_pools(c: Checker, value: Any, path: str, pool_names: list[str]) -> tu
     return tuple(pools) if len(pools) == len(value) else None
 
 
+def _namespace_name(c: Checker, value: Any, path: str, tenants: tuple[Tenant, ...]) -> str | None:
+    if value is None:
+        c.add(path, f"required: {NAMESPACE_MISSING}")
+    elif not isinstance(value, str) or not NAMESPACE_RE.match(value):
+        c.add(path, f"must be a Kubernetes namespace name (DNS-1123 label: 1-63 lowercase letters, digits "
+                    f"or '-', starting and ending with a letter or digit), got {show(value)}")
+    elif value in EXEMPT_NAMESPACES:
+        c.add(path, f"{value!r} is never judged by the tenant policies (exempt: "
+                    f"{', '.join(EXEMPT_NAMESPACES)}); remove the entry")
+    elif value in {tenant.name for tenant in tenants}:
+        c.add(path, f"{value!r} is a tenant's namespace, bound to that tenant's pools; a platform "
+                    f"namespace must be another one (move the add-on to its own namespace)")
+    else:
+        return value
+    return None
+
+
 def _parse_namespace(c: Checker, value: Any, path: str, pool_names: list[str],
                      tenants: tuple[Tenant, ...]) -> PlatformNamespace | None:
-    raw = c.mapping(value, path, PLATFORM_NAMESPACE.keys)
-    if raw is None:
+    namespace = c.section_values(value, PLATFORM_NAMESPACE, path, rules={
+        "name": lambda c, v, p: _namespace_name(c, v, p, tenants),
+        "pools": lambda c, v, p: _parse_pools(c, v, p, pool_names),
+    })
+    if namespace is None or namespace.failed:
         return None
-    name = raw.get("name")
-    ok = True
-    if name is None:
-        c.add(f"{path}.name", "required: the add-on's namespace, e.g. calico-system")
-        ok = False
-    elif not isinstance(name, str) or not NAMESPACE_RE.match(name):
-        c.add(f"{path}.name", f"must be a Kubernetes namespace name (DNS-1123 label: 1-63 lowercase letters, digits "
-                              f"or '-', starting and ending with a letter or digit), got {show(name)}")
-        ok = False
-    elif name in EXEMPT_NAMESPACES:
-        c.add(f"{path}.name", f"{name!r} is never judged by the tenant policies (exempt: "
-                              f"{', '.join(EXEMPT_NAMESPACES)}); remove the entry")
-        ok = False
-    elif name in {tenant.name for tenant in tenants}:
-        c.add(f"{path}.name", f"{name!r} is a tenant's namespace, bound to that tenant's pools; a platform "
-                              f"namespace must be another one (move the add-on to its own namespace)")
-        ok = False
-    pools = optional(raw, "pools", lambda v: _parse_pools(c, v, f"{path}.pools", pool_names), None)
-    if raw.get("pools") is not None and pools is None:
-        ok = False
-    return PlatformNamespace(name=name, pools=pools) if ok else None
+    return namespace.model()
 
 
 def parse_platform(c: Checker, value: Any, raw_pools: Any,

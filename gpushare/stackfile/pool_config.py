@@ -10,9 +10,6 @@ from gpushare.model import catalog
 from gpushare.model.keys import OPERATOR_KEY, POOLS_KEY
 from gpushare.model.stack import (
     AUTOSCALED_RENAME_BY_DEFAULT,
-    DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE,
-    DEFAULT_POOL_COUNT,
-    DEFAULT_RENAME_BY_DEFAULT,
     SPOT_UPGRADE,
     SYSTEM_POOL_NAME,
     Autoscale,
@@ -20,7 +17,6 @@ from gpushare.model.stack import (
     GpuPool,
     MigStrategy,
     Operator,
-    OsDisk,
     OsDiskType,
     OsSku,
     Sharing,
@@ -28,22 +24,18 @@ from gpushare.model.stack import (
     SpotEviction,
     Upgrade,
 )
-from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, earlier_use, kind_of, optional, show
+from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, SectionValues, checked_later, earlier_use, kind_of, show
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.network_config import SUBNET_ID_RE, parse_subnet_id
 from gpushare.stackfile.pool_settings import (
     GPU,
-    GPU_KEYS,
     MAX_MAX_PODS,
     MIN_MAX_PODS,
     OS_DISK,
-    OS_DISK_KEYS,
     SPOT,
-    SPOT_KEYS,
     check_gpu_against_catalog,
     parse_gpu,
     parse_labels,
-    parse_max_pods,
     parse_os_disk,
     parse_spot,
     parse_tags,
@@ -68,7 +60,8 @@ SHARING = Section((
           required=True, enum=SharingStrategy),
     Field("replicas", INTEGER, "How many pods share each GPU (each MIG instance on a MIG pool); MPS at most 48 per "
                                "GPU (16 before compute capability 7.5).",
-          required=True, minimum=2, why=" (the device plugin rejects 1; drop `sharing` for whole GPUs)"),
+          required=True, minimum=2, why=" (the device plugin rejects 1; drop `sharing` for whole GPUs)",
+          missing="how many pods share each GPU (2 or more)"),
     Field("renameByDefault", BOOLEAN, "Advertise the shared devices as <resource>.shared (nvidia.com/gpu.shared), "
                                       "so a pod asks for a shared slice by name. The cluster autoscaler counts a "
                                       "GPU node without nvidia.com/gpu unready (kubernetes/autoscaler#8095): true "
@@ -76,32 +69,33 @@ SHARING = Section((
                                       "elsewhere when it runs.",
           default_text="false when any pool autoscales, else true"),
     Field("failRequestsGreaterThanOne", BOOLEAN, "Refuse pods asking for more than one shared device (which would "
-                                                 "not give them more of the GPU).",
-          default=DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE),
-))
+                                                 "not give them more of the GPU)."),
+), model=Sharing)
 AUTOSCALE = Section((
     Field("min", INTEGER, "The fewest nodes the autoscaler keeps, 0 included (gpushare's scale-set tags tell "
                           "it what a new node advertises); at most max.",
-          required=True, minimum=0, maximum=MAX_POOL_NODES),
+          required=True, minimum=0, maximum=MAX_POOL_NODES, missing="the fewest nodes the autoscaler keeps"),
     Field("max", INTEGER, "The most nodes the autoscaler adds.", required=True, minimum=1, maximum=MAX_POOL_NODES,
-          why=" (an autoscaled pool that may never have a node is a pool with `count: 0`)"),
-))
+          why=" (an autoscaled pool that may never have a node is a pool with `count: 0`)",
+          missing="the most nodes the autoscaler keeps"),
+), model=Autoscale)
 UPGRADE = Section((
     Field("maxSurge", STRING, "Extra nodes AKS adds during an upgrade: a node count (1) or a percentage of the "
                               "pool's nodes (\"33%\"); not 0 together with maxUnavailable.",
-          default=_UPGRADE.max_surge, pattern=re.compile(r"^0*([0-9]{1,2}|100)%$"), also=UPGRADE_VALUE_FORMS),
+          pattern=re.compile(r"^0*([0-9]{1,2}|100)%$"), also=UPGRADE_VALUE_FORMS),
     Field("maxUnavailable", STRING, "Nodes AKS may take down at once during an upgrade: a node count (1) or a "
                                     "percentage of the pool's nodes (\"33%\").",
-          default=_UPGRADE.max_unavailable, pattern=re.compile(r"^0*([0-9]{1,2}|100)%$"), also=UPGRADE_VALUE_FORMS),
-))
+          pattern=re.compile(r"^0*([0-9]{1,2}|100)%$"), also=UPGRADE_VALUE_FORMS),
+), model=Upgrade)
 POOL = Section((
     Field("name", STRING, "The AKS node pool name, unique, not system.", required=True, pattern=POOL_NAME_RE,
-          examples=("a100mig",),
+          examples=("a100mig",), missing="the AKS node pool name (lowercase letters and digits, at most 12)",
           rule="must be 1-12 lowercase letters or digits, starting with a letter (AKS agent pool name rule)"),
     Field("vmSize", STRING, "A GPU VM size: from gpushare's catalog (docs/catalog.md), or any NVIDIA size AKS "
                             "offers with a `gpu:` block describing it; retired, fractional (vGPU) and AMD sizes are "
                             "refused with the reason.",
           required=True, enum=tuple(size.name for size in catalog.current_gpu_sizes()),
+          missing="a GPU VM size such as Standard_NC4as_T4_v3",
           also=({"type": "string", "pattern": ANY_CASE_STANDARD_SIZE,
                  "not": {"enum": [size.name for size in catalog.VM_SIZES if size.retired_on]}},)),
     Field("mig", STRING, "The AKS MIG profile every GPU of the pool is partitioned into, on MIG-capable sizes; "
@@ -109,39 +103,37 @@ POOL = Section((
           enum=catalog.MigProfile),
     Field("sharing", OBJECT, "Share each GPU (or MIG instance) between pods.", default_text="whole devices",
           section=SHARING, empty_is_default=False),
-    Field("count", INTEGER, "The fixed node count; not with autoscale.", default=DEFAULT_POOL_COUNT, minimum=0,
-          maximum=MAX_POOL_NODES),
+    Field("count", INTEGER, "The fixed node count; not with autoscale.", minimum=0, maximum=MAX_POOL_NODES),
     Field("autoscale", OBJECT, "Let the cluster autoscaler size the pool between min and max; not with count.",
           section=AUTOSCALE, empty_is_default=False),
-    Field("zones", ARRAY, "Availability zones, in any order; fixed at creation.", default=(), unique=True,
+    Field("zones", ARRAY, "Availability zones, in any order; fixed at creation.", unique=True,
           items=Field("zone", STRING, "An availability zone.", enum=ZONES,
                       also=({"type": "integer", "minimum": 1, "maximum": len(ZONES)},))),
     Field("osSku", STRING, "The node OS, the same for every GPU pool; AzureLinux needs operator driver aks.",
-          default=OsSku.UBUNTU, enum=OsSku),
-    Field("recreate", BOOLEAN, "Accept deleting and recreating this pool for one run (lifts its protection).",
-          default=False),
+          enum=OsSku),
+    Field("recreate", BOOLEAN, "Accept deleting and recreating this pool for one run (lifts its protection)."),
     Field("upgrade", OBJECT, "AKS upgradeSettings for node-image and Kubernetes upgrades; not on a Spot pool, which "
                              "AKS upgrades without surge nodes.",
           default_text=f"maxSurge {_UPGRADE.max_surge}, maxUnavailable {_UPGRADE.max_unavailable}",
           section=UPGRADE),
     Field("gpu", OBJECT, "The GPUs of a size the catalog lacks (a catalog size's block must agree with it).",
-          default_text="the catalog's", section=GPU, empty_is_default=False),
+          default_text="the catalog's", section=GPU, empty_is_default=False, attr=""),
     Field("labels", OBJECT, "Node labels of your own, beside gpushare's (gpushare.io/*, the device-plugin label "
-                            "and kubernetes.azure.com/* are refused).", default=(),
+                            "and kubernetes.azure.com/* are refused).",
           examples=({"team": "vision"},),
           values=Field("label", STRING, "A label value: at most 63 letters, digits, -, _ or .",
                        examples=("vision",))),
     Field("taints", ARRAY, "Node taints of your own (key=value:Effect); the operator, NFD and the tenants' pod "
-                           "snippets tolerate them.", default=(), unique=True,
+                           "snippets tolerate them.", unique=True, attr="user_taints",
           items=Field("taint", STRING, "A node taint such as dedicated=batch:NoSchedule.",
                       examples=("dedicated=batch:NoSchedule",),
                       pattern=re.compile(r"^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$"))),
     Field("osDisk", OBJECT, "The nodes' OS disk; fixed at creation.", default_text="AKS's default",
           section=OS_DISK, empty_is_default=False),
     Field("maxPods", INTEGER, "Most pods per node; fixed at creation.", default_text="AKS's default",
-          minimum=MIN_MAX_PODS, maximum=MAX_MAX_PODS),
+          minimum=MIN_MAX_PODS, maximum=MAX_MAX_PODS, why=" (AKS's bounds with Azure CNI)"),
     Field("tags", OBJECT, "Azure tags of your own on the pool (merged with gpushare's cluster-autoscaler tags; "
-                          "those names are refused).", default=(),
+                          "those names are refused).",
           examples=({"costCenter": "1234"},),
           values=Field("tag", STRING, "A tag value (at most 256 characters).", examples=("1234",))),
     Field("subnetId", STRING, "The subnet of this pool's nodes (an ARM ID, in the cluster's VNet); fixed at "
@@ -151,13 +143,10 @@ POOL = Section((
     Field("spot", OBJECT, "Make the pool a Spot pool (evictable at any time with 30 seconds' notice; not for "
                           "serving); fixed at creation.", default_text="regular priority", section=SPOT,
           empty_is_default=False),
-))
+), model=GpuPool)
 POOLS_FIELD = Field(POOLS_KEY, ARRAY, "The GPU node pools, created one after another in file order.", required=True,
                     min_items=1, items=Field("pool", OBJECT, "A GPU node pool.", section=POOL))
 POOL_KEYS = POOL.keys
-SHARING_KEYS = SHARING.keys
-AUTOSCALE_KEYS = AUTOSCALE.keys
-UPGRADE_KEYS = UPGRADE.keys
 
 
 def _parse_vm_size(c: Checker, value: Any, path: str, gpu: Any, gpu_path: str) -> catalog.VmSize | None:
@@ -210,45 +199,19 @@ def _parse_mig(c: Checker, value: Any, path: str, vm_size: catalog.VmSize | None
 
 
 def _parse_sharing(c: Checker, value: Any, path: str) -> Sharing | None:
-    raw = c.mapping(value, path, SHARING_KEYS)
-    if raw is None:
-        return None
-    strategy = replicas = None
-    if "strategy" not in raw:
-        c.add(f"{path}.strategy", f"required: one of {', '.join(s.value for s in SharingStrategy)}")
-    else:
-        strategy = c.check(SHARING["strategy"], raw["strategy"], f"{path}.strategy")
-    if "replicas" not in raw:
-        c.add(f"{path}.replicas", "required: how many pods share each GPU (2 or more)")
-    else:
-        replicas = c.check(SHARING["replicas"], raw["replicas"], f"{path}.replicas")
-    rename = c.field(raw, SHARING["renameByDefault"], path)
-    fail = c.field(raw, SHARING["failRequestsGreaterThanOne"], path)
-    if strategy is None or replicas is None:
+    values = c.section_values(value, SHARING, path)
+    if values is None or values.incomplete:
         return None
     # Left out (or empty): `parse_pools` sets the stack's default once it knows whether any pool autoscales.
-    return Sharing(strategy=strategy, replicas=replicas, fail_requests_greater_than_one=fail,
-                   rename_by_default=DEFAULT_RENAME_BY_DEFAULT if rename is None else rename,
-                   rename_written=rename is not None)
+    return values.model(rename_written=values["renameByDefault"] is not None)
 
 
 def _parse_autoscale(c: Checker, value: Any, path: str) -> Autoscale | None:
-    raw = c.mapping(value, path, AUTOSCALE_KEYS)
-    if raw is None:
+    autoscale = c.section(value, AUTOSCALE, path)
+    if autoscale is not None and autoscale.min > autoscale.max:
+        c.add(path, f"min ({autoscale.min}) is greater than max ({autoscale.max}); set min <= max")
         return None
-    bounds = {}
-    for key in AUTOSCALE_KEYS:
-        if key not in raw:
-            c.add(f"{path}.{key}", f"required: the {'fewest' if key == 'min' else 'most'} nodes the autoscaler keeps")
-        else:
-            bounds[key] = c.check(AUTOSCALE[key], raw[key], f"{path}.{key}")
-    low, high = bounds.get("min"), bounds.get("max")
-    if low is None or high is None:
-        return None
-    if low > high:
-        c.add(path, f"min ({low}) is greater than max ({high}); set min <= max")
-        return None
-    return Autoscale(min=low, max=high)
+    return autoscale
 
 
 def _parse_upgrade_value(c: Checker, value: Any, path: str) -> str | None:
@@ -273,14 +236,14 @@ def _is_zero(setting: str) -> bool:
 
 
 def _parse_upgrade(c: Checker, value: Any, path: str) -> Upgrade | None:
-    raw = c.mapping(value, path, UPGRADE_KEYS)
-    if raw is None:
+    values = c.section_values(value, UPGRADE, path, rules={"maxSurge": _parse_upgrade_value,
+                                                           "maxUnavailable": _parse_upgrade_value})
+    if values is None:
         return None
-    default = Upgrade()
-    surge = optional(raw, "maxSurge", lambda v: _parse_upgrade_value(c, v, f"{path}.maxSurge"), default.max_surge)
-    # A surge given alone upgrades by surging: AKS's API takes one of the two above 0 (UPGRADE_ONE_OF).
-    unavailable = optional(raw, "maxUnavailable", lambda v: _parse_upgrade_value(c, v, f"{path}.maxUnavailable"),
-                            default.max_unavailable if _is_zero(surge) else "0")
+    surge, unavailable = values["maxSurge"], values["maxUnavailable"]
+    if "maxUnavailable" not in values.given or "maxUnavailable" in values.failed:
+        # A surge given alone upgrades by surging: AKS's API takes one of the two above 0 (UPGRADE_ONE_OF).
+        unavailable = UPGRADE["maxUnavailable"].default if _is_zero(surge) else "0"
     if not _is_zero(surge) and not _is_zero(unavailable):
         c.add(path, f"maxSurge {surge} and maxUnavailable {unavailable} are both above 0: {UPGRADE_ONE_OF}; set "
                     f"maxUnavailable: 0 to upgrade by surging extra VMs, or maxSurge: 0 to upgrade nodes in place")
@@ -290,7 +253,7 @@ def _parse_upgrade(c: Checker, value: Any, path: str) -> Upgrade | None:
                     f"refuses it); allowed: at least one above 0. The default maxSurge 0, maxUnavailable 1 replaces "
                     f"one node at a time without an extra VM")
         return None
-    return Upgrade(max_surge=surge, max_unavailable=unavailable)
+    return values.model(max_unavailable=unavailable)
 
 
 def _parse_zones(c: Checker, value: Any, path: str) -> tuple[str, ...]:
@@ -312,32 +275,19 @@ def _parse_zones(c: Checker, value: Any, path: str) -> tuple[str, ...]:
     return tuple(sorted(zones))
 
 
-def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPool | None:
-    raw = c.mapping(value, path, POOL_KEYS, children={"autoscale": AUTOSCALE_KEYS, "sharing": SHARING_KEYS,
-                                                      "gpu": GPU_KEYS, "osDisk": OS_DISK_KEYS, "spot": SPOT_KEYS})
-    if raw is None:
+def _pool_name(c: Checker, value: Any, path: str) -> str | None:
+    name = c.check(POOL["name"], value, path)
+    if name == SYSTEM_POOL_NAME:
+        c.add(path, f"{SYSTEM_POOL_NAME!r} is the cluster's system pool; choose another name")
         return None
-    for nested, keys in ((f.name, f.section.keys) for f in POOL.fields if f.section and not f.empty_is_default):
-        if nested in raw and raw[nested] is None:
-            # `sharing:` with its keys not indented under it: YAML reads it as null and the keys as the pool's.
-            c.add(f"{path}.{nested}", f"is empty (YAML reads `{nested}:` with nothing indented under it as null); "
-                                      f"indent {', '.join(keys[:2])} under it, or remove `{nested}:`")
-    name = vm_size = None
-    if "name" not in raw:
-        c.add(f"{path}.name", "required: the AKS node pool name (lowercase letters and digits, at most 12)")
-    else:
-        name = c.check(POOL["name"], raw["name"], f"{path}.name")
-        if name == SYSTEM_POOL_NAME:
-            c.add(f"{path}.name", f"{SYSTEM_POOL_NAME!r} is the cluster's system pool; choose another name")
-            name = None
-    if "vmSize" not in raw:
-        c.add(f"{path}.vmSize", "required: a GPU VM size such as Standard_NC4as_T4_v3")
-    else:
-        vm_size = _parse_vm_size(c, raw["vmSize"], f"{path}.vmSize", raw.get("gpu"), f"{path}.gpu")
+    return name
 
-    mig = optional(raw, "mig", lambda v: _parse_mig(c, v, f"{path}.mig", vm_size), None)
+
+def _mig_fits_the_size(c: Checker, pool: SectionValues, path: str, operator: Operator) -> None:
+    vm_size, raw_gpu = pool["vmSize"], pool.raw.get("gpu")
+    mig = _parse_mig(c, pool["mig"], f"{path}.mig", vm_size) if pool["mig"] is not None else None
     if mig and vm_size and vm_size.described_by_stack and not vm_size.mig_capable:
-        product = catalog.find_gpu_product(str(raw["gpu"].get("model")))
+        product = catalog.find_gpu_product(str(raw_gpu.get("model")))
         why = (f"{product.name} is MIG-capable, but gpushare has no MIG slice table for a {vm_size.gpu.memory_gb} GB "
                f"{product.name} (slice tables: "
                f"{', '.join(m.display_name for p in catalog.GPU_PRODUCTS for m in p.models if m.mig_capable)}), so it "
@@ -351,33 +301,40 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
         c.add(f"{path}.mig", f"{vm_size.name} ({vm_size.gpu.display_name}) does not support MIG; remove `mig` "
                              f"or use a MIG-capable size: {mig_sizes}")
         mig = None
-
     if mig and operator.driver is DriverOwner.OPERATOR:
         # AKS partitions a MIG pool at node creation with its own driver's nvidia-smi, which `gpuProfile.driver=None`
         # skips, and gpushare keeps the operator's MIG manager off: the GPUs would stay unpartitioned.
         c.add(f"{path}.mig", f"MIG pools need AKS's driver to be partitioned at creation, but "
                              f"{OPERATOR_KEY}.driver is operator; use driver: aks, or drop `mig` from this pool")
-    sharing = optional(raw, "sharing", lambda v: _parse_sharing(c, v, f"{path}.sharing"), None)
-    if sharing and sharing.strategy is SharingStrategy.MPS:
-        if raw.get("mig") is not None:
-            c.add(f"{path}.sharing.strategy", "mps cannot run on MIG devices (the device plugin refuses it); "
-                                              "use time-slicing on a MIG pool, or mps on a pool without `mig`")
-        if operator.mig_strategy is MigStrategy.MIXED:
-            c.add(f"{path}.sharing.strategy",
-                  f"mps cannot be used while {OPERATOR_KEY}.migStrategy is mixed (the device plugin refuses to start "
-                  f"with MPS under mixed); use time-slicing, or migStrategy: single")
-        if vm_size and sharing.replicas > vm_size.gpu.mps_max_clients:
-            c.add(f"{path}.sharing.replicas",
-                  f"must be from 2 to {vm_size.gpu.mps_max_clients} for mps on {vm_size.gpu.display_name} "
-                  f"(the MPS daemon's client limit per GPU), got {sharing.replicas}")
+    pool["mig"] = mig
 
-    count = optional(raw, "count", lambda v: c.check(POOL["count"], v, f"{path}.count"), None)
-    autoscale = optional(raw, "autoscale", lambda v: _parse_autoscale(c, v, f"{path}.autoscale"), None)
-    if "count" in raw and "autoscale" in raw:
+
+def _mps_can_run(c: Checker, pool: SectionValues, path: str, operator: Operator) -> None:
+    sharing, vm_size = pool["sharing"], pool["vmSize"]
+    if not sharing or sharing.strategy is not SharingStrategy.MPS:
+        return
+    if "mig" in pool.given:
+        c.add(f"{path}.sharing.strategy", "mps cannot run on MIG devices (the device plugin refuses it); "
+                                          "use time-slicing on a MIG pool, or mps on a pool without `mig`")
+    if operator.mig_strategy is MigStrategy.MIXED:
+        c.add(f"{path}.sharing.strategy",
+              f"mps cannot be used while {OPERATOR_KEY}.migStrategy is mixed (the device plugin refuses to start "
+              f"with MPS under mixed); use time-slicing, or migStrategy: single")
+    if vm_size and sharing.replicas > vm_size.gpu.mps_max_clients:
+        c.add(f"{path}.sharing.replicas",
+              f"must be from 2 to {vm_size.gpu.mps_max_clients} for mps on {vm_size.gpu.display_name} "
+              f"(the MPS daemon's client limit per GPU), got {sharing.replicas}")
+
+
+def _count_or_autoscale(c: Checker, pool: SectionValues, path: str, operator: Operator) -> None:
+    if "count" in pool.given and "autoscale" in pool.given:
         c.add(path, "set either `count` (fixed size) or `autoscale: {min, max}`, not both")
-    zones = optional(raw, "zones", lambda v: _parse_zones(c, v, f"{path}.zones"), ())
-    os_sku = c.field(raw, POOL["osSku"], path)
-    if os_sku is OsSku.AZURE_LINUX and operator.driver is DriverOwner.OPERATOR:
+    if pool["autoscale"]:
+        pool["count"] = None
+
+
+def _os_has_a_driver(c: Checker, pool: SectionValues, path: str, operator: Operator) -> None:
+    if pool["osSku"] is OsSku.AZURE_LINUX and operator.driver is DriverOwner.OPERATOR:
         # NVIDIA publishes GPU Operator driver containers for Ubuntu, RHEL/RHCOS and Rocky Linux only (GPU Operator
         # platform support); NVIDIA/gpu-driver-container's azurelinux image is marked experimental, "not recommended
         # for any workloads other than testing". With `gpuProfile.driver=None` the node would get no driver at all.
@@ -385,33 +342,42 @@ def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPoo
                                f"({OPERATOR_KEY}.driver is operator): NVIDIA ships its driver containers for Ubuntu, "
                                f"RHEL and Rocky Linux only; use osSku: Ubuntu, or driver: aks (AKS installs the driver "
                                f"on AzureLinux)")
-    recreate = c.field(raw, POOL["recreate"], path)
-    upgrade = optional(raw, "upgrade", lambda v: _parse_upgrade(c, v, f"{path}.upgrade"), Upgrade())
-    labels = optional(raw, "labels", lambda v: parse_labels(c, v, f"{path}.labels"), ())
-    taints = optional(raw, "taints", lambda v: parse_taints(c, v, f"{path}.taints"), ())
-    os_disk = optional(raw, "osDisk", lambda v: parse_os_disk(c, v, f"{path}.osDisk"), OsDisk())
-    max_pods = optional(raw, "maxPods", lambda v: parse_max_pods(c, v, f"{path}.maxPods"), None)
-    tags = optional(raw, "tags", lambda v: parse_tags(c, v, f"{path}.tags"), ())
-    spot = optional(raw, "spot", lambda v: parse_spot(c, v, f"{path}.spot"), None)
-    subnet = optional(raw, "subnetId", lambda v: parse_subnet_id(c, v, f"{path}.subnetId"), None)
+
+
+def _spot_fits_disk_and_upgrade(c: Checker, pool: SectionValues, path: str, operator: Operator) -> None:
     # From the raw value: also reported when the spot block has another error.
-    eviction = raw["spot"].get("eviction") if isinstance(raw.get("spot"), dict) else None
+    eviction = pool.raw["spot"].get("eviction") if isinstance(pool.raw.get("spot"), dict) else None
+    os_disk = pool["osDisk"]
     if eviction == SpotEviction.DEALLOCATE.value and os_disk and os_disk.type is OsDiskType.EPHEMERAL:
         c.add(f"{path}.spot.eviction", "Deallocate keeps an evicted node's OS disk, and an ephemeral OS disk cannot be "
                                        "stop-deallocated (Azure's ephemeral OS disk FAQ: \"users need to Delete "
                                        "instead of deallocating them\"); use eviction: Delete, or osDisk.type: Managed")
-    if raw.get("spot") is not None and raw.get("upgrade") is not None:  # also when spot itself has an error
+    if "spot" in pool.given and "upgrade" in pool.given:  # also when spot itself has an error
         c.add(f"{path}.upgrade", f"a Spot pool takes no upgrade settings: {SPOT_UPGRADE}; remove `upgrade:` from "
                                  f"this pool")
-    if vm_size is None:
+
+
+POOL_RULES = (_mig_fits_the_size, _mps_can_run, _count_or_autoscale, _os_has_a_driver, _spot_fits_disk_and_upgrade)
+"""The rules that relate a pool's keys to each other and to the operator, in the order they report."""
+
+
+def _parse_pool(c: Checker, value: Any, path: str, operator: Operator) -> GpuPool | None:
+    given = value if isinstance(value, dict) else {}
+    pool = c.section_values(value, POOL, path, rules={
+        "name": _pool_name,
+        "vmSize": lambda c, v, p: _parse_vm_size(c, v, p, given.get("gpu"), f"{path}.gpu"),
+        "gpu": checked_later, "mig": checked_later,  # by vmSize's rule and _mig_fits_the_size
+        "sharing": _parse_sharing, "autoscale": _parse_autoscale, "zones": _parse_zones, "upgrade": _parse_upgrade,
+        "labels": parse_labels, "taints": parse_taints, "osDisk": parse_os_disk, "tags": parse_tags,
+        "spot": parse_spot, "subnetId": parse_subnet_id,
+    })
+    if pool is None:
         return None
-    pool = GpuPool(
-        name=name or "", vm_size=vm_size, mig=mig, sharing=sharing,
-        count=None if autoscale else (DEFAULT_POOL_COUNT if count is None else count),
-        autoscale=autoscale, zones=zones, os_sku=os_sku, recreate=recreate, upgrade=upgrade,
-        labels=labels, user_taints=taints, os_disk=os_disk, max_pods=max_pods, tags=tags, spot=spot, subnet_id=subnet,
-    )
-    return pool if name is not None else None
+    for rule in POOL_RULES:
+        rule(c, pool, path, operator)
+    if pool["vmSize"] is None or pool["name"] is None:
+        return None
+    return pool.model(count=pool["count"])  # None when the pool autoscales (`_count_or_autoscale`)
 
 
 def parse_pools(c: Checker, value: Any, operator: Operator) -> tuple[GpuPool, ...]:

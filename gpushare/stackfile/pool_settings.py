@@ -19,7 +19,7 @@ from gpushare.model.stack import (
     SpotEviction,
 )
 from gpushare.stackfile.checks import Checker, kind_of, show
-from gpushare.stackfile.declarations import INTEGER, STRING, Field, Section
+from gpushare.stackfile.declarations import INTEGER, NUMBER, STRING, Field, Section
 
 MIN_MAX_PODS, MAX_MAX_PODS = 10, 250
 """AKS's bounds for `maxPods` with Azure CNI (aks-docs azure-cni-overview.md, "Maximum pods per node")."""
@@ -30,25 +30,22 @@ GPU = Section((
     Field("model", STRING, "The NVIDIA GPU of a size the catalog lacks.", required=True,
           examples=tuple(p.name for p in catalog.GPU_PRODUCTS)),
     Field("count", INTEGER, "Whole GPUs per VM.", required=True, minimum=1, maximum=16),
-    Field("memoryGb", INTEGER, "Memory per GPU in GB; needed where the model comes in several sizes.", minimum=1),
+    Field("memoryGb", INTEGER, "Memory per GPU in GB; needed where the model comes in several sizes.", minimum=1,
+          why=" (GB of memory per GPU, a whole number)"),
 ))
 OS_DISK = Section((
     Field("sizeGb", INTEGER, "The OS disk's size in GB; fixed at creation.", default_text="AKS's default",
           minimum=MIN_OS_DISK_GB, maximum=MAX_OS_DISK_GB),
     Field("type", STRING, "Managed, or Ephemeral (on the VM's cache or temp disk, which must fit it); fixed at "
                           "creation.", default_text="AKS's default", enum=OsDiskType),
-))
+), model=OsDisk)
 SPOT = Section((
-    Field("maxPrice", INTEGER, "USD per node-hour Azure may charge, above 0 with at most five decimal places, or -1 "
-                               "for up to the on-demand price; fixed at creation.",
-          default=SPOT_MARKET_PRICE, also=({"type": "number", "exclusiveMinimum": 0},),
-          minimum=-1, maximum=-1),
-    Field("eviction", STRING, "What Azure does with an evicted node.", default=SpotEviction.DELETE,
-          enum=SpotEviction),
-))
+    Field("maxPrice", NUMBER, "USD per node-hour Azure may charge, above 0 with at most five decimal places, or -1 "
+                              "for up to the on-demand price; fixed at creation.",
+          exclusive_minimum=0, also=({"const": -1},)),
+    Field("eviction", STRING, "What Azure does with an evicted node.", enum=SpotEviction),
+), model=Spot)
 GPU_KEYS = GPU.keys
-OS_DISK_KEYS = OS_DISK.keys
-SPOT_KEYS = SPOT.keys
 MAX_TAG_NAME, MAX_TAG_VALUE = 512, 256
 TAG_NAME_FORBIDDEN = set('<>%&\\?/')
 """Azure tag names may not contain these (azure-resource-manager tag-resources.md, "Limitations")."""
@@ -195,17 +192,7 @@ def parse_tags(c: Checker, value: Any, path: str) -> tuple[tuple[str, str], ...]
 
 
 def parse_os_disk(c: Checker, value: Any, path: str) -> OsDisk | None:
-    raw = c.mapping(value, path, OS_DISK_KEYS)
-    if raw is None:
-        return None
-    size = (c.integer(raw["sizeGb"], f"{path}.sizeGb", MIN_OS_DISK_GB, MAX_OS_DISK_GB)
-            if raw.get("sizeGb") is not None else None)
-    disk_type = c.choice(raw["type"], f"{path}.type", OsDiskType) if raw.get("type") is not None else None
-    return OsDisk(size_gb=size, type=disk_type)
-
-
-def parse_max_pods(c: Checker, value: Any, path: str) -> int | None:
-    return c.integer(value, path, MIN_MAX_PODS, MAX_MAX_PODS, " (AKS's bounds with Azure CNI)")
+    return c.section(value, OS_DISK, path)
 
 
 SPOT_PRICE_DECIMALS = 5
@@ -213,48 +200,45 @@ SPOT_PRICE_DECIMALS = 5
 
 
 def parse_spot(c: Checker, value: Any, path: str) -> Spot | None:
-    raw = c.mapping(value, path, SPOT_KEYS)
-    if raw is None:
+    return c.section(value, SPOT, path, rules={"maxPrice": _spot_max_price})
+
+
+def _spot_max_price(c: Checker, given: Any, path: str) -> float | None:
+    """-1, or a price above 0 with AKS's decimal places (the declaration's NUMBER with its `also`)."""
+    if isinstance(given, bool) or not isinstance(given, (int, float)):
+        c.add(path, f"expected -1 (up to the on-demand price) or a price in USD per hour above 0, "
+                    f"got {kind_of(given)} {show(given)}")
         return None
-    price = SPOT_MARKET_PRICE
-    if raw.get("maxPrice") is not None:
-        given = raw["maxPrice"]
-        if isinstance(given, bool) or not isinstance(given, (int, float)):
-            c.add(f"{path}.maxPrice", f"expected -1 (up to the on-demand price) or a price in USD per hour above 0, "
-                                      f"got {kind_of(given)} {show(given)}")
-            return None
-        if given != SPOT_MARKET_PRICE and given <= 0:
-            c.add(f"{path}.maxPrice", f"must be -1 (up to the on-demand price) or above 0 (USD per hour, AKS's "
-                                      f"`spotMaxPrice` rule), got {given}; write -1 to pay up to the on-demand price")
-            return None
-        if given != SPOT_MARKET_PRICE and Decimal(repr(given)).as_tuple().exponent < -SPOT_PRICE_DECIMALS:
-            c.add(f"{path}.maxPrice", f"must have at most {SPOT_PRICE_DECIMALS} decimal places (AKS's `spotMaxPrice` "
-                                      f"rule), got {given}; e.g. {round(given, SPOT_PRICE_DECIMALS)}")
-            return None
-        price = float(given)
-    eviction = (c.choice(raw["eviction"], f"{path}.eviction", SpotEviction)
-                if raw.get("eviction") is not None else SpotEviction.DELETE)
-    return Spot(max_price=price, eviction=eviction or SpotEviction.DELETE)
+    if given != SPOT_MARKET_PRICE and given <= 0:
+        c.add(path, f"must be -1 (up to the on-demand price) or above 0 (USD per hour, AKS's "
+                    f"`spotMaxPrice` rule), got {given}; write -1 to pay up to the on-demand price")
+        return None
+    if given != SPOT_MARKET_PRICE and Decimal(repr(given)).as_tuple().exponent < -SPOT_PRICE_DECIMALS:
+        c.add(path, f"must have at most {SPOT_PRICE_DECIMALS} decimal places (AKS's `spotMaxPrice` "
+                    f"rule), got {given}; e.g. {round(given, SPOT_PRICE_DECIMALS)}")
+        return None
+    return float(given)
+
+
+def _gpu_product(c: Checker, value: Any, path: str) -> catalog.GpuProduct | None:
+    product = catalog.find_gpu_product(value) if isinstance(value, str) else None
+    if product is None:
+        c.add(path, f"gpushare cannot map {show(value)} to an NVIDIA GPU product; allowed: "
+                    f"{', '.join(p.name for p in catalog.GPU_PRODUCTS)}")
+    return product
 
 
 def parse_gpu(c: Checker, value: Any, path: str, vm_size: str) -> catalog.VmSize | None:
     """The `gpu:` block of a size outside the catalog: the VM size it describes, or None (problems recorded)."""
-    raw = c.mapping(value, path, GPU_KEYS)
-    if raw is None:
-        return None
     products = ", ".join(p.name for p in catalog.GPU_PRODUCTS)
-    product = count = memory = None
-    if "model" not in raw:
-        c.add(f"{path}.model", f"required: the NVIDIA GPU on {vm_size}; allowed: {products}")
-    elif not isinstance(raw["model"], str) or (product := catalog.find_gpu_product(raw["model"])) is None:
-        c.add(f"{path}.model", f"gpushare cannot map {show(raw['model'])} to an NVIDIA GPU product; allowed: "
-                               f"{products}")
-    if "count" not in raw:
-        c.add(f"{path}.count", f"required: how many whole GPUs one {vm_size} has")
-    else:
-        count = c.integer(raw["count"], f"{path}.count", 1, 16)
-    if raw.get("memoryGb") is not None:
-        memory = c.integer(raw["memoryGb"], f"{path}.memoryGb", 1, None, " (GB of memory per GPU, a whole number)")
+    values = c.section_values(value, GPU, path, rules={"model": _gpu_product}, missing={
+        "model": f"the NVIDIA GPU on {vm_size}; allowed: {products}",
+        "count": f"how many whole GPUs one {vm_size} has"})
+    if values is None:
+        return None
+    product, count, memory = values["model"], values["count"], values["memoryGb"]
+    if "memoryGb" in values.given:
+        pass  # checked by its declaration (None when it failed)
     elif product is not None and len(product.models) == 1:
         memory = product.models[0].memory_gb
     elif product is not None:

@@ -23,7 +23,7 @@ from gpushare.sharing.queue_flavor import (
     flavor_node_labels,
     flavor_tolerations,
 )
-from gpushare.stackfile.checks import Checker, did_you_mean, kind_of, optional, show
+from gpushare.stackfile.checks import Checker, did_you_mean, kind_of, show
 from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 
 KUEUE_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+$")
@@ -35,31 +35,29 @@ MAX_PRIORITY = 1_000_000_000
 
 QUEUES = Section((
     Field("enabled", BOOLEAN, "Install Kueue (Helm, on the system pool) and give each tenant a ClusterQueue and a "
-                              "LocalQueue compiled from its pools and `queue:`.",
-          default=Queues.enabled),
+                              "LocalQueue compiled from its pools and `queue:`."),
     Field("kueueVersion", STRING, "The Kueue release (v<major>.<minor>.<patch>); one gpushare has not verified is "
                                   "a warning naming the verified ones.",
-          default=DEFAULT_KUEUE_VERSION, pattern=KUEUE_VERSION_RE, examples=VERIFIED_KUEUE_VERSIONS,
+          pattern=KUEUE_VERSION_RE, examples=VERIFIED_KUEUE_VERSIONS,
           rule=f"must be a Kueue release such as {DEFAULT_KUEUE_VERSION} (v<major>.<minor>.<patch>, with the v)"),
     Field("fairSharing", BOOLEAN, "Kueue's fair sharing: borrowing and reclaim follow each queue's share of what "
-                                  "it uses instead of first come, first served.",
-          default=Queues.fair_sharing),
-))
+                                  "it uses instead of first come, first served."),
+), model=Queues)
 QUEUES_FIELD = Field(QUEUES_KEY, OBJECT, "Kueue queues compiled from the tenants: idle GPUs lent within a cohort "
                                          "of tenants sharing pools and reclaimed by preemption.",
                      default_text="off", section=QUEUES)
 QUEUES_KEYS = QUEUES.keys
 
 UNITS = Field("units", INTEGER, "Units of the resource.", minimum=0)
-_DEFAULT_QUEUE = TenantQueue()
 PREEMPTION = Section((
     Field("reclaimWithinCohort", STRING, "Which workloads running on the tenant's lent quota are preempted when it "
                                          "needs that quota back: Never, LowerPriority or Any.",
-          default=_DEFAULT_QUEUE.reclaim_within_cohort, enum=ReclaimWithinCohort),
+          enum=ReclaimWithinCohort),
     Field("withinClusterQueue", STRING, "Whether a workload preempts the tenant's own lower-priority ones: Never, "
                                         "LowerPriority or LowerOrNewerEqualPriority.",
-          default=_DEFAULT_QUEUE.within_cluster_queue, enum=WithinClusterQueue),
-))
+          enum=WithinClusterQueue),
+), model=TenantQueue)
+"""Its keys are the TenantQueue's own preemption settings (`parse_tenant_queue` reads them into it)."""
 TENANT_QUEUE = Section((
     Field("nominal", OBJECT, "Advertised resource -> units guaranteed to the tenant (Kueue's nominalQuota), placed "
                              "on its dedicated pools first, then on its shared ones; at most what its pools hold at "
@@ -73,24 +71,18 @@ TENANT_QUEUE = Section((
                                   "that others may borrow; its dedicated pools are never lent.",
           default_text="all of them", values=UNITS),
     Field("priority", INTEGER, "The value of its WorkloadPriorityClass gpushare-<tenant> (higher preempts lower).",
-          default=_DEFAULT_QUEUE.priority, minimum=0, maximum=MAX_PRIORITY),
+          minimum=0, maximum=MAX_PRIORITY),
     Field("preemption", OBJECT, "When Kueue preempts to give the tenant its guarantee.",
-          default_text="the defaults of its keys", section=PREEMPTION),
-))
+          default_text="the defaults of its keys", section=PREEMPTION, attr=""),
+), model=TenantQueue)
 QUEUE_FIELD = Field("queue", OBJECT, "Its Kueue queue, read when gpushare:queues.enabled is true.",
                     default_text="its quota as its guarantee", section=TENANT_QUEUE)
 
 
 def parse_queues(c: Checker, value: Any) -> Queues:
-    raw = c.mapping(value, QUEUES_KEY, QUEUES_KEYS)
-    if raw is None:
-        return Queues()
-    version = QUEUES["kueueVersion"]
     # A version gpushare has not verified is a warning (`gpushare.kubernetes.queues.queue_warnings`), not a refusal.
-    kueue_version = optional(raw, "kueueVersion",
-                             lambda v: c.check(version, v, f"{QUEUES_KEY}.kueueVersion"), version.default)
-    return Queues(enabled=c.field(raw, QUEUES["enabled"], QUEUES_KEY), kueue_version=kueue_version,
-                  fair_sharing=c.field(raw, QUEUES["fairSharing"], QUEUES_KEY))
+    queues = c.section_values(value, QUEUES, QUEUES_KEY)
+    return queues.model() if queues is not None else Queues()
 
 
 def _parse_units(c: Checker, value: Any, path: str, capacity: dict[str, int],
@@ -117,25 +109,22 @@ def _parse_units(c: Checker, value: Any, path: str, capacity: dict[str, int],
 
 def parse_tenant_queue(c: Checker, value: Any, path: str, capacity: dict[str, int]) -> TenantQueue:
     """`capacity`: each resource the tenant's pools advertise -> the units they hold at their max."""
-    raw = c.mapping(value, path, TENANT_QUEUE.keys, {"preemption": PREEMPTION.keys})
-    if raw is None:
+    def units(c: Checker, value: Any, where: str) -> tuple[tuple[str, int], ...] | None:
+        return _parse_units(c, value, where, capacity, 0)
+
+    queue = c.section_values(value, TENANT_QUEUE, path, rules={
+        "nominal": units, "borrowingLimit": units, "lendingLimit": units,
+        "preemption": lambda c, v, p: c.section_values(v, PREEMPTION, p),
+    })
+    if queue is None:
         return TenantQueue()
-    nominal = optional(raw, "nominal", lambda v: _parse_units(c, v, f"{path}.nominal", capacity, 0), None)
-    for resource, units in nominal or ():
-        if resource in capacity and units > capacity[resource]:
+    for resource, amount in queue["nominal"] or ():
+        if resource in capacity and amount > capacity[resource]:
             c.add(f"{path}.nominal.{resource}",
-                  f"{units} is more than this tenant's pools hold at their max ({capacity[resource]} {resource}): "
+                  f"{amount} is more than this tenant's pools hold at their max ({capacity[resource]} {resource}): "
                   f"Kueue would guarantee what no node can run; lower it or raise the pools' max")
-    borrowing = optional(raw, "borrowingLimit",
-                         lambda v: _parse_units(c, v, f"{path}.borrowingLimit", capacity, 0), ())
-    lending = optional(raw, "lendingLimit", lambda v: _parse_units(c, v, f"{path}.lendingLimit", capacity, 0), ())
-    preemption = optional(raw, "preemption", lambda v: c.mapping(v, f"{path}.preemption", PREEMPTION.keys), {})
-    return TenantQueue(
-        nominal=nominal, borrowing_limit=borrowing, lending_limit=lending,
-        priority=c.field(raw, TENANT_QUEUE["priority"], path),
-        reclaim_within_cohort=c.field(preemption, PREEMPTION["reclaimWithinCohort"], f"{path}.preemption"),
-        within_cluster_queue=c.field(preemption, PREEMPTION["withinClusterQueue"], f"{path}.preemption"),
-    )
+    preemption = queue["preemption"] or {}
+    return queue.model(**{f.model_attr: preemption.get(f.name) or f.default for f in PREEMPTION.fields})
 
 
 def queue_problems(stack: StackConfig) -> list[ConfigProblem]:

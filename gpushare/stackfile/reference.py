@@ -8,6 +8,7 @@ page it links to, `docs/stack-file.md`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from gpushare.stackfile.config import CONFIG
@@ -52,6 +53,9 @@ def _allowed(field: Field) -> str:
         parts.append(_cell(field.rule))
     elif field.pattern is not None and not values:
         parts.append(f"pattern {_code(field.pattern.pattern)}")
+    if field.exclusive_minimum is not None:
+        parts.append(f"{field.exclusive_minimum} < value")
+    parts.extend(f"or {_code(json.dumps(form['const']))}" for form in field.also if "const" in form)
     if field.minimum is not None or field.maximum is not None:
         low = "" if field.minimum is None else f"{field.minimum} <= "
         high = "" if field.maximum is None else f" <= {field.maximum}"

@@ -111,7 +111,8 @@ def _value_schema(field: Field) -> dict[str, Any]:
         schema["enum"] = list(field.enum_values)
     if field.pattern is not None:
         schema["pattern"] = ecma_pattern(field.pattern)
-    for key, value in (("minimum", field.minimum), ("maximum", field.maximum)):
+    for key, value in (("minimum", field.minimum), ("maximum", field.maximum),
+                       ("exclusiveMinimum", field.exclusive_minimum)):
         if value is not None:
             schema[key] = value
     return schema

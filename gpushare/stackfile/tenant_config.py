@@ -10,16 +10,15 @@ from gpushare.model.stack import (
     GpuPool,
     Operator,
     Tenant,
-    TenantQueue,
 )
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.stackfile.checks import (
     GUID_RE,
     Checker,
+    checked_later,
     did_you_mean,
     earlier_use,
     kind_of,
-    optional,
     pool_references,
     show,
 )
@@ -32,7 +31,8 @@ QUOTA_UNITS = Field("units", INTEGER, "The most units of the resource requested 
                     minimum=1, why=" (a quota of 0 would forbid the tenant's GPU pods; drop the key for no limit)")
 TENANT = Section((
     Field("name", STRING, "The team's namespace: a DNS-1123 label, unique, not default, kube-* or gpu-operator.",
-          required=True, pattern=NAMESPACE_RE, examples=("vision",)),
+          required=True, pattern=NAMESPACE_RE, examples=("vision",),
+          missing="the team's namespace (a DNS-1123 label such as `vision`)"),
     Field("pools", ARRAY, "Pools from gpushare:pools its GPU pods may use; a pool only one tenant lists is "
                           "dedicated to it.",
           required=True, min_items=1, unique=True,
@@ -40,13 +40,12 @@ TENANT = Section((
     Field("quota", OBJECT, "Advertised resource (as plan shows it, e.g. nvidia.com/mig-1g.12gb, without requests.) "
                            "-> the most units requested at once; a resource one of its pools advertises.",
           default_text="no limit", values=QUOTA_UNITS),
-    Field("groups", ARRAY, "Entra ID group object IDs given the edit ClusterRole in the namespace.", default=(),
+    Field("groups", ARRAY, "Entra ID group object IDs given the edit ClusterRole in the namespace.",
           unique=True, items=Field("group", STRING, "An Entra ID group's object ID (a GUID).", pattern=GUID_RE,
                                     examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
-    Field("guaranteed", BOOLEAN, "GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits).",
-          default=Tenant.guaranteed),
+    Field("guaranteed", BOOLEAN, "GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits)."),
     QUEUE_FIELD,
-))
+), model=Tenant)
 TENANTS_FIELD = Field(TENANTS_KEY, ARRAY, "Teams sharing this cluster, each a namespace bound to its pools; needs "
                                           "Kubernetes 1.30 or newer.",
                       default=(), items=Field("tenant", OBJECT, "A team.", section=TENANT))
@@ -78,50 +77,53 @@ def _parse_tenant_quota(c: Checker, value: Any, path: str,
     return tuple(quota)
 
 
+def _tenant_name(c: Checker, value: Any, path: str) -> str | None:
+    if not isinstance(value, str):
+        c.add(path, f"expected a namespace name, got {kind_of(value)} {show(value)}")
+        return None
+    if problem := namespace_problem(value):
+        c.add(path, problem)
+        return None
+    return value
+
+
+def _tenant_pools(c: Checker, value: Any, path: str, pool_names: list[str]) -> tuple[str, ...] | None:
+    """The pools it lists, or None when one is no known pool (or the list is none)."""
+    if value is None:
+        c.add(path, f"required: the GPU pools its pods may use, from: {', '.join(pool_names)}")
+        return None
+    if not isinstance(value, list) or not value:
+        c.add(path, f"expected a list of at least one pool name, got {kind_of(value)} {show(value)}; pools: "
+                    f"{', '.join(pool_names)}")
+        return None
+    pools, known = pool_references(c, value, path, pool_names)
+    return tuple(pools) if known and pools else None
+
+
 def _parse_tenant(c: Checker, value: Any, path: str, pool_names: list[str],
                   pools: tuple[GpuPool, ...], operator: Operator) -> Tenant | None:
-    raw = c.mapping(value, path, TENANT_KEYS)
-    if raw is None:
+    tenant = c.section_values(value, TENANT, path, rules={
+        "name": _tenant_name, "pools": lambda c, v, p: _tenant_pools(c, v, p, pool_names),
+        "quota": checked_later, "groups": _parse_groups, "queue": checked_later,
+    }, missing={"pools": f"the GPU pools its pods may use, from: {', '.join(pool_names)}"})
+    if tenant is None:
         return None
-    name = None
-    if "name" not in raw:
-        c.add(f"{path}.name", "required: the team's namespace (a DNS-1123 label such as `vision`)")
-    elif not isinstance(raw["name"], str):
-        c.add(f"{path}.name", f"expected a namespace name, got {kind_of(raw['name'])} {show(raw['name'])}")
-    else:
-        problem = namespace_problem(raw["name"])
-        if problem:
-            c.add(f"{path}.name", problem)
-        else:
-            name = raw["name"]
-    tenant_pools: list[str] = []
-    references_ok = True
-    value_pools = raw.get("pools")
-    if value_pools is None:
-        c.add(f"{path}.pools", f"required: the GPU pools its pods may use, from: {', '.join(pool_names)}")
-        references_ok = False
-    elif not isinstance(value_pools, list) or not value_pools:
-        c.add(f"{path}.pools", f"expected a list of at least one pool name, got {kind_of(value_pools)} "
-                               f"{show(value_pools)}; pools: {', '.join(pool_names)}")
-        references_ok = False
-    else:
-        tenant_pools, references_ok = pool_references(c, value_pools, f"{path}.pools", pool_names)
     by_name = {pool.name: pool for pool in pools}
     advertised: dict[str, list[str]] = {}
     at_max: dict[str, int] = {}
-    if references_ok and all(p in by_name for p in tenant_pools):
+    tenant_pools = tenant["pools"] or ()
+    if all(p in by_name for p in tenant_pools):
         for pool_name in tenant_pools:
             capacity = pool_capacity(by_name[pool_name], operator.mig_strategy)
             advertised.setdefault(capacity.resource, []).append(pool_name)
             at_max[capacity.resource] = at_max.get(capacity.resource, 0) + capacity.total(by_name[pool_name].max_nodes)
-    quota = optional(raw, "quota", lambda v: _parse_tenant_quota(c, v, f"{path}.quota", advertised), ())
-    groups = optional(raw, "groups", lambda v: _parse_groups(c, v, f"{path}.groups"), ())
-    guaranteed = c.field(raw, TENANT["guaranteed"], path)
-    queue = optional(raw, "queue", lambda v: parse_tenant_queue(c, v, f"{path}.queue", at_max), TenantQueue())
-    if name is None or not tenant_pools or not references_ok:
+    if "quota" in tenant.given:
+        tenant["quota"] = _parse_tenant_quota(c, tenant["quota"], f"{path}.quota", advertised)
+    if "queue" in tenant.given:
+        tenant["queue"] = parse_tenant_queue(c, tenant["queue"], f"{path}.queue", at_max)
+    if tenant.incomplete:
         return None
-    return Tenant(name=name, pools=tuple(tenant_pools), quota=quota, groups=groups, guaranteed=guaranteed,
-                  queue=queue)
+    return tenant.model()
 
 
 def _parse_groups(c: Checker, value: Any, path: str) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ from tests.azure_stub import (
     role_assignments_path,
     serve_existing_cluster,
 )
+from tests.stack_files import write_stack
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 CLUSTER, RG = "platform-aks", "rg-platform"
@@ -47,17 +48,17 @@ def arm(monkeypatch):
         yield stub
 
 
-def write_stack(tmp_path, pool_name: str = "t4ts", pool_extra: str = "", cluster_extra: str = "") -> str:
-    path = tmp_path / "Pulumi.existing.yaml"
-    path.write_text(
+def existing_cluster_stack(tmp_path, pool_name: str = "t4ts", pool_extra: str = "", cluster_extra: str = "") -> str:
+    return str(write_stack(
+        tmp_path,
         f"config:\n  azure-native:location: {REGION}\n  gpushare:cluster:\n    name: {CLUSTER}\n"
         f"    resourceGroup: {RG}\n{cluster_extra}  gpushare:pools:\n"
-        f"    - {{name: {pool_name}, vmSize: {T4}, autoscale: {{min: 1, max: 8}}{pool_extra}}}\n")
-    return str(path)
+        f"    - {{name: {pool_name}, vmSize: {T4}, autoscale: {{min: 1, max: 8}}{pool_extra}}}\n",
+        "Pulumi.existing.yaml"))
 
 
 def existing(tmp_path, **kwargs) -> str:
-    return write_stack(tmp_path, cluster_extra="    existing: true\n", **kwargs)
+    return existing_cluster_stack(tmp_path, cluster_extra="    existing: true\n", **kwargs)
 
 
 def test_baseline_findings_each_with_its_fix_and_the_clusters_own_pools_left_alone(arm, tmp_path, capsys):
@@ -227,8 +228,8 @@ def test_a_stack_pool_named_like_an_unmanaged_pool_is_refused_with_the_import_co
 
 def subnet_stack(tmp_path, gpu_max: int = 8) -> str:
     network = f"    network: {{subnetId: {NODES}}}\n"
-    return write_stack(tmp_path, cluster_extra=network,
-                       pool_extra=f", subnetId: {GPU}".replace("max: 8", f"max: {gpu_max}"))
+    return existing_cluster_stack(tmp_path, cluster_extra=network,
+                                  pool_extra=f", subnetId: {GPU}".replace("max: 8", f"max: {gpu_max}"))
 
 
 def test_missing_subnet_fails(arm, tmp_path, capsys):

@@ -32,6 +32,7 @@ from tests.azure_stub import (
     role_assignments_path,
     serve_existing_cluster,
 )
+from tests.stack_files import write_stack
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 CLUSTER, RG = "platform-aks", "rg-platform"
@@ -51,14 +52,13 @@ def arm(monkeypatch):
 
 
 def stack(tmp_path, *, existing: bool = True, subnet: bool = False, admins: str = "") -> str:
-    path = tmp_path / "Pulumi.team.yaml"
-    path.write_text(
+    path = write_stack(tmp_path, 
         f"config:\n  azure-native:location: westeurope\n  gpushare:cluster:\n    name: {CLUSTER}\n"
         f"    resourceGroup: {RG}\n" + ("    existing: true\n" if existing else "")
         + f"    access:\n      deployers: [{{objectId: {DEPLOYER}, type: ServicePrincipal}}]\n"
         + (f"      adminGroups: [{admins}]\n" if admins else "")
         + f"  gpushare:pools:\n    - {{name: t4ts, vmSize: {T4}, autoscale: {{min: 0, max: 2}}"
-        + (f", subnetId: {GPU_SUBNET}" if subnet else "") + "}\n")
+        + (f", subnetId: {GPU_SUBNET}" if subnet else "") + "}\n", "Pulumi.team.yaml")
     return str(path)
 
 

@@ -19,6 +19,7 @@ from tests.azure_stub import (
     reached_arm,
     serve_existing_cluster,
 )
+from tests.stack_files import write_stack
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 CLUSTER, RG = "platform-aks", "rg-platform"
@@ -39,11 +40,10 @@ def arm(monkeypatch):
 
 def existing(tmp_path, pool_extra: str = "") -> str:
     """An existing cluster with one T4 pool of up to 8 nodes in the system pool's subnet."""
-    path = tmp_path / "Pulumi.existing.yaml"
-    path.write_text(
+    path = write_stack(tmp_path, 
         f"config:\n  azure-native:location: {REGION}\n  gpushare:cluster:\n    name: {CLUSTER}\n"
         f"    resourceGroup: {RG}\n    existing: true\n  gpushare:pools:\n"
-        f"    - {{name: t4ts, vmSize: {T4}, autoscale: {{min: 1, max: 8}}{pool_extra}}}\n")
+        f"    - {{name: t4ts, vmSize: {T4}, autoscale: {{min: 1, max: 8}}{pool_extra}}}\n", "Pulumi.existing.yaml")
     return str(path)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpushare.cli import main
+from tests.stack_files import write_stack
 
 DEPTH = 50_000
 DEV_STACK = str(Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml")
@@ -21,8 +22,8 @@ def deep_json(tmp_path):
 
 
 def test_a_stack_file_nested_too_deeply(tmp_path, capsys):
-    stack = tmp_path / "Pulumi.deep.yaml"
-    stack.write_text("config:\n  gpushare:cluster: " + "[" * DEPTH + "]" * DEPTH + "\n")
+    stack = write_stack(tmp_path, "config:\n  gpushare:cluster: " + "[" * DEPTH + "]" * DEPTH + "\n",
+                        "Pulumi.deep.yaml")
 
     assert main(["plan", str(stack)]) == 2
     err = capsys.readouterr().err

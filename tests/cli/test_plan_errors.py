@@ -16,7 +16,7 @@ import pytest
 import gpushare.render.mock_engine
 from gpushare.cli import main
 from gpushare.stackfile.project import available_stacks, resolve_stack_file
-from tests.builders import MINIMAL_STACK_YAML, T4
+from tests.stack_files import MINIMAL_STACK_YAML, T4, write_stack
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,12 +133,6 @@ def program_must_not_run(monkeypatch):
 
     monkeypatch.setattr(gpushare.render.mock_engine, "run_program", run_program)
     return calls
-
-
-def write_stack(tmp_path: Path, text: str, name: str = "Pulumi.bad.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def assert_config_error(capsys, code: int, source: str, count: int, fragments: tuple[str, ...]) -> str:

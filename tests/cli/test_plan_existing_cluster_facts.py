@@ -9,6 +9,7 @@ import json
 from gpushare.cli import main
 from gpushare.render.mock_engine import MOCK_EXISTING_SUBNET
 from gpushare.review.cluster_facts import SYSTEM_POOL_SUBNET
+from tests.stack_files import write_stack
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 VNET = f"/subscriptions/{SUB}/resourceGroups/rg-network/providers/Microsoft.Network/virtualNetworks/vnet-spoke"
@@ -107,8 +108,7 @@ config:
 
 
 def test_the_text_plan_shows_each_pools_own_settings_when_set(capsys, tmp_path):
-    stack = tmp_path / "Pulumi.settings.yaml"
-    stack.write_text(POOL_SETTINGS_STACK)
+    stack = write_stack(tmp_path, POOL_SETTINGS_STACK, "Pulumi.settings.yaml")
     assert main(["plan", str(stack)]) == 0
     lines = capsys.readouterr().out.splitlines()
     start = lines.index("Pool settings (those set; AKS's defaults otherwise):")

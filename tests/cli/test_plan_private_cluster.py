@@ -6,13 +6,13 @@ import yaml
 
 from gpushare.cli import main
 from gpushare.stackfile.project import resolve_stack_file
+from tests.stack_files import write_stack
 
 
 def test_a_private_cluster_names_the_runner_map_both_workflows_read(tmp_path, capsys):
     document = yaml.safe_load(resolve_stack_file("contoso-prod").read_text())
     document["config"]["gpushare:cluster"]["apiServer"] = {"private": True, "privateDnsZone": "none"}
-    path = tmp_path / "Pulumi.private.yaml"
-    path.write_text(yaml.safe_dump(document))
+    path = write_stack(tmp_path, yaml.safe_dump(document), "Pulumi.private.yaml")
 
     assert main(["plan", str(path)]) == 0
 
@@ -27,8 +27,7 @@ def test_a_private_cluster_says_what_a_peered_runner_needs_to_resolve_it(tmp_pat
     for zone in ("system", "none"):
         document = yaml.safe_load(resolve_stack_file("contoso-prod").read_text())
         document["config"]["gpushare:cluster"]["apiServer"] = {"private": True, "privateDnsZone": zone}
-        path = tmp_path / f"Pulumi.{zone}.yaml"
-        path.write_text(yaml.safe_dump(document))
+        path = write_stack(tmp_path, yaml.safe_dump(document), f"Pulumi.{zone}.yaml")
         assert main(["plan", str(path)]) == 0
         out = capsys.readouterr().out.splitlines()
         lines[zone] = out[out.index(next(line for line in out if line.startswith("  private API server:"))) + 1]

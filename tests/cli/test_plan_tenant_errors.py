@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpushare.cli import main
-from tests.builders import MINIMAL_STACK_YAML
-from tests.cli.test_plan_errors import assert_config_error, program_must_not_run, write_stack  # noqa: F401
+from tests.cli.test_plan_errors import assert_config_error, program_must_not_run  # noqa: F401
+from tests.stack_files import MINIMAL_STACK_YAML, write_stack
 
 BAD_TENANTS = MINIMAL_STACK_YAML + """\
   gpushare:tenants:

@@ -10,6 +10,7 @@ import pytest
 from gpushare.cli import main
 from tests.azure.preflight_region import REGION, T4, T4_FAMILY, serve_region, usages
 from tests.azure_stub import StubResponse, arm_agent_pool, arm_error, reached_arm
+from tests.stack_files import write_stack
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 FILE_SUB = "0b9e1c2d-3a4f-4e5d-8c7b-6a5f4e3d2c1b"
@@ -29,16 +30,14 @@ def arm(monkeypatch):
         yield stub
 
 
-def write_stack(tmp_path, pools: int = 1, extra: str = ""):
-    path = tmp_path / "Pulumi.pf.yaml"
-    path.write_text(stack_yaml(pools, extra))
-    return str(path)
+def preflight_stack(tmp_path, pools: int = 1, extra: str = "") -> str:
+    return str(write_stack(tmp_path, stack_yaml(pools, extra), "Pulumi.pf.yaml"))
 
 
 def test_passing_stack_prints_the_table_and_exits_0(arm, tmp_path, capsys):
     serve_region(arm, SUB, RG, CLUSTER)
 
-    assert main(["preflight", write_stack(tmp_path)]) == 0
+    assert main(["preflight", preflight_stack(tmp_path)]) == 0
 
     out, err = capsys.readouterr()
     assert err == ""
@@ -53,7 +52,7 @@ def test_passing_stack_prints_the_table_and_exits_0(arm, tmp_path, capsys):
 def test_four_calls_whatever_the_pool_count(arm, tmp_path, capsys, pools):
     paths = serve_region(arm, SUB, RG, CLUSTER, quota=usages(**{T4_FAMILY: (0, 100)}))
 
-    assert main(["preflight", write_stack(tmp_path, pools), "--json"]) == 0
+    assert main(["preflight", preflight_stack(tmp_path, pools), "--json"]) == 0
 
     report = json.loads(capsys.readouterr().out)
     assert len([c for c in report["checks"] if c["check"] == "vm-size"]) == pools + 1
@@ -64,7 +63,7 @@ def test_four_calls_whatever_the_pool_count(arm, tmp_path, capsys, pools):
 def test_a_failed_check_exits_1_with_json_on_stdout_and_the_findings_on_stderr(arm, tmp_path, capsys):
     serve_region(arm, SUB, RG, CLUSTER)  # T4 family: 64 free, 20 pools x 4 vCPUs need 80
 
-    assert main(["preflight", write_stack(tmp_path, 20), "--json"]) == 1
+    assert main(["preflight", preflight_stack(tmp_path, 20), "--json"]) == 1
 
     out, err = capsys.readouterr()
     report = json.loads(out)
@@ -81,14 +80,14 @@ def test_a_failed_check_exits_1_with_json_on_stdout_and_the_findings_on_stderr(a
 def test_subscription_from_the_stack_file(arm, tmp_path, capsys):
     serve_region(arm, FILE_SUB, RG, CLUSTER)
 
-    assert main(["preflight", write_stack(tmp_path, extra=f"  azure-native:subscriptionId: {FILE_SUB}\n")]) == 0
+    assert main(["preflight", preflight_stack(tmp_path, extra=f"  azure-native:subscriptionId: {FILE_SUB}\n")]) == 0
     assert {r.path.split("/")[2] for r in arm.requests} == {FILE_SUB}
 
 
 def test_no_subscription_exits_2_before_any_call(arm, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("AZURE_SUBSCRIPTION_ID")
 
-    assert main(["preflight", write_stack(tmp_path)]) == 2
+    assert main(["preflight", preflight_stack(tmp_path)]) == 2
 
     out, err = capsys.readouterr()
     assert out == ""
@@ -97,8 +96,8 @@ def test_no_subscription_exits_2_before_any_call(arm, tmp_path, capsys, monkeypa
 
 
 def test_invalid_stack_exits_2(arm, tmp_path, capsys):
-    path = tmp_path / "Pulumi.bad.yaml"
-    path.write_text(stack_yaml(1).replace("count: 1", "count: -1") + "  gpushare:preflight: maybe\n")
+    path = write_stack(tmp_path, stack_yaml(1).replace("count: 1", "count: -1") + "  gpushare:preflight: maybe\n",
+                       "Pulumi.bad.yaml")
 
     assert main(["preflight", str(path)]) == 2
 
@@ -115,7 +114,7 @@ def test_existing_cluster_counts_only_growth(arm, tmp_path, capsys):
     # All 20 nodes already run: usage holds their 80 vCPUs of the 84 allowed.
     serve_region(arm, SUB, RG, CLUSTER, pools=running, quota=usages(**{T4_FAMILY: (80, 84)}))
 
-    assert main(["preflight", write_stack(tmp_path, 20), "--json"]) == 0
+    assert main(["preflight", preflight_stack(tmp_path, 20), "--json"]) == 0
 
     report = json.loads(capsys.readouterr().out)
     assert report["clusterExists"] is True
@@ -131,7 +130,7 @@ def test_azure_refusing_exits_4_saying_what_to_do(arm, tmp_path, capsys, status,
     paths = serve_region(arm, SUB, RG, CLUSTER)
     arm.route(paths["pools"], StubResponse(status, arm_error(code, "refused")))
 
-    assert main(["preflight", write_stack(tmp_path)]) == 4
+    assert main(["preflight", preflight_stack(tmp_path)]) == 4
 
     out, err = capsys.readouterr()
     assert out == ""
@@ -143,7 +142,7 @@ def test_region_read_forbidden_names_reader_on_the_subscription(arm, tmp_path, c
     paths = serve_region(arm, SUB, RG, CLUSTER)
     arm.route(paths["skus"], StubResponse(403, arm_error("AuthorizationFailed", "refused")))
 
-    assert main(["preflight", write_stack(tmp_path)]) == 4
+    assert main(["preflight", preflight_stack(tmp_path)]) == 4
 
     assert "the built-in Reader role on the subscription has all of them" in capsys.readouterr().err
 
@@ -153,7 +152,7 @@ def test_throttled_read_is_retried(arm, tmp_path, capsys):
     arm.route(paths["usages"], StubResponse(429, arm_error("TooManyRequests", "slow down"), {"Retry-After": "1"}),
               StubResponse(200, {"value": usages()}))
 
-    assert main(["preflight", write_stack(tmp_path)]) == 0
+    assert main(["preflight", preflight_stack(tmp_path)]) == 0
     assert arm.count(paths["usages"]) == 2
 
 
@@ -186,7 +185,7 @@ def test_no_credentials_is_one_short_line_with_the_fix_first(tmp_path):
     environ = {key: value for key, value in os.environ.items() if not key.startswith(("AZURE_", "ARM_", "MSI_",
                                                                                         "IDENTITY_"))}
     environ.update(PATH=str(empty_path), AZURE_SUBSCRIPTION_ID=SUB, GPUSHARE_ARM_ENDPOINT="https://127.0.0.1:9")
-    result = subprocess.run([sys.executable, "-c", _NO_CREDENTIALS_RUN, write_stack(tmp_path)], env=environ,
+    result = subprocess.run([sys.executable, "-c", _NO_CREDENTIALS_RUN, preflight_stack(tmp_path)], env=environ,
                             cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=60)
 
     assert result.returncode == 4 and result.stdout == ""

@@ -10,6 +10,7 @@ import pytest
 from gpushare.cli import main
 from tests.https_stub import StubResponse
 from tests.prices_stub import PricesStub, reach_prices, vm_filter
+from tests.stack_files import write_stack
 
 REGION = "westeurope"
 DEV_PRICES = {"Standard_NC4as_T4_v3": 0.6, "Standard_NC8as_T4_v3": 0.85, "Standard_D4ds_v5": 0.2}
@@ -147,8 +148,7 @@ def test_compare_of_priced_plans_leads_with_the_monthly_change(stub, capsys, tmp
     stub.serve_stack(REGION, {"Standard_NC40ads_H100_v5": 7.0, "Standard_D4ds_v5": 0.2})
     plans = []
     for side, scale in (("base", "      count: 2"), ("head", "      autoscale: {min: 1, max: 6}")):
-        stack_file = tmp_path / f"Pulumi.{side}.yaml"
-        stack_file.write_text(STACK.format(scale=scale))
+        stack_file = write_stack(tmp_path, STACK.format(scale=scale), f"Pulumi.{side}.yaml")
         code, out, _ = run(capsys, "plan", str(stack_file), "--json", "--prices")
         assert code == 0
         plans.append(tmp_path / f"{side}.json")
@@ -192,10 +192,9 @@ def test_the_readme_cost_block_is_what_plan_prints(capsys, tmp_path):
 
 
 def test_plan_prices_warns_of_a_spot_cap_below_the_spot_price(stub, capsys, tmp_path):
-    path = tmp_path / "Pulumi.spot.yaml"
-    path.write_text(STACK.format(scale="      count: 1").replace(
+    path = write_stack(tmp_path, STACK.format(scale="      count: 1").replace(
         "name: h100\n      vmSize: Standard_NC40ads_H100_v5",
-        "name: t4\n      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: 0.05}"))
+        "name: t4\n      vmSize: Standard_NC4as_T4_v3\n      spot: {maxPrice: 0.05}"), "Pulumi.spot.yaml")
     stub.serve_stack(REGION, {"Standard_NC4as_T4_v3": 0.6, "Standard_D4ds_v5": 0.2})
 
     code, out, _ = run(capsys, "plan", str(path), "--json", "--prices")
@@ -227,8 +226,7 @@ def filled(template: dict, prices: dict[tuple[str, bool], float], read_at: str =
 def test_prices_template_lists_the_stacks_meters_empty_and_plan_reads_it_once_filled_in(capsys, tmp_path):
     """No network at all (no stub): the template names every meter the cost reads (a Spot pool's Spot meter, the
     system pool, the Standard tier fee), plan refuses it while empty naming each value, and prices from it filled."""
-    stack = tmp_path / "Pulumi.costs.yaml"
-    stack.write_text(SPOT_STACK)
+    stack = write_stack(tmp_path, SPOT_STACK, "Pulumi.costs.yaml")
     code, out, err = run(capsys, "prices", str(stack), "--template")
     assert code == 0, err
     template = json.loads(out)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from tests.stack_files import write_stack
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,8 +38,8 @@ def test_buffered_output_and_atexit_handlers_survive_the_fast_exit(tmp_path):
 
 
 def test_the_exit_code_is_the_commands(tmp_path):
-    stack = tmp_path / "Pulumi.bad.yaml"
-    stack.write_text("config:\n  gpushare:pools: [{name: a, vmSize: Standard_NC4as_T4_v3, count: -1}]\n")
+    stack = write_stack(tmp_path, "config:\n  gpushare:pools: [{name: a, vmSize: Standard_NC4as_T4_v3, count: -1}]\n",
+                        "Pulumi.bad.yaml")
     result = run_command(f"""
         import sys
         sys.argv = ["gpushare", "plan", {str(stack)!r}]

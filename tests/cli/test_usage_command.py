@@ -48,6 +48,7 @@ from tests.review.showback_scenario import (
     expected,
     series,
 )
+from tests.stack_files import write_stack
 
 STEP = 300
 STEPS = 7 * 24 * 12
@@ -302,10 +303,9 @@ def socket_closed():
 
 
 def test_a_stack_without_metrics_is_refused_with_the_key_to_add(tmp_path):
-    stack = tmp_path / "Pulumi.nometrics.yaml"
-    stack.write_text("\n".join(line for line in STACK_FILE.read_text().splitlines()
+    stack = write_stack(tmp_path, "\n".join(line for line in STACK_FILE.read_text().splitlines()
                                if "gpushare:metrics" not in line and "prometheus:" not in line
-                               and "window:" not in line) + "\n")
+                               and "window:" not in line) + "\n", "Pulumi.nometrics.yaml")
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["usage", str(stack), "--prometheus", "http://127.0.0.1:9"])

@@ -37,6 +37,7 @@ from tests.kube_stub import (
     pod,
     status,
 )
+from tests.stack_files import write_stack
 
 NS = "gpu-operator"
 NODES = "/api/v1/nodes"
@@ -158,16 +159,14 @@ def kube():
 
 @pytest.fixture
 def dev(tmp_path) -> tuple[Path, dict[str, str], dict[str, str]]:
-    path = tmp_path / "Pulumi.dev.yaml"
-    path.write_text(DEV_STACK)
+    path = write_stack(tmp_path, DEV_STACK, "Pulumi.dev.yaml")
     keys, data = config_keys(path)
     return path, keys, data
 
 
 @pytest.fixture
 def mig(tmp_path) -> tuple[Path, dict[str, str], dict[str, str]]:
-    path = tmp_path / "Pulumi.prod.yaml"
-    path.write_text(MIG_STACK)
+    path = write_stack(tmp_path, MIG_STACK, "Pulumi.prod.yaml")
     keys, data = config_keys(path)
     return path, keys, data
 
@@ -420,8 +419,7 @@ def as_served(manifest: dict) -> dict:
 @pytest.fixture
 def tenant_cluster(kube, tmp_path):
     from gpushare.kubernetes.tenant_objects import tenant_manifests
-    path = tmp_path / "Pulumi.prod.yaml"
-    path.write_text(TENANT_STACK)
+    path = write_stack(tmp_path, TENANT_STACK, "Pulumi.prod.yaml")
     stack = parse_stack_file(read_stack_file(path))
     keys, data = config_keys(path)
     t4 = node(T4_NODE, {"gpushare.io/pool": "t4", "nvidia.com/device-plugin.config": keys["t4"],

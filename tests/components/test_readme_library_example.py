@@ -18,6 +18,7 @@ from gpushare.model.environment_variables import OFFLINE_ENV
 from gpushare.components import deploy
 from gpushare.render.mock_engine import Recording, run_program, run_pulumi
 from gpushare.stackfile.config import encode_engine_config
+from tests.stack_files import write_stack, run_cli
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 START, END = "<!-- library-example:start -->\n```python\n", "```\n<!-- library-example:end -->"
@@ -104,14 +105,6 @@ def test_the_components_stay_importable_for_programs_that_compose_their_own():
 # --- plan --program DIR STACK: the user's own program, offline, with plan's report -------------------------------
 
 
-def plan(capsys, *args: str) -> tuple[int, str, str]:
-    from gpushare.cli import main
-
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def program_dir(tmp_path: Path, source: str) -> Path:
     directory = tmp_path / "ml-infra"
     directory.mkdir()
@@ -126,14 +119,13 @@ def test_plan_program_plans_the_readme_program_offline_with_the_report_plan_give
     the one `plan` gives for a stack file holding the mapping the program passes."""
     monkeypatch.delenv(OFFLINE_ENV, raising=False)
     directory = program_dir(tmp_path, readme_program())
-    code, out, err = plan(capsys, "plan", "--program", str(directory), "ml", "--json")
+    code, out, err = run_cli(capsys, "plan", "--program", str(directory), "ml", "--json")
     assert code == 0, err
     from_program = json.loads(out)
 
     _, config = run_readme_program()
-    stack_file = tmp_path / "Pulumi.ml.yaml"
-    stack_file.write_text(yaml.safe_dump({"config": config}))
-    code, out, err = plan(capsys, "plan", str(stack_file), "--json")
+    stack_file = write_stack(tmp_path, yaml.safe_dump({"config": config}), "Pulumi.ml.yaml")
+    code, out, err = run_cli(capsys, "plan", str(stack_file), "--json")
     assert code == 0, err
     from_stack_file = json.loads(out)
 
@@ -141,7 +133,7 @@ def test_plan_program_plans_the_readme_program_offline_with_the_report_plan_give
     for key in ("stackFile",):
         from_program.pop(key), from_stack_file.pop(key)
     assert from_program == from_stack_file
-    code, out, _ = plan(capsys, "plan", "--program", str(directory), "ml")
+    code, out, _ = run_cli(capsys, "plan", "--program", str(directory), "ml")
     assert code == 0 and out.startswith("Stack ml (deploy(config)): cluster ml-platform in westeurope")
 
 
@@ -150,7 +142,7 @@ def test_plan_program_passes_the_stack_config_beside_the_program(capsys, tmp_pat
     source = readme_program().replace('"westeurope"', 'pulumi.Config("ml").require("location")')
     directory = program_dir(tmp_path, source)
     (directory / "Pulumi.prod.yaml").write_text("config:\n  ml:location: swedencentral\n")
-    code, out, err = plan(capsys, "plan", "--program", str(directory), "prod", "--json")
+    code, out, err = run_cli(capsys, "plan", "--program", str(directory), "prod", "--json")
     assert code == 0, err
     assert json.loads(out)["location"] == "swedencentral"
 
@@ -179,7 +171,7 @@ def test_plan_program_refuses_what_it_cannot_plan_with_one_message_and_no_traceb
         directory.mkdir()
     if layout in sources:
         (directory / "__main__.py").write_text(sources[layout])
-    code, out, err = plan(capsys, "plan", "--program", str(directory), "ml")
+    code, out, err = run_cli(capsys, "plan", "--program", str(directory), "ml")
     assert code == 2 and out == ""
     assert message.format(dir=directory) in err, err
     assert "Traceback" not in err

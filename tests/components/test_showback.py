@@ -17,6 +17,7 @@ from gpushare.cli import main
 from gpushare.kubernetes.dcgm_scrape import DCGM_EXPORTER_POD_LABELS, DCGM_EXPORTER_PORT
 from gpushare.render.mock_engine import MOCK_SUBSCRIPTION, Recording, run_program
 from gpushare.stackfile.config import encode_engine_config, read_stack_file
+from tests.stack_files import write_stack
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "showback" / "Pulumi.showback.yaml"
 WORKSPACE = ("/subscriptions/3f2504e0-4f89-41d3-9a0c-0305e82c3301/resourceGroups/monitor-rg/providers/"
@@ -43,8 +44,7 @@ def stack_file(tmp_path: Path, metrics: dict[str, Any] | None) -> Path:
         del document["config"]["gpushare:metrics"]
     else:
         document["config"]["gpushare:metrics"] = {"window": "7d", **metrics}
-    path = tmp_path / "Pulumi.showback.yaml"
-    path.write_text(yaml.safe_dump(document))
+    path = write_stack(tmp_path, yaml.safe_dump(document), "Pulumi.showback.yaml")
     return path
 
 

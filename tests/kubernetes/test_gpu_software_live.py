@@ -13,6 +13,7 @@ from gpushare.cli import main
 from tests.azure.preflight_region import REGION, T4, serve_region
 from tests.azure_stub import StubResponse, arm_agent_pool, reached_arm, serve_existing_cluster
 from tests.kube_stub import KubeStub, object_list, status
+from tests.stack_files import write_stack
 
 SUB = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 CLUSTER, RG = "platform-aks", "rg-platform"
@@ -71,11 +72,10 @@ def kube():
 
 
 def stack_file(tmp_path) -> str:
-    path = tmp_path / "Pulumi.existing.yaml"
-    path.write_text(
+    path = write_stack(tmp_path, 
         f"config:\n  azure-native:location: {REGION}\n  gpushare:cluster:\n    name: {CLUSTER}\n"
         f"    resourceGroup: {RG}\n    existing: true\n  gpushare:pools:\n"
-        f"    - {{name: t4ts, vmSize: {T4}, autoscale: {{min: 1, max: 8}}}}\n")
+        f"    - {{name: t4ts, vmSize: {T4}, autoscale: {{min: 1, max: 8}}}}\n", "Pulumi.existing.yaml")
     return str(path)
 
 

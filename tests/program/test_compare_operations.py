@@ -17,14 +17,14 @@ from gpushare.azure.agent_pool_request import CREATE_ONLY_REPLACED_BY_GPUSHARE
 from gpushare.review import plan_compare
 from gpushare.review.plan_compare import parse_plan, render_compare
 from gpushare.stackfile.project import resolve_stack_file
+from tests.stack_files import write_stack
 
 DEV = resolve_stack_file("dev").read_text()
 CAUTION = "> - **t4mps**: replace destroys the pool's nodes and every pod on them"
 
 
 def plan_json(tmp_path, text: str, name: str) -> str:
-    path = tmp_path / f"Pulumi.{name}.yaml"
-    path.write_text(text)
+    path = write_stack(tmp_path, text, f"Pulumi.{name}.yaml")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["plan", str(path), "--json"]) == 0

@@ -11,6 +11,7 @@ from gpushare.cli import main
 from gpushare.render.mock_engine import run_program
 from gpushare.stackfile.config import encode_engine_config
 from gpushare.stackfile.project import available_stacks
+from tests.stack_files import MINIMAL_STACK_YAML, write_stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 
@@ -185,11 +186,8 @@ def test_examples_pin_no_kubernetes_version(stack, capsys):
 
 
 def test_plan_warns_about_a_kubernetes_minor_aks_no_longer_creates(tmp_path, capsys):
-    from tests.builders import MINIMAL_STACK_YAML
-
-    stack_file = tmp_path / "Pulumi.old.yaml"
-    stack_file.write_text(MINIMAL_STACK_YAML.replace("name: gpushare-test", 'name: gpushare-test\n'
-                                                                           '    kubernetesVersion: "1.33"'))
+    stack_file = write_stack(tmp_path, MINIMAL_STACK_YAML.replace(
+        "name: gpushare-test", 'name: gpushare-test\n    kubernetesVersion: "1.33"'), "Pulumi.old.yaml")
     document = plan_json(str(stack_file), capsys)
     (warning,) = [w for w in document["warnings"] if "kubernetesVersion" in w]
     assert "'1.33' is older than 1.35" in warning and "preflight" in warning
@@ -208,10 +206,8 @@ def test_plan_json_says_what_an_upgrade_costs_per_pool(capsys):
 
 
 def test_a_pools_upgrade_settings_reach_its_agent_pool(tmp_path, capsys):
-    from tests.builders import MINIMAL_STACK_YAML
-
-    stack_file = tmp_path / "Pulumi.surge.yaml"
-    stack_file.write_text(MINIMAL_STACK_YAML + "      upgrade: {maxSurge: 1, maxUnavailable: 0}\n")
+    stack_file = write_stack(tmp_path, MINIMAL_STACK_YAML + "      upgrade: {maxSurge: 1, maxUnavailable: 0}\n",
+                             "Pulumi.surge.yaml")
     document = plan_json(str(stack_file), capsys)
     (agent_pool,) = [r for r in document["resources"] if r["type"] == AGENT_POOL]
     assert agent_pool["inputs"]["upgradeSettings"] == {"maxSurge": "1", "maxUnavailable": "0"}

@@ -11,6 +11,7 @@ from gpushare.render.mock_engine import MOCK_SUBSCRIPTION, run_program
 from gpushare.sharing.node_labels import pool_node_labels
 from gpushare.stackfile.config import encode_engine_config, load_stack_file, read_stack_file
 from gpushare.stackfile.project import resolve_stack_file
+from tests.stack_files import write_stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 STACK = "contoso-prod"  # one pool: a100mig, Standard_ND96asr_v4, MIG1g
@@ -178,8 +179,7 @@ def test_plan_refuses_a_deployed_file_from_another_cluster(deployed, capsys):
 def test_plan_text_headline_says_recreate_deletes_the_pool(deployed, tmp_path, capsys):
     raw = read_stack_file(resolve_stack_file(STACK)).config
     raw["gpushare:pools"][0]["recreate"] = True
-    stack_file = tmp_path / "Pulumi.contoso-prod.yaml"
-    stack_file.write_text(yaml.safe_dump({"config": raw}))
+    stack_file = write_stack(tmp_path, yaml.safe_dump({"config": raw}), "Pulumi.contoso-prod.yaml")
 
     assert main(["plan", str(stack_file), "--deployed", str(deployed(nodepool_list(gpuInstanceProfile="MIG2g")))]) == 0
     out = capsys.readouterr().out

@@ -18,6 +18,7 @@ from gpushare.render.mock_engine import (
 )
 from gpushare.stackfile.config import encode_engine_config, read_stack_file
 from gpushare.stackfile.project import resolve_stack_file
+from tests.stack_files import write_stack
 
 STACK = "contoso-prod"
 PROVIDER = "pulumi:providers:kubernetes"
@@ -117,8 +118,7 @@ def test_grant_deployer_true_is_refused_with_the_commands_that_find_the_ids(caps
 
     raw = read_stack_file(resolve_stack_file(STACK)).config
     raw["gpushare:cluster"]["access"] = {"grantDeployer": True}
-    path = tmp_path / "Pulumi.granted.yaml"
-    path.write_text(yaml.safe_dump({"config": raw}))
+    path = write_stack(tmp_path, yaml.safe_dump({"config": raw}), "Pulumi.granted.yaml")
     assert main(["plan", str(path)]) == 2
     err = capsys.readouterr().err
     assert "gpushare:cluster.access.grantDeployer" in err and "Traceback" not in err
@@ -147,8 +147,7 @@ def test_plan_shows_the_cluster_settings(tmp_path, capsys):
     raw = read_stack_file(resolve_stack_file(STACK)).config
     raw["gpushare:cluster"].update(tier="Free", access={"adminGroups": [GROUP], "deployers": DEPLOYERS[1:]},
                                    apiServer={"authorizedIpRanges": ["203.0.113.0/24"]})
-    path = tmp_path / "Pulumi.hardened.yaml"
-    path.write_text(yaml.safe_dump({"config": raw}))
+    path = write_stack(tmp_path, yaml.safe_dump({"config": raw}), "Pulumi.hardened.yaml")
     assert main(["plan", str(path), "--json"]) == 0
     cluster = json.loads(capsys.readouterr().out)["cluster"]
     assert cluster["name"] == STACK  # the keys plan --json had are still there

@@ -14,6 +14,7 @@ from gpushare.render.mock_engine import run_program
 from gpushare.stackfile.config import encode_engine_config, read_stack_file
 from gpushare.stackfile.project import resolve_stack_file
 from tests.program.test_guard_in_program import nodepool_list
+from tests.stack_files import write_stack
 
 PROVIDER = "pulumi:providers:kubernetes"
 LONG = "may outlast the Kubernetes token"
@@ -29,8 +30,7 @@ def four_pools(credential: str | None = None) -> dict:
 
 
 def plan_warnings(tmp_path, capsys, raw: dict, *args: str) -> list[str]:
-    path = tmp_path / "Pulumi.long.yaml"
-    path.write_text(yaml.safe_dump({"config": raw}))
+    path = write_stack(tmp_path, yaml.safe_dump({"config": raw}), "Pulumi.long.yaml")
     assert main(["plan", str(path), "--json", *args]) == 0
     return json.loads(capsys.readouterr().out)["warnings"]
 

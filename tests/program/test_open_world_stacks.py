@@ -13,6 +13,7 @@ import pytest
 
 from gpushare.cli import main
 from gpushare.review.plan_compare import EMPTY, operator_transition, parse_plan
+from tests.stack_files import plan, write_stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -50,12 +51,8 @@ config:
 """
 
 
-def plan(tmp_path, capsys, text: str, *extra: str) -> tuple[int, str, str]:
-    path = tmp_path / "Pulumi.open.yaml"
-    path.write_text(text)
-    code = main(["plan", str(path), *extra])
-    out, err = capsys.readouterr()
-    return code, out, err
+def plan_open(tmp_path, capsys, text: str, *extra: str) -> tuple[int, str, str]:
+    return plan(capsys, write_stack(tmp_path, text, "Pulumi.open.yaml"), *extra)
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +178,7 @@ def test_pools_without_the_new_settings_send_none_of_them(document):
 
 def test_an_unverified_chart_version_is_a_warning_naming_what_was_verified(tmp_path, capsys):
     text = OPEN_WORLD.replace("  gpushare:operator:\n", "  gpushare:operator:\n    chartVersion: v26.10.1\n")
-    code, out, _ = plan(tmp_path, capsys, text, "--json")
+    code, out, _ = plan_open(tmp_path, capsys, text, "--json")
     assert code == 0
     document = json.loads(out)
     assert release(document)["version"] == "v26.10.1"
@@ -267,7 +264,7 @@ BAD = [
 def test_bad_pool_settings_are_refused_with_key_value_and_fix(tmp_path, capsys, pool, fragments):
     text = ("config:\n  azure-native:location: westeurope\n  gpushare:cluster: {name: c1}\n  gpushare:pools:\n"
             "    - name: p\n" + pool)
-    code, out, err = plan(tmp_path, capsys, text)
+    code, out, err = plan_open(tmp_path, capsys, text)
     assert (code, out) == (2, "")
     for fragment in fragments:
         assert fragment in err, err
@@ -294,7 +291,7 @@ def test_bad_operator_values_are_refused(tmp_path, capsys, values, fragments):
     text = ("config:\n  azure-native:location: westeurope\n  gpushare:cluster: {name: c1}\n"
             f"  gpushare:operator:\n    values: {values}\n"
             "  gpushare:pools:\n    - {name: t4, vmSize: Standard_NC4as_T4_v3}\n")
-    code, out, err = plan(tmp_path, capsys, text)
+    code, out, err = plan_open(tmp_path, capsys, text)
     assert (code, out) == (2, "")
     for fragment in fragments:
         assert fragment in err, err
@@ -304,7 +301,7 @@ def test_spot_on_the_system_pool_is_refused(tmp_path, capsys):
     text = ("config:\n  azure-native:location: westeurope\n"
             "  gpushare:cluster: {name: c1, systemPool: {spot: {maxPrice: -1}}}\n"
             "  gpushare:pools:\n    - {name: t4, vmSize: Standard_NC4as_T4_v3}\n")
-    code, _, err = plan(tmp_path, capsys, text)
+    code, _, err = plan_open(tmp_path, capsys, text)
     assert code == 2
     assert "gpushare:cluster.systemPool.spot: AKS does not allow Spot for system pools" in err, err
 

@@ -9,6 +9,7 @@ from gpushare.cli import main
 from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.stackfile.config import load_stack_file
 from tests.kubernetes.apiserver_admission import plugin_cluster
+from tests.stack_files import write_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 SAME_NAME = "all advertise nvidia.com/gpu but"
@@ -17,8 +18,7 @@ MIG_ADVICE = "use MIG for multi-tenant work"
 
 def dev_with(tmp_path, tail: str) -> Path:
     """stacks/Pulumi.dev.yaml (t4ts time-slicing and t4mps MPS, both `nvidia.com/gpu`: t4ts autoscales) plus `tail`."""
-    path = tmp_path / "Pulumi.devt.yaml"
-    path.write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text() + tail)
+    path = write_stack(tmp_path, (ROOT / "stacks" / "Pulumi.dev.yaml").read_text() + tail, "Pulumi.devt.yaml")
     return path
 
 
@@ -83,8 +83,8 @@ AZURE_LINUX_GPU = """config:
 def test_security_patch_does_not_patch_azure_linux_gpu_nodes(tmp_path, capsys):
     """aks-docs auto-upgrade-node-os-image.md: "Azure Linux doesn't support this channel on GPU-enabled VMs"."""
     def warnings(node_os: str, os_sku: str) -> list[str]:
-        path = tmp_path / f"Pulumi.{node_os}-{os_sku}.yaml"
-        path.write_text(AZURE_LINUX_GPU.format(node_os=node_os, os_sku=os_sku))
+        path = write_stack(tmp_path, AZURE_LINUX_GPU.format(node_os=node_os, os_sku=os_sku),
+                           f"Pulumi.{node_os}-{os_sku}.yaml")
         return [w for w in plan_warnings(path, capsys) if "nodeOs SecurityPatch" in w]
 
     (warning,) = warnings("SecurityPatch", "AzureLinux")
@@ -109,8 +109,7 @@ def test_authorized_ranges_behind_your_own_egress_ask_for_its_address(tmp_path, 
     """aks-docs api-server-authorized-ip-ranges.md: AKS adds only the load balancer's outbound IP; list the
     cluster egress IP (firewall, NAT gateway)."""
     def warnings(outbound: str) -> list[str]:
-        path = tmp_path / f"Pulumi.{outbound}.yaml"
-        path.write_text(ROUTED.format(outbound=outbound))
+        path = write_stack(tmp_path, ROUTED.format(outbound=outbound), f"Pulumi.{outbound}.yaml")
         return [w for w in plan_warnings(path, capsys) if "authorizedIpRanges with network.outboundType" in w]
 
     (warning,) = warnings("userDefinedRouting")

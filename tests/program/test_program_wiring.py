@@ -14,6 +14,7 @@ from gpushare.cli import main
 from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL
 from gpushare.render.mock_engine import Recording, run_program
 from gpushare.stackfile.config import encode_engine_config, read_stack_file
+from tests.stack_files import write_stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -54,11 +55,7 @@ class _BlockDumper(yaml.SafeDumper):
 _BlockDumper.add_representer(
     str, lambda dumper, s: dumper.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None))
 
-
-def write(tmp_path: Path, text: str, name: str = "Pulumi.fleet.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
+FLEET = "Pulumi.fleet.yaml"
 
 
 def program(path: Path) -> Recording:
@@ -70,25 +67,26 @@ def agent_pools(recording: Recording) -> dict[str, dict]:
 
 
 def test_operator_driver_reaches_every_pool_as_gpu_profile_none(tmp_path):
-    pools = agent_pools(program(write(tmp_path, OPERATOR_FLEET)))
+    pools = agent_pools(program(write_stack(tmp_path, OPERATOR_FLEET, FLEET)))
 
     assert {name: inputs.get("gpuProfile") for name, inputs in pools.items()} == {
         name: {"driver": "None"} for name in ("t4ts", "t4mps", "a100", "h100")}
 
 
 def test_aks_driver_leaves_gpu_profile_unset_on_every_pool(tmp_path):
-    pools = agent_pools(program(write(tmp_path, OPERATOR_FLEET.replace("{driver: operator}", "{driver: aks}"))))
+    aks_driver = OPERATOR_FLEET.replace("{driver: operator}", "{driver: aks}")
+    pools = agent_pools(program(write_stack(tmp_path, aks_driver, FLEET)))
 
     assert {name: "gpuProfile" in inputs for name, inputs in pools.items()} == dict.fromkeys(pools, False)
 
 
 def test_zones_reach_azure_sorted(tmp_path):
     # Written ["3", "1"]: sent as ["1", "3"], so a pool deployed with ["1", "3"] shows no diff (and no replace).
-    assert agent_pools(program(write(tmp_path, OPERATOR_FLEET)))["a100"]["availabilityZones"] == ["1", "3"]
+    assert agent_pools(program(write_stack(tmp_path, OPERATOR_FLEET, FLEET)))["a100"]["availabilityZones"] == ["1", "3"]
 
 
 def test_program_exports_each_pools_capacity(tmp_path):
-    exported = program(write(tmp_path, OPERATOR_FLEET)).exports["pools"]
+    exported = program(write_stack(tmp_path, OPERATOR_FLEET, FLEET)).exports["pools"]
 
     wanted = {
         # a100 autoscales, so the shares are advertised as nvidia.com/gpu (renameByDefault defaults to false).
@@ -103,7 +101,7 @@ def test_program_exports_each_pools_capacity(tmp_path):
 
 
 def test_plan_json_marks_only_the_recreate_pool_unprotected(tmp_path, capsys):
-    assert main(["plan", str(write(tmp_path, OPERATOR_FLEET)), "--json"]) == 0
+    assert main(["plan", str(write_stack(tmp_path, OPERATOR_FLEET, FLEET)), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
 
     assert {p["name"]: p["protected"] for p in document["pools"]} == {
@@ -127,13 +125,13 @@ PROMISED_WARNINGS = {
 
 @pytest.mark.parametrize("warning", PROMISED_WARNINGS.values(), ids=PROMISED_WARNINGS.keys())
 def test_program_logs_the_warnings_readme_promises(tmp_path, warning):
-    warnings = program(write(tmp_path, OPERATOR_FLEET)).warnings
+    warnings = program(write_stack(tmp_path, OPERATOR_FLEET, FLEET)).warnings
 
     assert any(w.startswith(warning) for w in warnings), "\n".join(warnings)
 
 
 def test_plan_text_lists_every_warning_in_its_warnings_section(tmp_path, capsys):
-    assert main(["plan", str(write(tmp_path, OPERATOR_FLEET))]) == 0
+    assert main(["plan", str(write_stack(tmp_path, OPERATOR_FLEET, FLEET))]) == 0
     out = capsys.readouterr().out
 
     section = out.split("\nWarnings:\n", 1)[1].splitlines()
@@ -149,7 +147,7 @@ def test_each_pool_label_selects_its_own_config(tmp_path):
     """Multi-pool golden, through the program: each pool's `nvidia.com/device-plugin.config` label names a
     ConfigMap key, and that key holds this pool's config. Keyed by pool in the golden, so it holds whatever the
     keys are called (`GPUSHARE_UPDATE_GOLDEN=1` rewrites it; review the diff)."""
-    recording = program(write(tmp_path, GOLDEN_FLEET))
+    recording = program(write_stack(tmp_path, GOLDEN_FLEET, FLEET))
     (config_map,) = recording.by_type(CONFIG_MAP)
     data = config_map.inputs["data"]
 

@@ -9,6 +9,7 @@ import json
 from gpushare.cli import main
 from gpushare.kubernetes.tenants import pool_share
 from gpushare.stackfile.config import load_stack_file
+from tests.stack_files import write_stack
 
 STACK = """\
 config:
@@ -22,8 +23,7 @@ config:
 
 
 def test_a_share_above_one_cpu_is_capped_to_cpu_1(tmp_path, capsys):
-    path = tmp_path / "Pulumi.cap.yaml"
-    path.write_text(STACK)
+    path = write_stack(tmp_path, STACK, "Pulumi.cap.yaml")
     share = pool_share(load_stack_file(path), "a100")
     assert share["cpu"] not in ("1", "1000m") and int(share["cpu"]) > 1  # the share itself is well above the cap
 

@@ -12,6 +12,7 @@ from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.stackfile.config import load_stack_file
 from gpushare.stackfile.project import resolve_stack_file
 from tests.kubernetes.apiserver_admission import plugin_cluster
+from tests.stack_files import write_stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -129,8 +130,7 @@ def test_plan_shows_and_warns_of_quotas_promising_more_of_a_shared_pool_than_it_
     text = text.replace("      pools: [a100mig]\n      quota:\n        nvidia.com/mig-1g.5gb: 56\n",
                         "      pools: [a100mig, h100mig]\n      quota:\n        nvidia.com/mig-1g.5gb: 56\n"
                         "        nvidia.com/mig-3g.47gb.shared: 6\n")
-    path = tmp_path / "Pulumi.prod.yaml"
-    path.write_text(text)
+    path = write_stack(tmp_path, text, "Pulumi.prod.yaml")
     assert main(["plan", str(path)]) == 0
     out = capsys.readouterr().out
     assert ("    h100mig (nvidia.com/mig-3g.47gb.shared): vision 4, nlp 6; promised 10 of 8 at 2 node(s): MORE than "

@@ -38,7 +38,7 @@ from gpushare.stackfile.config import (
     read_stack_file,
     stack_name_for,
 )
-from tests.builders import MINIMAL_STACK_YAML, T4
+from tests.stack_files import MINIMAL_STACK_YAML, T4, minimal_config, write_stack
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_STACKS = sorted((REPO_ROOT / "stacks").glob("Pulumi.*.yaml"))
@@ -53,12 +53,8 @@ SUBSCRIPTION = "3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3"
 # --- builders ----------------------------------------------------------------------------------------------------
 
 def valid_raw() -> dict[str, Any]:
-    """A minimal valid stack's `config:` mapping; a fresh copy each call, so cases can mutate it freely."""
-    return {
-        "azure-native:location": "westeurope",
-        "gpushare:cluster": {"name": "gpushare-test"},
-        POOLS: [{"name": "t4", "vmSize": T4}],
-    }
+    """The minimal stack's `config:` mapping; a fresh copy each call, so cases can mutate it freely."""
+    return minimal_config()
 
 
 Mutation = Callable[[dict[str, Any]], None]
@@ -145,13 +141,6 @@ def assert_problems(problems: list[ConfigProblem], expected: list[Expected], *, 
         assert messages, f"no problem at {path}; got:\n{show(problems)}"
         assert any(all(f in m for f in fragments) for m in messages), (
             f"no message at {path} contains all of {fragments}; got:\n{show(problems)}")
-
-
-def write_stack(tmp_path: Path, text: str, name: str = "Pulumi.test.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
 
 
 

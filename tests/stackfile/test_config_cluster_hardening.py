@@ -20,7 +20,8 @@ from gpushare.model.stack import (
     WeekDay,
 )
 from gpushare.stackfile.config import load_stack_file
-from tests.stackfile.test_config import assert_problems, cluster, parse, problems_of, raw_with, valid_raw, write_stack
+from tests.stack_files import write_stack
+from tests.stackfile.test_config import assert_problems, cluster, parse, problems_of, raw_with, valid_raw
 
 C = "gpushare:cluster"
 GROUP = "0b5e7c1a-2f4d-4e8a-9c3b-6d1f2a7e5b90"

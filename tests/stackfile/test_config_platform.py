@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 from typing import Any
 
-import yaml
 
-from gpushare.cli import main
 from gpushare.model.stack import PlatformNamespace
 from gpushare.review.plan_compare import parse_plan, tenant_compare_lines
 from gpushare.stackfile.config import parse_config
+from tests.stack_files import plan, write_stack
 from tests.stackfile.test_config_tenants import BASE, problems
 
 PLATFORM = "gpushare:platform"
@@ -62,20 +59,18 @@ def test_a_list_where_the_mapping_goes_is_refused():
     assert set(problems(with_platform([{"name": "calico-system"}]))) == {PLATFORM}
 
 
-def _plan(raw: dict[str, Any], tmp_path) -> str:
-    path = tmp_path / f"Pulumi.{len(list(tmp_path.iterdir()))}.yaml"
-    path.write_text(yaml.safe_dump({"config": raw}))
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["plan", str(path), "--json"]) == 0
-    return out.getvalue()
+def _plan(raw: dict[str, Any], tmp_path, capsys) -> str:
+    code, out, err = plan(capsys, write_stack(tmp_path, raw, f"Pulumi.{len(list(tmp_path.iterdir()))}.yaml"),
+                          "--json")
+    assert code == 0, err
+    return out
 
 
-def test_the_plan_lists_them_and_compare_shows_each_change(tmp_path):
+def test_the_plan_lists_them_and_compare_shows_each_change(tmp_path, capsys):
     base = with_platform({"namespaces": [{"name": "calico-system"}, {"name": "monitoring", "pools": ["t4ts"]}]})
     head = with_platform({"namespaces": [{"name": "monitoring"}, {"name": "logging", "pools": ["h100mig"]}]})
-    before, after = parse_plan(_plan(base, tmp_path), "base.json"), parse_plan(_plan(head, tmp_path), "head.json")
-    assert json.loads(_plan(base, tmp_path))["platformNamespaces"] == [
+    before, after = parse_plan(_plan(base, tmp_path, capsys), "base.json"), parse_plan(_plan(head, tmp_path, capsys), "head.json")
+    assert json.loads(_plan(base, tmp_path, capsys))["platformNamespaces"] == [
         {"name": "calico-system", "pools": None}, {"name": "monitoring", "pools": ["t4ts"]}]
     assert before.platform == {"calico-system": None, "monitoring": ("t4ts",)}
     lines = tenant_compare_lines(before, after)

@@ -24,7 +24,7 @@ from gpushare.model import keys
 from gpushare.stackfile.config import GPUSHARE_KEYS, load_stack_file, parse_config
 from gpushare.stackfile.declarations import Field, Section
 from gpushare.stackfile.schema import SCHEMA_FILE, STACK_FILE, stack_file_schema
-from tests.builders import MINIMAL_STACK_YAML, T4
+from tests.stack_files import write_stack, MINIMAL_STACK_YAML, T4
 from tests.stackfile.ajv import ajv_check
 from tests.stackfile.schema_check import schema_problems
 
@@ -40,8 +40,7 @@ def minimal() -> dict[str, Any]:
 
 def problems_of(document: dict[str, Any], tmp_path: Path) -> list[ConfigProblem]:
     """What the validator says about a whole stack file (the file's top level included)."""
-    path = tmp_path / "Pulumi.schema.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    path = write_stack(tmp_path, yaml.safe_dump(document, sort_keys=False), "Pulumi.schema.yaml")
     try:
         load_stack_file(path)
     except ConfigError as error:
