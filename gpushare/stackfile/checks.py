@@ -39,7 +39,7 @@ def is_secure_value(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str)
 
 
-def earlier_use(seen: dict[str, int], item: Any, index: int) -> int | None:
+def record_name_or_find_earlier(seen: dict[str, int], item: Any, index: int) -> int | None:
     """For list item `index`, a mapping: the index of an earlier item with the same raw `name`, else None (and the
     name is recorded as this item's). Read on the raw name, so a repeat shows even when the item has other problems."""
     name = item.get("name") if isinstance(item, dict) else None
@@ -284,7 +284,7 @@ def did_you_mean(word: str, candidates: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {lowered[match[0]]!r}?)" if match else ""
 
 
-def optional(raw: dict[str, Any], key: str, parse: Callable[[Any], Any], default: Any) -> Any:
+def parse_if_set(raw: dict[str, Any], key: str, parse: Callable[[Any], Any], default: Any) -> Any:
     """Parse `raw[key]` when present; a parse that failed (None) falls back to the default for later checks."""
     if key not in raw or raw[key] is None:
         return default

@@ -28,7 +28,7 @@ from gpushare.model.keys import (
 )
 from gpushare.model.stack import Queues, StackConfig
 from gpushare.stackfile.autoscaler_readiness import check_autoscaler_readiness
-from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, optional
+from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, parse_if_set
 from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse_cluster
 from gpushare.stackfile.declarations import Section
 from gpushare.stackfile.files import StackFile, read_stack_file, stack_name_for
@@ -87,13 +87,13 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     if cluster is not None:
         check_pool_subnets(c, cluster.network, raw.get(POOLS_KEY), pools, cluster.existing)
         check_autoscaler_readiness(c, raw.get(POOLS_KEY), pools, operator, cluster)
-    guard = optional(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GUARD.default)
-    tenants = optional(raw, TENANTS_KEY,
-                        lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())
-    platform = optional(raw, PLATFORM_KEY, lambda v: parse_platform(c, v, raw.get(POOLS_KEY), tenants), ())
+    guard = parse_if_set(raw, GUARD_KEY, lambda v: parse_guard_mode(c, v), GUARD.default)
+    tenants = parse_if_set(raw, TENANTS_KEY,
+                           lambda v: parse_tenants(c, v, raw.get(POOLS_KEY), pools, operator, cluster), ())
+    platform = parse_if_set(raw, PLATFORM_KEY, lambda v: parse_platform(c, v, raw.get(POOLS_KEY), tenants), ())
     metrics = parse_metrics(c, raw[METRICS_KEY]) if raw.get(METRICS_KEY) is not None else None
-    preflight = optional(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PREFLIGHT.default)
-    queues = optional(raw, QUEUES_KEY, lambda v: parse_queues(c, v), Queues())
+    preflight = parse_if_set(raw, PREFLIGHT_KEY, lambda v: parse_preflight_mode(c, v), PREFLIGHT.default)
+    queues = parse_if_set(raw, QUEUES_KEY, lambda v: parse_queues(c, v), Queues())
     azure = parse_azure(c, raw)
     check_region_cloud(c, location, azure.environment, ENVIRONMENT_KEY in raw)
     # A secret section is reported once above; what parsing its ciphertext found would point at the wrong fix.

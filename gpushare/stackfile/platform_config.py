@@ -6,7 +6,7 @@ from typing import Any
 
 from gpushare.model.keys import PLATFORM_KEY
 from gpushare.model.stack import PlatformNamespace, Tenant
-from gpushare.stackfile.checks import Checker, earlier_use, kind_of, pool_references, show
+from gpushare.stackfile.checks import Checker, kind_of, pool_references, record_name_or_find_earlier, show
 from gpushare.stackfile.declarations import ARRAY, OBJECT, STRING, Field, Section
 from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES, NAMESPACE_RE
 
@@ -91,7 +91,7 @@ def parse_platform(c: Checker, value: Any, raw_pools: Any,
     for i, item in enumerate(namespaces):
         item_path = f"{path}[{i}]"
         namespace = _parse_namespace(c, item, item_path, pool_names, tenants)
-        if (earlier := earlier_use(seen, item, i)) is not None:
+        if (earlier := record_name_or_find_earlier(seen, item, i)) is not None:
             c.add(f"{item_path}.name", f"namespace {item['name']!r} is already listed by {path}[{earlier}]")
             continue
         if namespace is not None:

@@ -24,7 +24,15 @@ from gpushare.model.stack import (
     SpotEviction,
     Upgrade,
 )
-from gpushare.stackfile.checks import MAX_POOL_NODES, Checker, SectionValues, checked_later, earlier_use, kind_of, show
+from gpushare.stackfile.checks import (
+    MAX_POOL_NODES,
+    Checker,
+    SectionValues,
+    checked_later,
+    kind_of,
+    record_name_or_find_earlier,
+    show,
+)
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 from gpushare.stackfile.network_config import SUBNET_ID_RE, parse_subnet_id
 from gpushare.stackfile.pool_settings import (
@@ -393,7 +401,7 @@ def parse_pools(c: Checker, value: Any, operator: Operator) -> tuple[GpuPool, ..
     first: tuple[int, GpuPool] | None = None
     for i, item in enumerate(value):
         pool = _parse_pool(c, item, f"{POOLS_KEY}[{i}]", operator)
-        if (earlier := earlier_use(seen, item, i)) is not None:
+        if (earlier := record_name_or_find_earlier(seen, item, i)) is not None:
             c.add(f"{POOLS_KEY}[{i}].name", f"pool name {item['name']!r} is already used by {POOLS_KEY}[{earlier}]; "
                                            f"pool names must be unique")
             continue

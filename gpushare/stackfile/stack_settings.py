@@ -22,7 +22,7 @@ from gpushare.model.stack import (
     GuardMode,
     PreflightMode,
 )
-from gpushare.stackfile.checks import GUID_RE, Checker, is_secure_value, optional, show
+from gpushare.stackfile.checks import GUID_RE, Checker, is_secure_value, parse_if_set, show
 from gpushare.stackfile.declarations import STRING, Field
 
 LOCATION_RE = re.compile(r"^[a-z][a-z0-9]*$")
@@ -91,12 +91,12 @@ def parse_location(c: Checker, raw: dict[str, Any]) -> str:
 def parse_azure(c: Checker, raw: dict[str, Any]) -> AzureSettings:
     if is_secure_value(raw.get(SUBSCRIPTION_KEY)):
         # Under `pulumi up` the engine hands the program the decrypted value; only an offline read sees this.
-        environment = optional(raw, ENVIRONMENT_KEY, lambda v: c.check(ENVIRONMENT, v, ENVIRONMENT_KEY),
-                               ENVIRONMENT.default)
+        environment = parse_if_set(raw, ENVIRONMENT_KEY, lambda v: c.check(ENVIRONMENT, v, ENVIRONMENT_KEY),
+                                   ENVIRONMENT.default)
         return AzureSettings(subscription_id=None, environment=environment, subscription_secret=True)
-    subscription = optional(raw, SUBSCRIPTION_KEY, lambda v: c.check(SUBSCRIPTION, v, SUBSCRIPTION_KEY), None)
-    environment = optional(raw, ENVIRONMENT_KEY, lambda v: c.check(ENVIRONMENT, v, ENVIRONMENT_KEY),
-                           ENVIRONMENT.default)
+    subscription = parse_if_set(raw, SUBSCRIPTION_KEY, lambda v: c.check(SUBSCRIPTION, v, SUBSCRIPTION_KEY), None)
+    environment = parse_if_set(raw, ENVIRONMENT_KEY, lambda v: c.check(ENVIRONMENT, v, ENVIRONMENT_KEY),
+                               ENVIRONMENT.default)
     return AzureSettings(subscription_id=subscription, environment=environment)
 
 

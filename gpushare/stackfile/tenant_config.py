@@ -17,9 +17,9 @@ from gpushare.stackfile.checks import (
     Checker,
     checked_later,
     did_you_mean,
-    earlier_use,
     kind_of,
     pool_references,
+    record_name_or_find_earlier,
     show,
 )
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
@@ -168,7 +168,7 @@ def parse_tenants(c: Checker, value: Any, raw_pools: Any, pools: tuple[GpuPool, 
     for i, item in enumerate(value):
         path = f"{TENANTS_KEY}[{i}]"
         tenant = _parse_tenant(c, item, path, pool_names, trusted, operator)
-        if (earlier := earlier_use(seen, item, i)) is not None:
+        if (earlier := record_name_or_find_earlier(seen, item, i)) is not None:
             c.add(f"{path}.name", f"tenant {item['name']!r} is already defined by {TENANTS_KEY}[{earlier}]; "
                                   f"each namespace belongs to one tenant")
             continue
