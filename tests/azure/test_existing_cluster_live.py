@@ -226,10 +226,9 @@ def test_a_stack_pool_named_like_an_unmanaged_pool_is_refused_with_the_import_co
     assert [v.pool for v in report.violations] == ["apps"]
 
 
-def subnet_stack(tmp_path, gpu_max: int = 8) -> str:
+def subnet_stack(tmp_path) -> str:
     network = f"    network: {{subnetId: {NODES}}}\n"
-    return existing_cluster_stack(tmp_path, cluster_extra=network,
-                                  pool_extra=f", subnetId: {GPU}".replace("max: 8", f"max: {gpu_max}"))
+    return existing_cluster_stack(tmp_path, cluster_extra=network, pool_extra=f", subnetId: {GPU}")
 
 
 def test_missing_subnet_fails(arm, tmp_path, capsys):
