@@ -52,6 +52,7 @@ from gpushare.kubernetes.long_run_warning import long_run_warning
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
 from gpushare.model.environment_variables import STACK_FILE_ENV
 from gpushare.model.stack import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
+from gpushare.review.showback_cost import showback_cost
 from gpushare.review.showback_rules import deployment_warnings as showback_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
@@ -152,6 +153,7 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     Raises `pulumi.RunError` with every problem when `config` is invalid or the guard or preflight stops the run.
     """
     validated = _validate(config, source, stack or pulumi.get_stack())
+    showback_prices = _showback_cost(validated)
     report = _check_azure(validated)
     for warning in [*kubernetes_version_warnings(validated), *access_warnings(validated.cluster.access),
                     *api_server_warnings(validated.cluster), *node_os_warnings(validated),
@@ -209,7 +211,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     queues = KueueQueues("kueue", KueueQueuesArgs(
         stack=validated, provider=access.provider, tenants=tenants, depends_on=kubernetes_access)) \
         if validated.queues.enabled and validated.tenants else None
-    showback = _showback(validated, cluster, access, operator, kubernetes_access) if validated.metrics else None
+    showback = _showback(validated, cluster, access, operator, kubernetes_access, showback_prices) \
+        if validated.metrics else None
     return GpuShareDeployment(
         stack=validated, cluster=cluster, access=access, operator=operator, pools=pools,
         capacities={pool.name: capacity for pool, capacity in capacities}, tenants=tenants, shared_pools=shared_pools,
@@ -217,7 +220,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
 
 
 def _showback(stack: StackConfig, cluster: AksCluster | ExistingCluster, access: ClusterAccess,
-              operator: GpuOperator, kubernetes_access: list[pulumi.Resource]) -> Showback:
+              operator: GpuOperator, kubernetes_access: list[pulumi.Resource], cost: dict[str, Any] | None
+              ) -> Showback:
     """Imported here: a stack without `gpushare:metrics` (most plans) loads neither the Grafana SDK nor the
     azure-native alertsmanagement module."""
     from gpushare.components.showback import Showback, ShowbackArgs
@@ -225,7 +229,7 @@ def _showback(stack: StackConfig, cluster: AksCluster | ExistingCluster, access:
     return Showback("showback", ShowbackArgs(
         stack=stack, provider=access.provider, cluster_id=cluster.resource_id, cluster_name=cluster.cluster_name,
         resource_group_name=cluster.resource_group_name, operator_namespace=operator.kubernetes_namespace,
-        depends_on=kubernetes_access))
+        depends_on=kubernetes_access, cost=cost))
 
 
 def _cluster(stack: StackConfig) -> tuple[AksCluster | ExistingCluster, SubnetAccess | None]:
@@ -283,6 +287,14 @@ def _validate(config: Mapping[str, Any], source: str, stack: str) -> StackConfig
         validated = parse_config(dict(config), source=source, stack=stack)
         stack_pool_tags(validated)  # Azure's tag limits, with the tags derived from the pools' labels and taints
         return validated
+    except GpushareError as exc:
+        raise pulumi.RunError(str(exc)) from None
+
+
+def _showback_cost(stack: StackConfig) -> dict[str, Any] | None:
+    """The saved prices the showback rules carry (`gpushare:metrics.prices`), read before anything registers."""
+    try:
+        return showback_cost(stack)
     except GpushareError as exc:
         raise pulumi.RunError(str(exc)) from None
 

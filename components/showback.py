@@ -10,16 +10,18 @@ scrape of the GPU Operator's dcgm-exporter they read, and the dashboard.
 - `dashboard: configmap`: the dashboard ConfigMap for the Grafana chart's sidecar (`gpushare dashboard --format
   configmap`).
 
-The program has no price sheet (`plan --prices` prices offline, after the run), so the deployed rules carry no idle
-cost rules and the dashboard no cost panels: `gpushare rules --prices` prints the group with them.
+With `gpushare:metrics.prices` (a saved price answer beside the stack) the group has the idle cost rules and the
+dashboard its cost panels, at those list prices (`gpushare.review.showback_cost`); without it neither: the program
+reads no prices API, and `gpushare rules --prices` prints the group with them.
 The objects are the domain's documents verbatim (`showback_rules`, `dcgm_scrape`, `showback_dashboard`), so what
 the commands print is what registers here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -48,6 +50,9 @@ class ShowbackArgs:
     """Required. The GPU Operator's namespace (`GpuOperator.kubernetes_namespace`): the PodMonitor goes there."""
     depends_on: Sequence[pulumi.Resource] = ()
     """Optional. What every Kubernetes object waits for (the deployers' role assignments). Default: none."""
+    cost: Mapping[str, Any] | None = None
+    """Optional. The plan's `cost` object (`showback_cost.showback_cost`): the rules and dashboard carry idle cost at
+    its prices. Default: none, no cost."""
 
 
 class Showback(pulumi.ComponentResource):
@@ -65,7 +70,7 @@ class Showback(pulumi.ComponentResource):
         self.prometheus_rule: k8s.apiextensions.CustomResource | None = None
         self.pod_monitor: k8s.apiextensions.CustomResource | None = None
         self.dashboard: k8s.core.v1.ConfigMap | None = None
-        group = plain_group(args.stack, metrics)
+        group = plain_group(args.stack, metrics, args.cost)
         if metrics.managed:
             assert metrics.workspace_id, "validation requires workspaceId with prometheus: managed"
             self.rule_group = alertsmanagement.PrometheusRuleGroup(
@@ -87,7 +92,8 @@ class Showback(pulumi.ComponentResource):
             monitor_api = AZURE_MONITOR_API
         elif metrics.operator:
             self.prometheus_rule = self._custom_resource(
-                f"{name}-prometheus-rule", prometheus_rule(args.stack, metrics, metrics.namespace), in_cluster)
+                f"{name}-prometheus-rule", prometheus_rule(args.stack, metrics, metrics.namespace, args.cost),
+                in_cluster)
             monitor_api = PROMETHEUS_OPERATOR_API
         else:
             monitor_api = None
@@ -97,7 +103,8 @@ class Showback(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, provider=args.provider,
                                        depends_on=[*args.depends_on, args.operator_namespace]))
         if metrics.dashboard == DASHBOARD_CONFIG_MAP:
-            document = dashboard_config_map(args.stack, None, metrics.namespace)
+            currency = args.cost["currency"] if args.cost else None
+            document = dashboard_config_map(args.stack, currency, metrics.namespace)
             self.dashboard = k8s.core.v1.ConfigMap(
                 f"{name}-dashboard", metadata=document["metadata"], data=document["data"], opts=in_cluster)
         deployed = self.rule_group is not None or self.prometheus_rule is not None

@@ -16,6 +16,7 @@ from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.model.keys import METRICS_KEY
 from gpushare.model.stack import StackConfig
 from gpushare.review.cost import priced_vm_sizes, stack_cost
+from gpushare.review.showback_cost import showback_cost
 from gpushare.review.showback_rules import prometheus_rule, rule_file
 from gpushare.stackfile.config import parse_stack_file
 
@@ -45,7 +46,10 @@ def require_metrics(stack: StackConfig) -> None:
 
 
 def plan_cost(args: argparse.Namespace, stack: StackConfig) -> dict | None:
-    """The plan's `cost` object at `--prices`, None without it; raises PricesError when prices cannot be had."""
+    """The plan's `cost` object at `--prices`; without it at the stack's `gpushare:metrics.prices`, as the program
+    deploys the rules; else None. Raises PricesError when prices cannot be had."""
+    if args.prices is None:
+        return showback_cost(stack)
     sheet = price_sheet(args, stack.location, priced_vm_sizes(stack))
     return stack_cost(stack, sheet) if sheet else None
 

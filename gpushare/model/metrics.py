@@ -32,6 +32,9 @@ class Metrics:
     """`configmap`: the program deploys the dashboard as a ConfigMap for the Grafana sidecar; None: not deployed."""
     namespace: str = "monitoring"
     """Where the PrometheusRule and the dashboard ConfigMap go (the Prometheus Operator's and Grafana's namespace)."""
+    prices: str | None = None
+    """A saved price answer (`gpushare prices STACK > FILE`), as written: relative to the stack file's folder. The
+    deployed rules and dashboard carry idle cost at its prices; None: they carry none."""
 
     @property
     def managed(self) -> bool:

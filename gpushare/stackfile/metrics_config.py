@@ -22,6 +22,7 @@ group gpushare deploys on a managed stack."""
 WORKSPACE_ID_SHAPE = ("/subscriptions/<subscription id>/resourceGroups/<group>/providers/Microsoft.Monitor/accounts/"
                       "<workspace> (`az monitor account show -g <group> -n <workspace> --query id -o tsv` prints it)")
 DASHBOARD_CONFIG_MAP = "configmap"
+PRICES_FILE_RE = re.compile(r"^[^\s]+\.json$")
 MIN_WINDOW, MAX_WINDOW = 3600, 90 * 86400
 """An hour at least (less is noise at 5-minute samples); 90 days at most (beyond most Prometheus retentions,
 and the managed workspace's 18 months cost a query that long)."""
@@ -58,6 +59,12 @@ METRICS = Section((
                                "Operator's rule namespace, the Grafana sidecar's); it must exist.",
           pattern=NAMESPACE_RE,
           rule="must be a Kubernetes namespace name (lower-case letters, digits and -, at most 63)"),
+    Field("prices", STRING, "A saved price answer (gpushare prices STACK > FILE, committed beside the stack), "
+                            "relative to the stack file's folder: the deployed rules get the idle cost rules and "
+                            "the dashboard its cost panels, at those list prices. Absent: the deployed group and "
+                            "dashboard carry no cost (gpushare rules --prices prints it).",
+          default_text="none", pattern=PRICES_FILE_RE, examples=("prices.json",),
+          rule="must be the path of a JSON file, such as prices.json or ../prices/westeurope.json"),
 ), model=Metrics)
 METRICS_FIELD = Field(METRICS_KEY, OBJECT, "GPU showback: the Prometheus the GPU metrics go to, and the thresholds "
                                            "of the generated rules and of gpushare usage.",

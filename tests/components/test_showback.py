@@ -195,3 +195,55 @@ def test_keeping_the_chart_service_monitor_beside_the_pod_monitor_is_warned_and_
     assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is True  # the user's value wins, as Helm merges
     [warning] = [w for w in recording.warnings if "dcgmExporter.serviceMonitor.enabled" in w]
     assert "scrapes the exporter twice" in warning and "namespace gpu-operator" in warning
+
+
+def saved_prices(tmp_path: Path, region: str = "westeurope") -> Path:
+    """`gpushare prices showback --template` filled in with the scenario's node prices, beside the stack file."""
+    from tests.review.showback_scenario import NODE_HOURLY
+    document = json.loads(printed("prices", str(FIXTURE), "--template"))
+    by_size = {pool["vmSize"]: NODE_HOURLY[pool["name"]]
+               for pool in yaml.safe_load(FIXTURE.read_text())["config"]["gpushare:pools"]}
+    for size, items in document["items"].items():
+        for item in items:
+            item["retailPrice"] = by_size.get(size, 0.1)
+    document["readAt"], document["region"] = "2026-12-01", region
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_saved_prices_put_idle_cost_in_the_deployed_rules_and_dashboard(tmp_path):
+    """With `prices:` the program deploys the group and dashboard `rules --prices FILE` and `dashboard --prices FILE`
+    print; without it, neither carries cost."""
+    prices = saved_prices(tmp_path)
+    path = stack_file(tmp_path, {**OWN, "operator": True, "dashboard": "configmap", "prices": prices.name})
+    recording = program(path)
+    rules = recording.get(PROMETHEUS_RULE, "showback-prometheus-rule").inputs
+    assert rules == yaml.safe_load(printed("rules", str(path), "--format", "prometheusrule", "--prices", str(prices)))
+    records = {rule.get("record") for rule in rules["spec"]["groups"][0]["rules"]}
+    assert {"gpushare:pool_idle_cost:hourly", "gpushare:tenant_idle_cost:hourly"} <= records
+    dashboard = recording.get(CONFIG_MAP, "showback-dashboard").inputs
+    assert dashboard["data"] == yaml.safe_load(
+        printed("dashboard", str(path), "--format", "configmap", "--prices", str(prices)))["data"]
+    assert "idle_cost" in json.dumps(dashboard["data"])
+    # `rules` without --prices prints what the program deploys: the stack's saved prices.
+    assert yaml.safe_load(printed("rules", str(path), "--format", "prometheusrule")) == rules
+
+    (tmp_path / "unpriced").mkdir()
+    unpriced = program(stack_file(tmp_path / "unpriced", {**OWN, "operator": True, "dashboard": "configmap"}))
+    assert "idle_cost" not in json.dumps(unpriced.get(PROMETHEUS_RULE, "showback-prometheus-rule").inputs)
+    assert "idle_cost" not in json.dumps(unpriced.get(CONFIG_MAP, "showback-dashboard").inputs["data"])
+
+
+@pytest.mark.parametrize(("prices", "expected"), [
+    ("missing.json", "missing.json: cannot be read"),
+    ("other-region.json", "holds prices for region 'eastus', but the stack is in 'westeurope'"),
+])
+def test_saved_prices_that_cannot_be_used_stop_the_plan_before_anything_registers(tmp_path, capsys, prices,
+                                                                                  expected):
+    saved_prices(tmp_path, region="eastus").rename(tmp_path / "other-region.json")
+    path = stack_file(tmp_path, {**OWN, "operator": True, "prices": prices})
+    assert main(["plan", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert "gpushare:metrics.prices" in captured.err and expected in captured.err
