@@ -43,7 +43,7 @@ def test_every_problem_of_the_section_is_reported_at_once_with_its_fix():
     found = problems(with_metrics({"prometheus": "prom:9090", "window": 7, "idleBelow": 100, "idle": 5}))
     assert found == {
         "gpushare:metrics.idle": "unknown key (did you mean 'idleBelow'?); allowed: prometheus, window, idleBelow, "
-                                 "workspaceId, operator, dashboard, namespace",
+                                 "workspaceId, operator, dashboard, namespace, prices",
         "gpushare:metrics.prometheus": "must be managed or a Prometheus URL (http://host:port or "
                                        "https://host/path), got 'prom:9090'",
         "gpushare:metrics.window": "expected a Prometheus duration with its unit, got a number 7; write e.g. 7d or 7h",
