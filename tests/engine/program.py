@@ -29,6 +29,8 @@ from gpushare.stackfile.config import parse_config
 KUBERNETES_PLUGIN_VERSION = "4.25.0"
 """The provider binary tools/pulumi/build makes (pulumi-kubernetes's v4.25.0 commit); see that script."""
 PROVIDER_NAME = "cluster-access-provider"
+CLUSTER_IDENTIFIER = "engine-test-cluster"
+"""Stands in for the cluster's ARM ID that ClusterAccess gives: a provider config change is then an update."""
 
 
 def program(config: Callable[[], Mapping[str, Any]], deployed_config_keys: Callable[[], Mapping[str, str]],
@@ -42,7 +44,7 @@ def program(config: Callable[[], Mapping[str, Any]], deployed_config_keys: Calla
         stack = parse_config(dict(config()), source="tests/engine program", stack=pulumi.get_stack())
         kubeconfig = pulumi.Config().require_secret("kubeconfig")
         # enable_config_map_mutable as ClusterAccess sets it: the device-plugin ConfigMap is then updated in place.
-        provider = k8s.Provider(PROVIDER_NAME, kubeconfig=kubeconfig,
+        provider = k8s.Provider(PROVIDER_NAME, kubeconfig=kubeconfig, cluster_identifier=CLUSTER_IDENTIFIER,
                                 enable_config_map_mutable=enable_config_map_mutable,
                                 opts=pulumi.ResourceOptions(version=KUBERNETES_PLUGIN_VERSION))
         operator = GpuOperator("gpu-operator", GpuOperatorArgs(

@@ -163,11 +163,13 @@ def history(engine: Engine, engine_control_plane: ControlPlane, chart_repository
     record.plans = [plan(folder, f"{STACK}{i}", m) for i, m in enumerate(mappings)]
     register_nodes(plane, parse_config(mappings[0], source="engine", stack=STACK))
     ensure_namespace(plane, "monitoring")
-    current = {"config": mappings[0], "protect": False}
+    # The first `up` with the provider's defaults, as a stack deployed before ClusterAccess set
+    # enableConfigMapMutable; every run after it with the option on.
+    current = {"config": mappings[0], "protect": False, "mutable": False}
 
     def the_program():
         engine_program.program(lambda: current["config"], lambda: node_config_keys(plane),
-                               protect_operator=current["protect"])()
+                               protect_operator=current["protect"], enable_config_map_mutable=current["mutable"])()
 
     stack = engine.stack(STACK, the_program, {
         "kubeconfig": (inline_kubeconfig(plane.url, plane.ca, plane.tokens[ADMIN]), True),
@@ -196,6 +198,8 @@ def history(engine: Engine, engine_control_plane: ControlPlane, chart_repository
     record.node_keys = node_config_keys(plane)
 
     current["config"] = mappings[1]
+    timed("preview-provider-defaults", stack.preview)
+    current["mutable"] = True
     preview = timed("preview", stack.preview, json=True)
     record.preview_json = preview.stdout
     preview_file = folder / "preview.json"
@@ -278,12 +282,19 @@ def test_the_helm_release_gets_the_values_the_plan_shows(history):
 
 
 def test_preview_json_is_read_by_report_which_leads_with_the_change(history):
+    """The real `pulumi preview --json`: the report's head says what changes (the ConfigMap's new key, the tenants)
+    before the counts and the details; the details count what changeSummary counts (no `read` step), and the
+    retained namespace is not said to be deleted from the cluster."""
     report = history.report
-    assert "speech" in report and "nlp" in report
-    new_key = config_key(history.plans[1], "t4ts")
-    assert new_key in report
-    first_section = report.split("\n#### ", 2)[1]
-    assert "GPU" in first_section.splitlines()[0], report[:2000]
+    changes = report.index("#### Changes")
+    assert report.index(f"device-plugin ConfigMap: added `{config_key(history.plans[1], 't4ts')}`") < changes
+    assert report.index("- **speech**: added") < changes
+    assert report.index("- **nlp**: removed") < changes
+    summary = json.loads(history.preview_json)["changeSummary"]
+    changed = sum(n for op, n in summary.items() if op != "same")
+    assert f"<summary>{changed} changed resources</summary>" in report
+    assert "`tenant-nlp-namespace` (retained: it leaves the stack" in report
+    assert "StackReference" not in report
 
 
 def test_engine_steps_are_what_the_plans_and_compare_predicted(history):
@@ -293,6 +304,17 @@ def test_engine_steps_are_what_the_plans_and_compare_predicted(history):
     assert "replace" not in predicted.values()
     assert predicted[("kubernetes:core/v1:ConfigMap", "gpu-operator-configmap")] == "update"
     assert f"added `{config_key(history.plans[1], 't4ts')}`" in history.compare
+
+
+def test_with_the_providers_defaults_a_changed_configmap_is_deleted_and_created(history):
+    """pulumi-kubernetes's default, which the mock engine cannot show: hence ClusterAccess's
+    enableConfigMapMutable. Turning it on for a deployed stack updates the provider (same clusterIdentifier), and
+    the same change is then an update of the ConfigMap."""
+    config_map = ("kubernetes:core/v1:ConfigMap", "gpu-operator-configmap")
+    assert engine_ops(history.runs["preview-provider-defaults"])[config_map] == "create-replacement"
+    assert engine_ops(history.runs["preview"])[config_map] == "update"
+    providers = {s["op"] for s in history.runs["preview"].steps() if s["type"] == "pulumi:providers:kubernetes"}
+    assert providers == {"update"}
 
 
 def test_a_config_key_stays_while_a_node_names_it(history):
