@@ -52,6 +52,8 @@ class GpuTenant(pulumi.ComponentResource):
     """The tenant's namespace."""
     policy_name: pulumi.Output[str]
     """The ValidatingAdmissionPolicy binding the namespace's GPU pods to the tenant's pools."""
+    policy_binding: pulumi.CustomResource
+    """Its ValidatingAdmissionPolicyBinding: SharedGpuPools stops judging the namespace only after it exists."""
 
     def __init__(self, name: str, args: GpuTenantArgs, opts: pulumi.ResourceOptions | None = None):
         manifests = tenant_objects(args.stack, args.tenant)
@@ -70,8 +72,8 @@ class GpuTenant(pulumi.ComponentResource):
                 policy = register_manifest(f"{name}-policy", manifest, self._opts(args, after))
             elif kind == "ValidatingAdmissionPolicyBinding":
                 # Bound last: the policy judges pod templates by the LimitRange's defaults, so they exist first.
-                register_manifest(f"{name}-policy-binding", manifest,
-                                  self._opts(args, [*after, namespace, *in_namespace, policy]))
+                self.policy_binding = register_manifest(f"{name}-policy-binding", manifest,
+                                                        self._opts(args, [*after, namespace, *in_namespace, policy]))
             else:
                 role = {"ResourceQuota": "quota", "LimitRange": "limits"}.get(kind)
                 role = role or f"edit-{manifest['subjects'][0]['name']}"

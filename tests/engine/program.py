@@ -55,7 +55,7 @@ def program(config: Callable[[], Mapping[str, Any]], deployed_config_keys: Calla
         tenants = [GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(stack=stack, tenant=tenant, provider=provider))
                    for tenant in stack.tenants]
         if tenants:
-            SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=stack, provider=provider))
+            SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=stack, provider=provider, tenants=tenants))
         pulumi.export("tenantNamespaces", [tenant.namespace for tenant in tenants])
 
     return run

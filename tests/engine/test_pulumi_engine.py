@@ -364,3 +364,10 @@ def test_secrets_stay_secret_in_state_and_preview(history):
 def test_the_engine_waits_where_the_components_say(history, first, then):
     """dependsOn as the mock engine records it (`plan --json`), honoured by the real engine's step order."""
     assert history.runs["up"].order(first)[1] < history.runs["up"].order(then)[0]
+
+
+def test_the_shared_policy_lets_go_of_a_new_tenant_only_once_its_own_policy_is_bound(history):
+    """The shared binding's update that excludes tenant speech's namespace waits for speech's own binding: in
+    between, speech's namespace would be judged by no policy."""
+    up = history.runs["up-changed"]
+    assert up.order("tenant-speech-policy-binding")[1] < up.order("shared-gpu-pools-binding")[0]
