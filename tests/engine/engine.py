@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -130,6 +131,15 @@ class Engine:
         stack.set_all_config({key: auto.ConfigValue(value, secret=secret) for key, (value, secret) in config.items()})
         return stack
 
+
+    def cli(self, args: list[str]) -> str:
+        """The built `pulumi` with the tests' environment, in the project folder; raises with its stderr."""
+        result = subprocess.run([str(self.tools / "bin" / "pulumi"), *args, "--non-interactive"],
+                                cwd=self.folder / "project", env={**os.environ, **self.env}, capture_output=True,
+                                text=True, timeout=300, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"pulumi {' '.join(args)} exited {result.returncode}: {result.stderr.strip()}")
+        return result.stdout
 
     def state_file(self, stack: str) -> Path:
         """The stack's checkpoint as the file backend stores it (`<backend>/.pulumi/stacks/<project>/<stack>.json`)."""

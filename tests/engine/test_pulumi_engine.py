@@ -3,9 +3,10 @@ source (tools/pulumi/build), a local file backend with a passphrase secrets prov
 1.34 API server (tests/controlplane/controlplane.py). The program (tests/engine/program.py) composes
 `gpushare.components` as a library user does.
 
-One stack lives through the whole module (`history`, run once): `up` of the first config; a second config that
-changes pool t4ts's sharing (a new content-addressed device-plugin key), removes tenant nlp and adds tenant speech:
-its `pulumi preview --json`, read by `gpushare report`, then its `up`; the nodes relabelled to the new key, and
+One stack lives through the whole module (`history`, run once): `up` of the first config with the provider's
+defaults; a second config that changes pool t4ts's sharing (a new content-addressed device-plugin key), removes
+tenant nlp and adds tenant speech: previewed with the provider's defaults, then with `enableConfigMapMutable` as
+`ClusterAccess` sets it (`pulumi preview --json`, read by `gpushare report`), then its `up`; the nodes relabelled to the new key, and
 `up` again; `destroy --exclude-protected` with the GPU Operator protected, a plain `destroy` that protect stops,
 and the last `destroy` once unprotected. The GPU Operator's chart is a stand-in served from loopback
 (tests/engine/chart_repo.py): NVIDIA's cannot be fetched offline.
@@ -137,7 +138,6 @@ def config_key(plan_document: dict[str, Any], pool: str) -> str:
 class History:
     plans: list[dict[str, Any]] = field(default_factory=list)
     runs: dict[str, Run] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
     objects: dict[str, dict[tuple[str, str], dict[str, Any] | None]] = field(default_factory=dict)
     """after which run -> (type, name) -> the live object of each Kubernetes resource of every plan."""
     preview_json: str = ""
@@ -178,9 +178,7 @@ def history(engine: Engine, engine_control_plane: ControlPlane, chart_repository
     record.stack_config_file = (Path(stack.workspace.work_dir) / f"Pulumi.{STACK}.yaml").read_text()
 
     def timed(name: str, operation, **kwargs) -> Run:
-        start = time.monotonic()
         record.runs[name] = recorded(operation, **kwargs)
-        record.seconds[name] = time.monotonic() - start
         return record.runs[name]
 
     def snapshot(name: str) -> None:
@@ -249,7 +247,7 @@ def history(engine: Engine, engine_control_plane: ControlPlane, chart_repository
     except auto.errors.CommandError as error:
         record.protect_error = str(error)
     snapshot("destroy-refused")
-    stack._run_pulumi_cmd_sync(["state", "unprotect", "--all", "--yes"])
+    engine.cli(["state", "unprotect", "--all", "--yes", "--stack", STACK])
     timed("destroy", stack.destroy)
     snapshot("destroy")
     return record
