@@ -159,8 +159,9 @@ def history(engine: Engine, engine_control_plane: ControlPlane, chart_repository
     plane, folder = engine_control_plane, tmp_path_factory.mktemp("engine-plans")
     record = History(token=plane.tokens[ADMIN])
     mappings = [config(chart_repository.url),
-                config(chart_repository.url, replicas=2, tenants=("vision", "speech"))]
-    record.plans = [plan(folder, f"{STACK}{i}", m) for i, m in enumerate(mappings)]
+                config(chart_repository.url, replicas=2, tenants=("vision", "speech")),
+                config(chart_repository.url, replicas=2, tenants=("vision", "speech", "nlp"))]
+    record.plans = [plan(folder, f"{STACK}{i}", m) for i, m in enumerate(mappings[:2])]
     register_nodes(plane, parse_config(mappings[0], source="engine", stack=STACK))
     ensure_namespace(plane, "monitoring")
     # The first `up` with the provider's defaults, as a stack deployed before ClusterAccess set
@@ -233,6 +234,7 @@ def history(engine: Engine, engine_control_plane: ControlPlane, chart_repository
     snapshot("up-changed")
 
     relabel(plane, "t4ts", config_key(record.plans[1], "t4ts"))
+    current["config"] = mappings[2]  # and tenant nlp back
     timed("up-relabelled", stack.up)
     snapshot("up-relabelled")
     # The backend's own file (`stack.export_stack()` runs `pulumi stack export --show-secrets`).
@@ -329,6 +331,18 @@ def test_a_tenant_is_never_without_its_policy(history):
     assert after[("kubernetes:core/v1:Namespace", "tenant-nlp-namespace")] is not None, "retainOnDelete"
     assert after[(BINDING, "tenant-nlp-policy-binding")] is None
     assert after[(BINDING, "tenant-speech-policy-binding")] is not None
+
+
+def test_a_tenant_added_again_gets_its_retained_namespace_back(history):
+    """The provider creates with server-side apply, which adopts the namespace its removal left (with the team's
+    workloads) instead of failing on an existing object; the tenant's policy is bound again."""
+    namespace = ("kubernetes:core/v1:Namespace", "tenant-nlp-namespace")
+    kept, back = history.objects["up-changed"][namespace], history.objects["up-relabelled"][namespace]
+    assert back["metadata"]["uid"] == kept["metadata"]["uid"]
+    assert history.runs["up-relabelled"].ops()[next(
+        s["urn"] for s in history.runs["up-relabelled"].steps() if s["urn"].endswith("::tenant-nlp-namespace"))] \
+        == "create"
+    assert history.objects["up-relabelled"][(BINDING, "tenant-nlp-policy-binding")] is not None
 
 
 def test_destroy_exclude_protected_keeps_the_protected_operator(history):
