@@ -106,7 +106,6 @@ class Engine:
             "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "false",
             # The provider's Helm: its repository cache and config in the test's folder, never the user's.
             "HELM_CACHE_HOME": str(helm / "cache"), "HELM_CONFIG_HOME": str(helm / "config"),
             "HELM_DATA_HOME": str(helm / "data"),
@@ -155,7 +154,7 @@ def recorded(operation: Callable[..., Any], **kwargs: Any) -> Run:
 
 
 def _event_json(event: auto.events.EngineEvent) -> dict[str, Any]:
-    """The event as the CLI wrote it to the event log (the SDK keeps the parsed object only)."""
+    """The event as plain JSON with the event log's camelCase keys (the SDK hands over only the parsed object)."""
     return _plain(event)
 
 
