@@ -342,8 +342,8 @@ def detail_items(preview: Preview) -> list[str]:
     for step in changed:
         what = f": {', '.join(code(r) for r in step.reasons)}" if step.reasons else ""
         # The engine's `delete` of a resource with retainOnDelete (a tenant's namespace) only forgets it: its
-        # oldState says so (`retainOnDelete: true`, pulumi pkg/resource/deploy/state.go, as `pulumi preview --json`
-        # of tests/engine prints it).
+        # oldState says so (`retainOnDelete: true`, omitted when false: pulumi v3.274.1 apitype.ResourceV3, which
+        # pkg/backend/display/json.go writes as a step's oldState; seen in tests/engine's real preview).
         retained = RETAINED if step.op == "delete" and (step.old or {}).get("retainOnDelete") is True else ""
         items.append(f"- **{step.op}** {code(step.type)} {code(step.name)}{what}{retained}")
     return items
