@@ -40,7 +40,8 @@ plan: $(RUNTIME_STAMP)
 # control-plane tests run a real Kubernetes 1.34 (tools/controlplane), the node-selection model is checked against
 # the scheduler's helpers (tools/nodeselect), the Kueue objects against Kueue's webhooks (tools/kueuecheck), what
 # they let a tenant borrow against Kueue's scheduler cache (tools/kueueborrow) and against Kueue's own manager on that
-# control plane (tools/kueuecontroller), and the autoscaler readiness model against the cluster autoscaler's own code
+# control plane (tools/kueuecontroller), the Kubernetes half of the program through the real Pulumi CLI and
+# Kubernetes provider (tools/pulumi, tests/engine), and the autoscaler readiness model against the cluster autoscaler's own code
 # (tools/autoscalercheck): each built from the Go modules once and cached outside the clone (minutes the first time,
 # progress on stderr). Without Go they skip with the reason; a build that fails stops here, except autoscalercheck's
 # exit 5: the module proxy does not serve the cluster-autoscaler module (these machines' proxy answers 403), and its
@@ -52,6 +53,7 @@ test: $(TEST_STAMP)
 	@if tools/kueuecheck/build --check >/dev/null 2>&1; then tools/kueuecheck/build >/dev/null; fi
 	@if tools/kueueborrow/build --check >/dev/null 2>&1; then tools/kueueborrow/build >/dev/null; fi
 	@if tools/kueuecontroller/build --check >/dev/null 2>&1; then tools/kueuecontroller/build >/dev/null; fi
+	@if tools/pulumi/build --check >/dev/null 2>&1; then tools/pulumi/build >/dev/null; fi
 	@if tools/autoscalercheck/build --check >/dev/null 2>&1; then tools/autoscalercheck/build >/dev/null || [ $$? -eq 5 ]; fi
 	$(BIN)/python -m pytest
 

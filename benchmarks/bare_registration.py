@@ -75,12 +75,29 @@ def typed_constructor(type_token: str) -> Callable[[str, dict[str, Any], Any], A
     keyword_for = {wire_names[p.rstrip("_") if p not in wire_names else p]: p
                    for p in list(inspect.signature(cls._internal_init).parameters)[3:] if p != "__props__"}
 
+    provider = type_token.startswith(PROVIDER_PREFIX)
+
     def construct(name: str, props: dict[str, Any], opts: Any) -> Any:
         unknown = sorted(set(props) - set(keyword_for))
         if unknown:
             raise SystemExit(f"{type_token} {name}: {cls.__name__} takes no input named {', '.join(unknown)}")
-        return cls(name, opts=opts, **{keyword_for[key]: value for key, value in props.items()})
+        return cls(name, opts=opts, **{keyword_for[key]: _provider_value(value) if provider else value
+                                       for key, value in props.items()})
     return construct
+
+
+def _provider_value(value: Any) -> Any:
+    """A provider's bool or number input as its typed class takes it: the SDK sends provider inputs that are not
+    strings JSON-encoded (`enableConfigMapMutable: "true"`), which the recording keeps; given back as the string,
+    the class would encode it again (`"\"true\""`)."""
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(decoded, (bool, int, float)):
+            return decoded
+    return value
 
 
 def register(recorded: Path, typed: bool = False) -> int:

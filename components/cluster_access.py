@@ -88,6 +88,11 @@ class ClusterAccess(pulumi.ComponentResource):
             # with a stable identifier pulumi-kubernetes plans an update of the provider, never a replace of every
             # Kubernetes resource (DiffConfig, pulumi-kubernetes v4.16+).
             cluster_identifier=args.cluster_id,
+            # Without it pulumi-kubernetes replaces a ConfigMap whose data changes, and a named one is deleted first
+            # (v4.25.0 provider/pkg/provider: diff.go forceNewProperties lists `.data` for ConfigMaps unless this is
+            # on; provider.go Diff sets DeleteBeforeReplace for a named object): every device-plugin config change
+            # would delete gpushare-device-plugin-config and create it again, not update it in place.
+            enable_config_map_mutable=True,
             opts=pulumi.ResourceOptions(parent=self, aliases=list(args.provider_aliases)),
         )
         self.kubeconfig = pulumi.Output.secret(encoded.apply(decode_kubeconfig))

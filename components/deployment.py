@@ -207,7 +207,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
         for tenant in validated.tenants
     }
     shared_pools = SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(
-        stack=validated, provider=access.provider, depends_on=kubernetes_access)) if validated.tenants else None
+        stack=validated, provider=access.provider, depends_on=kubernetes_access, tenants=list(tenants.values()))) \
+        if validated.tenants else None
     queues = KueueQueues("kueue", KueueQueuesArgs(
         stack=validated, provider=access.provider, tenants=tenants, depends_on=kubernetes_access)) \
         if validated.queues.enabled and validated.tenants else None

@@ -38,7 +38,9 @@ class GpuOperatorArgs:
     stack: StackConfig
     """Required. The validated stack: its operator settings and GPU pools decide the configs and chart values."""
     provider: k8s.Provider
-    """Required. The cluster's Kubernetes provider (`ClusterAccess.provider`)."""
+    """Required. The cluster's Kubernetes provider (`ClusterAccess.provider`). A provider of your own needs
+    `enable_config_map_mutable=True`, as ClusterAccess sets it: without it pulumi-kubernetes deletes the
+    device-plugin ConfigMap and creates it again on every config change instead of updating it."""
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
     """What every Kubernetes object must wait for besides the provider: the role assignment granting access."""
     deployed_config_keys: Mapping[str, str] = field(default_factory=dict)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pulumi
 
 from gpushare.components.manifest_resource import register_manifest
+from gpushare.components.tenant import GpuTenant
 from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_pool_policy
 from gpushare.model.stack import StackConfig
 
@@ -22,6 +23,10 @@ class SharedGpuPoolsArgs:
     """Required. The Kubernetes provider of the stack's cluster."""
     depends_on: Sequence[pulumi.Resource] = ()
     """Optional. Resources both objects wait for (e.g. the deployer's cluster role assignment). Default: none."""
+    tenants: Sequence[GpuTenant] = ()
+    """Optional. The stack's tenants: the shared binding, which stops judging their namespaces, is written only
+    after each one's own binding exists, so a new tenant's namespace is never judged by no policy. Default: none
+    (then the order is left to chance: the real engine runs independent steps in parallel)."""
 
 
 class SharedGpuPools(pulumi.ComponentResource):
@@ -34,12 +39,14 @@ class SharedGpuPools(pulumi.ComponentResource):
         super().__init__("gpushare:tenant:SharedGpuPools", name, None, opts)
         after = list(args.depends_on)
         policies = []
-        for prefix, (policy_manifest, binding_manifest) in ((name, shared_pool_policy(args.stack)),
-                                                            (f"{name}-debug", exempt_debug_policy(args.stack))):
+        tenant_bindings = [tenant.policy_binding for tenant in args.tenants]
+        for prefix, (policy_manifest, binding_manifest), waits in (
+                (name, shared_pool_policy(args.stack), tenant_bindings),
+                (f"{name}-debug", exempt_debug_policy(args.stack), [])):
             policy = register_manifest(f"{prefix}-policy", policy_manifest,
                                        pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after))
-            register_manifest(f"{prefix}-binding", binding_manifest,
-                              pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[*after, policy]))
+            register_manifest(f"{prefix}-binding", binding_manifest, pulumi.ResourceOptions(
+                parent=self, provider=args.provider, depends_on=[*after, policy, *waits]))
             policies.append(policy)
         self.policy_name = policies[0].metadata.name
         self.register_outputs({"policy_name": self.policy_name})

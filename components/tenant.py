@@ -36,6 +36,8 @@ class GpuTenant(pulumi.ComponentResource):
     """The tenant's namespace."""
     policy_name: pulumi.Output[str]
     """The ValidatingAdmissionPolicy binding the namespace's GPU pods to the tenant's pools."""
+    policy_binding: pulumi.CustomResource
+    """Its ValidatingAdmissionPolicyBinding: SharedGpuPools stops judging the namespace only after it exists."""
 
     def __init__(self, name: str, args: GpuTenantArgs, opts: pulumi.ResourceOptions | None = None):
         objects = tenant_objects_by_role(args.stack, args.tenant)
@@ -58,8 +60,8 @@ class GpuTenant(pulumi.ComponentResource):
         ]
         policy = register_manifest(f"{name}-policy", objects.policy, self._opts(args, after))
         # Bound last: the policy judges pod templates by the LimitRange's defaults, so they exist first.
-        register_manifest(f"{name}-policy-binding", objects.policy_binding,
-                          self._opts(args, [*after, namespace, *contents, policy]))
+        self.policy_binding = register_manifest(f"{name}-policy-binding", objects.policy_binding,
+                                                self._opts(args, [*after, namespace, *contents, policy]))
         self.namespace = namespace.metadata.name
         self.policy_name = policy.metadata.name
         self.register_outputs({"namespace": self.namespace, "policy_name": self.policy_name})

@@ -328,14 +328,24 @@ def _warning_lines(diagnostics: list[Mapping]) -> list[str]:
     return [*lines, ""]
 
 
+_NOT_A_CHANGE = ("same", "read", "refresh")
+"""A `read` step is the engine reading a resource it does not manage (a StackReference, a `get`): the real engine
+prints one for the GPU Operator's read of its own previous outputs; `changeSummary` does not count it either."""
+RETAINED = " (retained: it leaves the stack, the object stays in the cluster)"
+
+
 def detail_items(preview: Preview) -> list[str]:
     """One line per changed resource, the most destructive first (the end is what gets cut)."""
-    changed = [s for s in preview.steps if s.op != "same"]
+    changed = [s for s in preview.steps if s.op not in _NOT_A_CHANGE]
     changed.sort(key=lambda s: _DETAIL_RANK.index(s.op) if s.op in _DETAIL_RANK else len(_DETAIL_RANK))
     items = []
     for step in changed:
         what = f": {', '.join(code(r) for r in step.reasons)}" if step.reasons else ""
-        items.append(f"- **{step.op}** {code(step.type)} {code(step.name)}{what}")
+        # The engine's `delete` of a resource with retainOnDelete (a tenant's namespace) only forgets it: its
+        # oldState says so (`retainOnDelete: true`, omitted when false: pulumi v3.274.1 apitype.ResourceV3, which
+        # pkg/backend/display/json.go writes as a step's oldState; seen in tests/engine's real preview).
+        retained = RETAINED if step.op == "delete" and (step.old or {}).get("retainOnDelete") is True else ""
+        items.append(f"- **{step.op}** {code(step.type)} {code(step.name)}{what}{retained}")
     return items
 
 

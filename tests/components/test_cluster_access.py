@@ -44,6 +44,13 @@ def test_provider_identifies_the_cluster_by_its_arm_id():
     assert provider.inputs["clusterIdentifier"] == CLUSTER_ID
 
 
+def test_provider_updates_configmaps_in_place():
+    """The device-plugin ConfigMap gains a key on every sharing change: an update, not a delete and create (the real
+    provider's default, seen in tests/engine)."""
+    provider = run_pulumi(access_program({})).get(PROVIDER, "access-provider")
+    assert provider.inputs["enableConfigMapMutable"] == "true"
+
+
 def test_people_get_the_entra_kubeconfig_as_a_secret():
     seen = {}
     run_pulumi(access_program(seen))

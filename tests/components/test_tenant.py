@@ -31,12 +31,15 @@ def deploy() -> Recording:
     def program():
         provider = k8s.Provider("cluster-provider", kubeconfig="apiVersion: v1")
         role_assignment = k8s.core.v1.ConfigMap("deployer-role", opts=pulumi.ResourceOptions(provider=provider))
+        tenants = []
         for tenant in STACK.tenants:
             component = GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(
                 stack=STACK, tenant=tenant, provider=provider, depends_on=[role_assignment]))
             pulumi.export(f"{tenant.name}-namespace", component.namespace)
             pulumi.export(f"{tenant.name}-policy", component.policy_name)
-        shared = SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=STACK, provider=provider))
+            tenants.append(component)
+        shared = SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=STACK, provider=provider,
+                                                                       tenants=tenants))
         pulumi.export("shared-policy", shared.policy_name)
 
     return run_pulumi(program)
@@ -90,6 +93,9 @@ def test_the_shared_policy_registers_once_for_all_tenants(recording):
                                                    ).depends_on
     binding = next(r for r in shared if r.name == "shared-gpu-pools-binding")
     assert "shared-gpu-pools-policy" in binding.depends_on
+    # It stops judging the tenants' namespaces: only once their own bindings exist (the real engine runs
+    # independent steps in parallel, tests/engine).
+    assert {"tenant-vision-policy-binding", "tenant-nlp-policy-binding"} <= set(binding.depends_on)
     assert all(r.provider == "cluster-provider" for r in shared)
 
 

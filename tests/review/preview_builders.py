@@ -26,7 +26,7 @@ def urn(type_: str, name: str, parent: str | None = None) -> str:
 
 
 def state(type_: str, name: str, inputs: dict, *, parent: str | None = None, protect: bool = False,
-          created: bool = True) -> dict:
+          created: bool = True, retain_on_delete: bool = False) -> dict:
     return {
         "urn": urn(type_, name, parent),
         "custom": True,
@@ -37,18 +37,21 @@ def state(type_: str, name: str, inputs: dict, *, parent: str | None = None, pro
         "parent": ROOT,
         "provider": f"urn:pulumi:{STACK}::{PROJECT}::pulumi:providers:azure-native::default_3_29_0::1111",
         "protect": protect,
+        # As the real engine writes it (tests/engine): the key only when set.
+        **({"retainOnDelete": True} if retain_on_delete else {}),
     }
 
 
 def step(op: str, type_: str, name: str, old: dict | None = None, new: dict | None = None, *,
          parent: str | None = None, detailed: dict | None = None, replace_reasons: list[str] | None = None,
-         diff_reasons: list[str] | None = None, protect: bool = False) -> dict:
+         diff_reasons: list[str] | None = None, protect: bool = False, retain_on_delete: bool = False) -> dict:
     doc = {"op": op, "urn": urn(type_, name, parent),
            "provider": f"urn:pulumi:{STACK}::{PROJECT}::pulumi:providers:azure-native::default_3_29_0::1111"}
     if old is not None:
-        doc["oldState"] = state(type_, name, old, parent=parent, protect=protect)
+        doc["oldState"] = state(type_, name, old, parent=parent, protect=protect, retain_on_delete=retain_on_delete)
     if new is not None:
-        doc["newState"] = state(type_, name, new, parent=parent, protect=protect, created=op not in ("create",))
+        doc["newState"] = state(type_, name, new, parent=parent, protect=protect, created=op not in ("create",),
+                                retain_on_delete=retain_on_delete)
     if diff_reasons is not None or detailed is not None or op in ("update", "replace"):
         doc["diffReasons"] = diff_reasons if diff_reasons is not None else list(detailed or replace_reasons or [])
     if replace_reasons is not None:
@@ -58,7 +61,7 @@ def step(op: str, type_: str, name: str, old: dict | None = None, new: dict | No
 
 
 def preview(steps: list[dict], *, diagnostics: list[dict] | None = None, hidden_same: int = 0) -> dict:
-    counts = Counter(s["op"] for s in steps)
+    counts = Counter(s["op"] for s in steps if s["op"] != "read")  # the real changeSummary counts no read
     counts["same"] += hidden_same + 1  # the root stack
     return {
         "config": {"azure-native:location": "westeurope"},
@@ -294,8 +297,18 @@ def _tenant_metadata(tenant: str | None, name: str, **more) -> dict:
 
 def namespace_step(op: str, tenant: str) -> dict:
     inputs = {"apiVersion": "v1", "kind": "Namespace", "metadata": _tenant_metadata(tenant, tenant)}
+    # GpuTenant registers the namespace with retainOnDelete.
     return step(op, NAMESPACE, f"tenant-{tenant}-namespace", inputs if op != "create" else None,
-                inputs if op != "delete" else None, parent=TENANT_COMPONENT)
+                inputs if op != "delete" else None, parent=TENANT_COMPONENT, retain_on_delete=True)
+
+
+def stack_reference_read(name: str = "gpu-operator-previous-run") -> dict:
+    """The real engine's step for GpuOperator's StackReference to its own stack (tests/engine): a `read`, which
+    changeSummary does not count."""
+    doc = step("read", "pulumi:pulumi:StackReference", name, None, {"name": f"organization/{PROJECT}/{STACK}"},
+               parent=OPERATOR_COMPONENT)
+    doc.pop("detailedDiff")
+    return doc
 
 
 def quota_step(op: str, tenant: str, old: dict | None, new: dict | None) -> dict:
@@ -338,4 +351,5 @@ def tenant_change() -> dict:
                    {"nvidia.com/mig-3g.47gb.shared": 6, "nvidia.com/gpu": 8}),
         policy_step("update", "vision", ["h100mig"], ["h100mig", "t4batch"]),
         policy_step("update", None, ["t4batch"], []),
+        stack_reference_read(),
     ], hidden_same=8)

@@ -226,5 +226,23 @@ def test_a_tenant_change_shows_each_tenant_and_the_namespaces_losing_a_pool():
     assert gpu_row(text, "t4batch")[2] == "`nodeTaints: tenant taint (see Tenants)`"
 
 
+def test_a_retained_namespace_is_not_reported_as_deleted_from_the_cluster():
+    """The engine's `delete` of a tenant namespace (retainOnDelete) only drops it from the stack."""
+    text = report(b.tenant_change())
+    assert ("- **delete** `kubernetes:core/v1:Namespace` `tenant-nlp-namespace` (retained: it leaves the stack, "
+            "the object stays in the cluster)") in text
+    assert "`tenant-nlp-quota` (retained" not in text
+
+
+def test_a_read_step_is_no_change():
+    """The real engine reads GpuOperator's StackReference in every preview that keeps a config key: not a change,
+    and the details count what changeSummary counts."""
+    text = report(b.tenant_change())
+    assert "StackReference" not in text
+    steps = b.tenant_change()["steps"]
+    changed = sum(1 for s in steps if s["op"] not in ("same", "read"))
+    assert f"<summary>{changed} changed resources</summary>" in text
+
+
 def test_a_preview_without_tenant_steps_has_no_tenant_section():
     assert "#### Tenants" not in report(b.time_slicing_replicas())
