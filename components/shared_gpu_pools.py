@@ -1,6 +1,6 @@
 """The admission policy for every namespace that is no tenant's: GPU pods there may use only the pools no tenant
-lists (`gpushare.kubernetes.admission.policies.shared_pool_policy`); and the one that judges debug containers in the exempt
-namespaces (`exempt_debug_policy`). Registered only when the stack has tenants."""
+lists (`gpushare.kubernetes.admission.policies.shared_pool_policy`); and the one that judges debug containers in the
+exempt namespaces (`exempt_debug_policy`). Registered only when the stack has tenants."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """One tenant: its namespace, GPU quota, container defaults, `edit` RoleBindings and pool admission policy.
 
-The objects are `gpushare.kubernetes.tenant_objects.tenant_objects_by_role`'s verbatim, each registered by its role, so what
-`plan` shows and `verify` looks for is what registers here.
+The objects are `gpushare.kubernetes.tenant_objects.tenant_objects_by_role`'s verbatim, each registered by its role,
+so what `plan` shows and `verify` looks for is what registers here.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`usage STACK [--prometheus URL] [--window 7d] [--at TIME] [--prices [FILE]] [--json|--markdown]`: per pool, slice,
 tenant and namespace, what was held and used over the window, what idled and what it cost, and the stack edit each
 pool's figures call for (`gpushare.review.usage_report`). Reads the Prometheus HTTP API: a URL, or a managed
-stack's Azure Monitor workspace signed in with azure-identity (`gpushare.azure.monitor_workspace`, `gpushare.kubernetes.workspace_prometheus`); exit 4 when it
-cannot."""
+stack's Azure Monitor workspace signed in with azure-identity (`gpushare.azure.monitor_workspace`,
+`gpushare.kubernetes.workspace_prometheus`); exit 4 when it cannot."""
 
 from __future__ import annotations
 

@@ -56,7 +56,8 @@ class PrometheusReader:
 
     def post(self, endpoint: str, body: bytes) -> bytes:
         """The answer's body to a form-encoded POST; every failure a `PrometheusReadError`. Plain urllib here (no
-        credentials); `gpushare.kubernetes.workspace_prometheus.WorkspacePrometheusReader` signs in through azure-core."""
+        credentials); `gpushare.kubernetes.workspace_prometheus.WorkspacePrometheusReader` signs in through
+        azure-core."""
         request = urllib.request.Request(endpoint, data=body, headers=FORM_HEADERS, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:

@@ -6,8 +6,8 @@ One module per job: `expectations` (what each pool must show, from the plan), `a
 its JSON) and `text` (the text output). Quantities are read by `gpushare.model.quantity`.
 
 Pure functions over the Kubernetes API's JSON (nodes, the device-plugin ConfigMap, the operator's DaemonSets and
-pods as plain dicts; `gpushare.kubernetes.cluster_read` fetches them). Every mismatch comes with its likely cause and the fix.
-Nodes still joining (pool below its size, NotReady, operator pods starting) are pending, not failures.
+pods as plain dicts; `gpushare.kubernetes.cluster_read` fetches them). Every mismatch comes with its likely cause and
+the fix. Nodes still joining (pool below its size, NotReady, operator pods starting) are pending, not failures.
 
 How each expectation lands on a node (device plugin v0.20.0, GPU Operator v26.7.0):
 - allocatable: the device plugin advertises `gpushare.sharing.capacity.pool_capacity(...).resource` x `per_node`, from the

@@ -1,4 +1,5 @@
-"""Reading the Kubernetes API's JSON: what `gpushare.kubernetes.cluster_read` read, and the fields verify reads from it."""
+"""Reading the Kubernetes API's JSON: what `gpushare.kubernetes.cluster_read` read, and the fields verify reads from
+it."""
 
 from __future__ import annotations
 

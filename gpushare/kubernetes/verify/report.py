@@ -1,4 +1,5 @@
-"""The whole verdict: every pool's result, the operator, the autoscaler, the tenants and the smoke pods, and its JSON."""
+"""The whole verdict: every pool's result, the operator, the autoscaler, the tenants and the smoke pods, and its
+JSON."""
 
 from __future__ import annotations
 
