@@ -11,7 +11,6 @@ import io
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
@@ -49,6 +48,7 @@ from tests.review.showback_scenario import (
     series,
 )
 from tests.stack_files import write_stack
+from tests.upstream_data import upstream_file
 
 STEP = 300
 STEPS = 7 * 24 * 12
@@ -206,15 +206,14 @@ def test_each_pool_gets_the_stack_edit_its_figures_call_for_with_capacity_and_co
     assert recs["a100mig"]["newPool"] is True and not any(recs[p]["newPool"] for p in ("t4ts", "t4mps"))
 
 
-MIG_PARTED = Path(__file__).resolve().parents[3] / "shared" / "data" / "gpu-operator-default-mig-parted-config.yaml"
+MIG_PARTED = "gpu-operator-default-mig-parted-config.yaml"
 
 
 def a100_40gb_layouts() -> dict[str, int]:
     """Slice -> instances per GPU of the GPU Operator's `all-<slice>` MIG layouts for an A100-40GB (its mig-parted
     ConfigMap, the first block of single-profile layouts), apart from gpushare's catalog."""
-    if not MIG_PARTED.exists():
-        pytest.fail(f"{MIG_PARTED} is missing: CI has ../shared/data beside the checkout")
-    configs = yaml.safe_load(yaml.safe_load(MIG_PARTED.read_text())["data"]["config.yaml"])["mig-configs"]
+    path = upstream_file(MIG_PARTED, "the GPU Operator's default mig-parted ConfigMap")
+    configs = yaml.safe_load(yaml.safe_load(path.read_text())["data"]["config.yaml"])["mig-configs"]
     layouts = {}
     for name in ("all-1g.5gb", "all-2g.10gb", "all-3g.20gb", "all-4g.20gb", "all-7g.40gb"):
         (devices,) = configs[name]

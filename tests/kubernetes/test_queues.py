@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -28,8 +27,9 @@ from gpushare.kubernetes.queues import (
 from gpushare.sharing.operator_values import toleration
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.stackfile.config import parse_config
+from tests.upstream_data import SHARED_DATA, upstream_file
 
-CRD_SCHEMAS = Path(__file__).resolve().parents[3] / "shared" / "data" / "kueue-v0.19.2-crd-schemas.json"
+CRD_SCHEMAS = SHARED_DATA / "kueue-v0.19.2-crd-schemas.json"
 
 QUEUE_STACK_YAML = """
 config:
@@ -196,9 +196,7 @@ def test_the_plan_shows_who_is_guaranteed_what_and_who_may_borrow(stack):
 
 
 def crd_schemas() -> dict[str, Any]:
-    if not CRD_SCHEMAS.is_file():
-        pytest.skip(f"{CRD_SCHEMAS} is missing (Kueue's CRD schemas live beside the checkout in ../shared/data)")
-    return json.loads(CRD_SCHEMAS.read_text())["schemas"]
+    return json.loads(upstream_file(CRD_SCHEMAS.name, "Kueue's CRD schemas").read_text())["schemas"]
 
 
 def closed(schema: Any) -> Any:

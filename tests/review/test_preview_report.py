@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from gpushare.review.markdown import DEFAULT_MAX_CHARS
 from gpushare.review.preview_report import MalformedPreviewError, parse_preview, render_report
 from tests.review import preview_builders as b
+from tests.upstream_data import upstream_file
 
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 SAMPLES = ("pulumi-preview-json-sample-mixed-ops.json", "pulumi-preview-json-sample-replace.json")
 
 
@@ -169,12 +167,7 @@ def test_malformed_input_is_a_clear_error(text, fragment):
 
 
 def _sample(name: str) -> str:
-    path = SHARED_DATA / name
-    if not path.exists():
-        if os.environ.get("CI", "").lower() in ("true", "1"):
-            pytest.fail(f"{path} is missing: CI has ../shared/data beside the checkout")
-        pytest.skip(f"{path} not available (the upstream samples live beside the checkout)")
-    return path.read_text()
+    return upstream_file(name, "a sample of `pulumi preview --json`").read_text()
 
 
 def test_real_sample_with_mixed_operations():

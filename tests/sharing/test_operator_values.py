@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from importlib import resources
 from pathlib import Path
 
@@ -26,9 +25,9 @@ from gpushare.sharing.operator_values import (
     verified_value_paths,
 )
 from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
+from tests.upstream_data import upstream_file
 
 # The chart's own values.yaml, read only to check the path list against it; never part of the project.
-CHART_VALUES_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "gpu-operator-values.yaml"
 
 MIXED_FLEET = stack(
     pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=time_slicing(2)),
@@ -78,15 +77,9 @@ def test_leaf_paths_treat_lists_as_leaves():
     assert value_leaf_paths(values) == ["a.b", "a.d.e", "f"]
 
 
-def chart_values_file(path: Path = CHART_VALUES_FILE) -> Path:
-    """The reference copy, or a skip on a developer's machine without it. CI (`CI=true`, which lays shared/ beside
-    the clone) must never skip silently: there a missing copy fails the test."""
-    if not path.exists():
-        message = f"chart values.yaml reference copy not available at {path}"
-        if os.environ.get("CI", "").lower() in ("true", "1"):
-            pytest.fail(f"{message}; CI must check the value-path list against it")
-        pytest.skip(message)
-    return path
+def chart_values_file() -> Path:
+    return upstream_file("gpu-operator-values.yaml", "the GPU Operator chart's values.yaml, which the value-path list "
+                                                     "is checked against")
 
 
 @pytest.mark.parametrize("version", VERIFIED_CHART_VERSIONS)
@@ -97,14 +90,6 @@ def test_path_list_matches_the_chart_values_file(version):
         for part in path.split("."):
             assert isinstance(node, dict) and part in node, f"{path} is not in the chart's values.yaml"
             node = node[part]
-
-
-@pytest.mark.parametrize("ci, outcome", [("true", pytest.fail.Exception), ("", pytest.skip.Exception)],
-                         ids=["ci-fails", "developer-skips"])
-def test_missing_chart_values_copy_fails_under_ci(monkeypatch, tmp_path, ci, outcome):
-    monkeypatch.setenv("CI", ci)
-    with pytest.raises(outcome):
-        chart_values_file(tmp_path / "absent.yaml")
 
 
 def test_each_verified_version_has_exactly_one_path_list_and_one_index_of_the_charts_values():
