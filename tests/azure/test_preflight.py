@@ -8,7 +8,8 @@ import pytest
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
-from gpushare.azure.preflight import Verdict, evaluate
+from gpushare.azure.preflight.report import Verdict
+from gpushare.azure.preflight.run import evaluate
 from gpushare.azure.region_offers import KubernetesVersionOffer, QuotaUsage, RegionOffers, VmSizeOffer
 from gpushare.azure.subnets import Subnet
 from gpushare.model.stack import Autoscale, Tenant, Upgrade
