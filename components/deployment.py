@@ -35,7 +35,7 @@ from pulumi_azure_native import authorization
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.cluster_guard import check_stack_for_program
 from gpushare.azure.deployed import deployed_config_keys
-from gpushare.azure.guard import GuardReport, raise_for_violations
+from gpushare.azure.guard.report import GuardReport, raise_for_violations
 from gpushare.azure.preflight.report import Verdict, findings, raise_for_failures
 from gpushare.azure.preflight.run import check_for_program
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs

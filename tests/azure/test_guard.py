@@ -6,7 +6,9 @@ import dataclasses
 
 import pytest
 
-from gpushare.azure.guard import GuardReport, Violation, evaluate, offline_warnings, raise_for_violations
+from gpushare.azure.guard.messages import offline_warnings
+from gpushare.azure.guard.report import GuardReport, Violation, raise_for_violations
+from gpushare.azure.guard.run import evaluate
 from gpushare.errors import GuardViolationError
 from gpushare.model.catalog import MigProfile, find_vm_size
 from gpushare.model.stack import (

@@ -13,7 +13,8 @@ from gpushare.azure.cluster_baseline import POD_CIDR, SERVICE_CIDR
 from gpushare.azure.cluster_guard import missing_cluster_message, service_principal_problem
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
-from gpushare.azure.guard import GuardReport, raise_or_warn_on_read_error
+from gpushare.azure.guard.report import GuardReport
+from gpushare.azure.guard.run import raise_or_warn_on_read_error
 from gpushare.azure.pod_addressing import GPUSHARE_CLUSTER, cluster_addressing
 from gpushare.azure.preflight.existing_cluster import (
     baseline_checks,
