@@ -13,7 +13,6 @@ from gpushare.model.stack import POOL_LABEL, GpuPool, StackConfig
 from gpushare.sharing.autoscaling import stack_pool_tags
 from gpushare.sharing.pool_facts import stack_pool_facts
 
-
 AKS_POOL_NODE_LABEL = "kubernetes.azure.com/agentpool"
 """The label AKS puts on every node with its pool's name: selects a pool's nodes even without gpushare's labels."""
 

@@ -11,7 +11,6 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.region_offers import VmSizeOffer
 from gpushare.model.catalog import find_vm_size
 
-
 AKS_DEFAULT_MAX_SURGE = "10%"
 """The system pool is an inline profile without `upgradeSettings`, so AKS's default applies: "If not specified,
 the default is 10%" (AKS API `maxSurge`, as Az.Aks documents it), fractions rounded up: one extra node for 1-10."""

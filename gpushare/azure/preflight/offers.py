@@ -21,7 +21,6 @@ from gpushare.azure.region_offers import RegionOffers, VmSizeOffer
 from gpushare.model.catalog import current_gpu_sizes
 from gpushare.model.stack import SYSTEM_POOL_NAME, GpuPool, OsDiskType, SpotEviction, StackConfig
 
-
 OFFICIAL_PLAN = "KubernetesOfficial"
 
 
