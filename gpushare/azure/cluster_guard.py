@@ -257,9 +257,9 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
 
 def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str],
                             azure: Callable[[], AzureReads]) -> GuardReport | None:
-    """The whole guard as the Pulumi program runs it: the pools (`gpushare.azure.guard.run.check_for_program`), and under
-    `pulumi preview`/`up` the cluster's create-only settings too, with the same target and credential (`azure`,
-    cached by the caller). A saved `--deployed` file holds node pools only, and an offline render compares
+    """The whole guard as the Pulumi program runs it: the pools (`gpushare.azure.guard.run.check_for_program`), and
+    under `pulumi preview`/`up` the cluster's create-only settings too, with the same target and credential
+    (`azure`, cached by the caller). A saved `--deployed` file holds node pools only, and an offline render compares
     nothing."""
     report = check_for_program(stack, environ, azure)
     if report is None or environ.get(DEPLOYED_FILE_ENV):
