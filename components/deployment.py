@@ -32,11 +32,12 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 from pulumi_azure_native import authorization
 
-from gpushare.azure import preflight as preflight_checks
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.cluster_guard import check_stack_for_program
 from gpushare.azure.deployed import deployed_config_keys
-from gpushare.azure.guard import GuardReport, raise_for_violations
+from gpushare.azure.guard.report import GuardReport, raise_for_violations
+from gpushare.azure.preflight.report import Verdict, findings, raise_for_failures
+from gpushare.azure.preflight.run import check_for_program
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
 from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
 from gpushare.components.existing_cluster import ExistingCluster, ExistingClusterArgs
@@ -318,16 +319,16 @@ def _guard(stack: StackConfig, azure: Callable[[], AzureReads]) -> GuardReport |
 
 def _preflight(stack: StackConfig, azure: Callable[[], AzureReads], guard_report: GuardReport | None) -> None:
     """Stop here too (`gpushare:preflight: strict`) if a size, zone, quota or version would fail at apply."""
-    report = preflight_checks.check_for_program(stack, os.environ, azure, guard_report)
+    report = check_for_program(stack, os.environ, azure, guard_report)
     if report is None:
         return
     for warning in report.warnings:
         pulumi.log.warn(warning)
-    for caveat in preflight_checks.findings(report, preflight_checks.Verdict.WARN):
+    for caveat in findings(report, Verdict.WARN):
         pulumi.log.warn(f"preflight: {caveat}")
     if stack.preflight is PreflightMode.STRICT:
-        preflight_checks.raise_for_failures(report)
-    for finding in preflight_checks.findings(report):
+        raise_for_failures(report)
+    for finding in findings(report):
         pulumi.log.warn(f"preflight (gpushare:preflight is warn): {finding}")
 
 

@@ -34,14 +34,9 @@ from collections.abc import Callable, Mapping
 from gpushare.azure import cluster_baseline as baseline
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
-from gpushare.azure.guard import (
-    NONE_SUBNET,
-    NOT_REPORTED,
-    GuardReport,
-    Violation,
-    check_for_program,
-    raise_or_warn_on_read_error,
-)
+from gpushare.azure.guard.create_only import NONE_SUBNET, NOT_REPORTED
+from gpushare.azure.guard.report import GuardReport, Violation
+from gpushare.azure.guard.run import check_for_program, raise_or_warn_on_read_error
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.model.environment_variables import DEPLOYED_FILE_ENV
 from gpushare.model.stack import StackConfig, own_subnets
@@ -262,9 +257,9 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
 
 def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str],
                             azure: Callable[[], AzureReads]) -> GuardReport | None:
-    """The whole guard as the Pulumi program runs it: the pools (`gpushare.azure.guard.check_for_program`), and under
-    `pulumi preview`/`up` the cluster's create-only settings too, with the same target and credential (`azure`,
-    cached by the caller). A saved `--deployed` file holds node pools only, and an offline render compares
+    """The whole guard as the Pulumi program runs it: the pools (`gpushare.azure.guard.run.check_for_program`), and
+    under `pulumi preview`/`up` the cluster's create-only settings too, with the same target and credential
+    (`azure`, cached by the caller). A saved `--deployed` file holds node pools only, and an offline render compares
     nothing."""
     report = check_for_program(stack, environ, azure)
     if report is None or environ.get(DEPLOYED_FILE_ENV):

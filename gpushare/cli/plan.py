@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpushare.azure.deployed import read_file
-from gpushare.azure.guard import GuardReport, check_file, raise_for_violations
+from gpushare.azure.guard.report import GuardReport, raise_for_violations
+from gpushare.azure.guard.run import check_file
 from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument

@@ -19,7 +19,8 @@ from pathlib import Path
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.deployed import read_live
 from gpushare.azure.deployed_cluster import read_live_cluster, read_maintenance_schedules
-from gpushare.azure.preflight import evaluate, raise_for_failures, read_for_preflight, render_text
+from gpushare.azure.preflight.report import raise_for_failures, render_text
+from gpushare.azure.preflight.run import evaluate, read_for_preflight
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.model.stack import own_subnets
 from gpushare.stackfile.config import parse_stack_file

@@ -13,7 +13,8 @@ from typing import Any
 import yaml
 
 from gpushare.azure.deployed import DeployedPool
-from gpushare.azure.guard import GuardReport, offline_warnings
+from gpushare.azure.guard.messages import offline_warnings
+from gpushare.azure.guard.report import GuardReport
 from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenant_objects import platform_plan, tenant_plan

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from gpushare.azure.deployed import DeployedPool
+from gpushare.azure.guard.report import GuardReport
+from gpushare.azure.guard.run import evaluate
 from gpushare.model.catalog import MigProfile
 from gpushare.model.stack import Autoscale, DriverOwner, GpuPool, StackConfig
 from gpushare.sharing.node_labels import pool_node_labels
@@ -52,3 +54,11 @@ def deployed_like(gpu_pool: GpuPool, driver: DriverOwner = DriverOwner.AKS, **ch
 def deployed_cluster(config: StackConfig, driver: DriverOwner = DriverOwner.AKS) -> list[DeployedPool]:
     """The system pool plus every pool of `config`, deployed exactly as the stack wants it."""
     return [SYSTEM_POOL, *(deployed_like(p, driver) for p in config.pools)]
+
+
+SOURCE = "deployed.json"
+
+
+def run(config: StackConfig, deployed: list[DeployedPool] | None) -> GuardReport:
+    """The guard's evaluation of `config` against `deployed`, read from a file named SOURCE."""
+    return evaluate(config, deployed, SOURCE)

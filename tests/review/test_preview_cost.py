@@ -7,7 +7,9 @@ import json
 
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
 from gpushare.cli import main
-from gpushare.review.preview_report import parse_preview, preview_region, preview_vm_sizes, render_report
+from gpushare.review.preview_report.digest import parse_preview
+from gpushare.review.preview_report.pricing import preview_region, preview_vm_sizes
+from gpushare.review.preview_report.report import render_report
 from tests.prices_stub import cluster_fee_items, meters_of
 from tests.review import preview_builders as b
 

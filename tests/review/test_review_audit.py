@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from gpushare.review.gpu_changes import RESTARTS, PoolSide, PoolTransition, capacity, pool_change
-from gpushare.review.preview_report import parse_preview, pool_transitions, render_report
+from gpushare.review.preview_report.digest import parse_preview
+from gpushare.review.preview_report.report import render_report
+from gpushare.review.preview_report.transitions import pool_transitions
 from tests.review import preview_builders as b
 
 T4X4 = "Standard_NC64as_T4_v3"  # 4 x T4

@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 
 from gpushare.azure.deployed import read_live
-from gpushare.azure.preflight import Verdict, evaluate
+from gpushare.azure.preflight.report import Verdict
+from gpushare.azure.preflight.run import evaluate
 from gpushare.azure.region_offers import read_region
 from gpushare.model import catalog
 from gpushare.model.stack import GpuPool, OsDisk, OsDiskType, Spot, SpotEviction
