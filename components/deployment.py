@@ -48,8 +48,8 @@ from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsA
 from gpushare.components.subnet_access import SubnetAccess, SubnetAccessArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.errors import GpushareError
-from gpushare.kubernetes.queues import queue_warnings
 from gpushare.kubernetes.long_run_warning import long_run_warning
+from gpushare.kubernetes.queues import queue_warnings
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
 from gpushare.model.environment_variables import STACK_FILE_ENV
 from gpushare.model.stack import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
@@ -57,8 +57,9 @@ from gpushare.review.showback_cost import showback_cost
 from gpushare.review.showback_rules import deployment_warnings as showback_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
-from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, operator_warnings
+from gpushare.sharing.operator_values import operator_warnings
 from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.retained_configs import CONFIG_DATA_OUTPUT
 from gpushare.stackfile.autoscaler_readiness import autoscaler_warnings
 from gpushare.stackfile.cluster_config import access_warnings, api_server_warnings, node_os_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config

@@ -15,13 +15,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpushare.model.stack import StackConfig
-from gpushare.sharing.operator_values import (
+from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, RELEASE_NAME, operator_plan
+from gpushare.sharing.retained_configs import (
     CONFIG_DATA_OUTPUT,
-    CONFIG_MAP_NAME,
-    NAMESPACE,
-    RELEASE_NAME,
     keys_to_keep,
-    operator_plan,
     retained_config_warnings,
     retained_configs,
 )

@@ -29,7 +29,7 @@ from gpushare.components import (
     SharedGpuPools,
     SharedGpuPoolsArgs,
 )
-from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT
+from gpushare.sharing.retained_configs import CONFIG_DATA_OUTPUT
 from gpushare.stackfile.config import parse_config
 
 KUBERNETES_PLUGIN_VERSION = "4.25.0"

@@ -15,7 +15,8 @@ import pytest
 
 from gpushare.render.mock_engine import GpushareMocks, run_program
 from gpushare.sharing.node_labels import pool_node_labels
-from gpushare.sharing.operator_values import CONFIG_DATA_OUTPUT, operator_plan
+from gpushare.sharing.operator_values import operator_plan
+from gpushare.sharing.retained_configs import CONFIG_DATA_OUTPUT
 from gpushare.stackfile.config import encode_engine_config, load_stack_file, read_stack_file
 from gpushare.stackfile.project import resolve_stack_file
 from tests.program.test_guard_in_program import nodepool_list
