@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 GO_MISSING = 3
 """A build script's exit status when Go is not installed (or too old)."""
@@ -35,6 +37,13 @@ def unavailable_reason(build: Path, tests: str) -> str | None:
     if os.environ.get("CI") == "true":
         raise RuntimeError(f"{reason} (CI=true: {tests} must run there)")
     return reason
+
+
+def built_or_skip(build: Path, tests: str, timeout: int) -> Path:
+    """`built(build)`, or a skip of the calling test with `unavailable_reason`'s one line (a raise under CI=true)."""
+    if reason := unavailable_reason(build, tests):
+        pytest.skip(reason)
+    return built(build, timeout)
 
 
 def built(build: Path, timeout: int) -> Path:

@@ -47,12 +47,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests import go_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "tools" / "controlplane" / "build"
+TESTS = "the control-plane tests"
 
 ADMIN = "admin"
 READER = "reader@example.com"
@@ -75,15 +74,12 @@ def group_user(group: str) -> str:
 def unavailable_reason() -> str | None:
     """None when the control plane can be built here; else the one-line reason (Go is not installed), for
     `pytest.skip`. Under CI=true a missing Go raises instead: CI must run these tests."""
-    return go_tools.unavailable_reason(BUILD, "the control-plane tests")
+    return go_tools.unavailable_reason(BUILD, TESTS)
 
 
 def binaries() -> Path:
     """The folder of the built binaries; skips the calling test when Go is missing, raises when the build fails."""
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    folder = go_tools.built(BUILD, timeout=3600)
+    folder = go_tools.built_or_skip(BUILD, TESTS, timeout=3600)
     missing = [b for b in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
                if not os.access(folder / b, os.X_OK)]
     if missing:

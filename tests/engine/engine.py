@@ -27,7 +27,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pulumi import automation as auto
 
 from tests import go_tools
@@ -42,10 +41,7 @@ PLUGIN = "plugins/resource-kubernetes-v4.25.0/pulumi-resource-kubernetes"
 def built_tools() -> Path:
     """The build folder (bin/pulumi, plugins/); skips without Go (raises under CI=true), raises when the build
     fails."""
-    reason = go_tools.unavailable_reason(BUILD, "the Pulumi engine tests")
-    if reason:
-        pytest.skip(reason)
-    folder = go_tools.built(BUILD, timeout=5400)
+    folder = go_tools.built_or_skip(BUILD, "the Pulumi engine tests", timeout=5400)
     for binary in ("bin/pulumi", PLUGIN):
         if not os.access(folder / binary, os.X_OK):
             raise RuntimeError(f"{BUILD.relative_to(ROOT)} printed {folder}, which lacks {binary}")

@@ -24,10 +24,7 @@ BUILD = Path(__file__).resolve().parents[2] / "tools" / "kueueborrow" / "build"
 
 @cache
 def kueueborrow() -> Path:
-    reason = go_tools.unavailable_reason(BUILD, "the Kueue borrowing tests")
-    if reason:
-        pytest.skip(reason)
-    return go_tools.built(BUILD, timeout=1800)
+    return go_tools.built_or_skip(BUILD, "the Kueue borrowing tests", timeout=1800)
 
 
 def kueue_borrows(stack) -> dict[tuple[str, str], int]:

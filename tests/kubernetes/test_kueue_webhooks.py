@@ -26,10 +26,7 @@ JUDGED = ("ResourceFlavor", "ClusterQueue", "Cohort")
 
 @cache
 def kueuecheck() -> Path:
-    reason = go_tools.unavailable_reason(BUILD, "the Kueue webhook tests")
-    if reason:
-        pytest.skip(reason)
-    return go_tools.built(BUILD, timeout=1800)
+    return go_tools.built_or_skip(BUILD, "the Kueue webhook tests", timeout=1800)
 
 
 def judge(objects: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:

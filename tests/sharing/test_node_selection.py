@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from gpushare.sharing.node_selection import parse_taint, selects, untolerated
-from tests.go_tools import ROOT, built, unavailable_reason
+from tests.go_tools import ROOT, built_or_skip
 
 BUILD = ROOT / "tools" / "nodeselect" / "build"
 
@@ -61,9 +61,7 @@ SELECTIONS = [
 
 @pytest.fixture(scope="module")
 def nodeselect():
-    if reason := unavailable_reason(BUILD, "tests/sharing/test_node_selection.py"):
-        pytest.skip(reason)
-    return built(BUILD, timeout=900)
+    return built_or_skip(BUILD, "tests/sharing/test_node_selection.py", timeout=900)
 
 
 def as_taint(taint: str) -> dict:
