@@ -316,7 +316,9 @@ def read_saved_answer(path: Path, region: str, currency: str | None) -> PriceShe
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise PricesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        raise PricesError(f"{path}: cannot be read ({exc.strerror or exc})",
+                          hint=f"write it with `gpushare prices STACK > {path.name}`, or name the file that has it"
+                          ) from None
     except (ValueError, RecursionError):
         raise PricesError(f"{path}: not JSON; expected what `gpushare prices STACK > {path.name}` writes") from None
     if not isinstance(doc, dict) or doc.get("kind") != SAVED_ANSWER_KIND or doc.get("version") != SAVED_ANSWER_VERSION \

@@ -236,7 +236,8 @@ def test_saved_prices_put_idle_cost_in_the_deployed_rules_and_dashboard(tmp_path
 
 
 @pytest.mark.parametrize(("prices", "expected"), [
-    ("missing.json", "missing.json: cannot be read"),
+    ("missing.json", "missing.json: cannot be read (No such file or directory); write it with `gpushare prices "
+                     "STACK > missing.json`"),
     ("other-region.json", "holds prices for region 'eastus', but the stack is in 'westeurope'"),
 ])
 def test_saved_prices_that_cannot_be_used_stop_the_plan_before_anything_registers(tmp_path, capsys, prices,
