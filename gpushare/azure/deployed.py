@@ -29,7 +29,7 @@ from gpushare.azure.arm import (
     unexpected_body,
 )
 from gpushare.errors import AzureReadError, GpushareError
-from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL
+from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL, StackConfig
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
@@ -98,6 +98,16 @@ class DeployedPool:
     pod_subnet_id: str | None = None
     """`podSubnetID` (the CLI prints `podSubnetId`): the pod subnet of a pool on Azure CNI with dynamic pod IP
     allocation; None otherwise."""
+
+
+def unlisted_nodes(stack: StackConfig, deployed: Iterable[DeployedPool] | None) -> int | None:
+    """The nodes of the deployed pools the stack does not list (an existing cluster's system pool and its owners'
+    pools); None when the pools were not read or one's count is unknown."""
+    if deployed is None:
+        return None
+    listed = {pool.name for pool in stack.pools}
+    counts = [pool.count for pool in deployed if pool.name not in listed]
+    return None if None in counts else sum(counts)
 
 
 def system_pool(pools: Iterable[DeployedPool]) -> DeployedPool | None:
