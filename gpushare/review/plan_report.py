@@ -35,7 +35,7 @@ from gpushare.stackfile.autoscaler_readiness import (
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
-    ("RESOURCE", "resource"), ("PER NODE", "perNode"), ("NODES", "nodes"), ("TOTAL", "total"),
+    ("RESOURCE", "resource"), ("PER NODE", "perNode"), ("NODES", "nodes"), ("TOTAL", "total"), ("ZONES", "zoneList"),
 )
 
 
@@ -276,6 +276,8 @@ def render_text(document: dict[str, Any]) -> str:
         view["sharingSummary"] = f"{pool['sharing']} x{pool['replicas']}" if pool["sharing"] else "-"
         view["nodes"] = _range(pool["minNodes"], pool["maxNodes"])
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
+        # No zones: AKS places the nodes in no particular zone (fixed at creation, like the zones themselves).
+        view["zoneList"] = ",".join(pool.get("zones") or ()) or "none"
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
     lines += _pool_setting_lines(document["pools"])
