@@ -35,7 +35,8 @@ class CreateOnlyInput:
     when_sent: bool = False
     """Listed in `replaceOnChanges` only when the request sends it, so pools without it plan exactly as before."""
     left_to_aks: bool = False
-    """Sent only when the stack sets it (AKS's default otherwise); unset, it is in `ignoreChanges`."""
+    """Sent only when the stack sets it (AKS's default otherwise); unset, it is in `ignoreChanges` (but under
+    `recreate: true`)."""
 
 
 CREATE_ONLY_INPUTS: tuple[CreateOnlyInput, ...] = (
@@ -179,7 +180,9 @@ def agent_pool_request(facts: PoolFacts, driver: DriverOwner, *, cluster_name: A
         # A replaced pool is deleted before it is recreated, with every pod on it; `recreate: true` is the
         # user's explicit consent to that for one run (the guard reports it).
         protect=not pool.recreate,
-        ignore_changes=(*(["count"] if count_unknown else []), *settled, *_left_to_aks(inputs)),
+        # Under `recreate: true` the pool is to be created again as the stack says: AKS's defaults for what it leaves.
+        ignore_changes=(*(["count"] if count_unknown else []), *settled,
+                        *(_left_to_aks(inputs) if not pool.recreate else ())),
         # AKS fixes these at creation too, but azure-native only force-replaces vmSize and gpuInstanceProfile:
         # without this a change reaches AKS as an update it rejects at apply time. With it, protection stops the
         # replace in preview, and `recreate: true` really recreates.

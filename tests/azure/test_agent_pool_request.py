@@ -104,6 +104,8 @@ def test_an_os_disk_or_max_pods_the_stack_leaves_to_aks_is_ignored_so_leaving_it
     sized = GpuPool(name="disk", vm_size=MIG.vm_size, os_disk=OsDisk(size_gb=256, type=OsDiskType.EPHEMERAL),
                     max_pods=50)
     assert request(sized).ignore_changes == (), "a value the stack sets is compared, and a change replaces"
+    recreated = dataclasses.replace(MIG, recreate=True)
+    assert request(recreated).ignore_changes == (), "recreate: true creates the pool again as the stack says"
 
 
 def test_create_only_inputs_replace_the_pool_but_an_os_change_does_not():

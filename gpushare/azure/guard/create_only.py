@@ -176,6 +176,12 @@ def create_only_changes(stack: StackConfig, pool: GpuPool, live: DeployedPool,
     return input_changes(pool_request(stack, pool, deployed).inputs, live)
 
 
+def left_to_aks(stack: StackConfig, pool: GpuPool, deployed: Iterable[DeployedPool]) -> tuple[str, ...]:
+    """The create-only inputs (wire names) the program leaves to AKS for `pool`: not sent."""
+    inputs = pool_request(stack, pool, deployed).inputs
+    return tuple(entry.key for entry in CREATE_ONLY_INPUTS if entry.left_to_aks and inputs.get(entry.keyword) is None)
+
+
 def settled_settings(stack: StackConfig, pool: GpuPool, live: DeployedPool,
                      deployed: Iterable[DeployedPool]) -> tuple[str, ...]:
     """The `SETTLED` inputs (wire names) the program sends with exactly the value the deployed pool has. The engine

@@ -144,12 +144,17 @@ def removal_violation(stack: StackConfig, live: DeployedPool) -> Violation:
     return Violation(live.name, "pool", f"deployed, {nodes}", "removed from the stack", message)
 
 
-def recreate_warning(stack: StackConfig, pool: str, changes: list[CreateOnlyChange]) -> str:
+def recreate_warning(stack: StackConfig, pool: str, changes: list[CreateOnlyChange],
+                     left_to_aks: tuple[str, ...] = ()) -> str:
+    """`left_to_aks`: the create-only inputs the stack leaves to AKS, which `recreate: true` does not keep."""
     if not changes:
+        unless = (f" (unless an earlier run set {' or '.join(left_to_aks)}, which the stack now leaves to AKS: under "
+                  "`recreate: true` the stored value is not kept, and the pool is recreated with AKS's default)"
+                  if left_to_aks else "")
         return (
             f"{_where(stack, pool)}: `recreate: true` is set but no create-only setting changes, so nothing is "
-            "recreated; the pool's protection is still lifted for this run. Remove the flag unless you are retiring "
-            "the pool."
+            f"recreated{unless}; the pool's protection is still lifted for this run. Remove the flag unless you are "
+            "retiring the pool."
         )
     what = "; ".join(f"{change.field} {change.deployed} -> {change.wanted}" for change in changes)
     return (

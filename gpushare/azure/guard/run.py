@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
-from gpushare.azure.guard.create_only import create_only_changes
+from gpushare.azure.guard.create_only import create_only_changes, left_to_aks
 from gpushare.azure.guard.in_place import mig_strategy_warning, os_sku_note, sharing_note
 from gpushare.azure.guard.messages import (
     change_message,
@@ -50,7 +50,7 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
             continue
         changes = create_only_changes(stack, pool, live, deployed)
         if pool.recreate:
-            warnings.append(recreate_warning(stack, pool.name, changes))
+            warnings.append(recreate_warning(stack, pool.name, changes, left_to_aks(stack, pool, deployed)))
             if changes:
                 recreated.append(pool.name)
         else:
