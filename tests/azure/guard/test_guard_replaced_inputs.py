@@ -140,6 +140,14 @@ def test_an_existing_clusters_subnets_the_program_sends_are_compared(deployed_ch
     assert fields(report) == [("t4ts", field, "none (a VNet AKS manages)", wanted)]
 
 
+def test_a_subnet_the_stack_names_on_a_pool_whose_file_reports_none_is_refused():
+    """AKS reports no vnetSubnetID for a pool in a VNet it manages, so none reported reads as none: naming a subnet
+    there is a move, refused like any other."""
+    named = dataclasses.replace(T4_POOL, subnet_id=NODES)
+    report = run(gpu_stack(named), [SYSTEM_POOL, deployed_like(named)])
+    assert fields(report) == [("t4ts", "vnetSubnetID", "none (a VNet AKS manages)", NODES)]
+
+
 def test_an_existing_clusters_pool_in_its_system_pools_subnets_passes_and_settles_them():
     config, system = existing(T4_POOL, system=SYSTEM_IN_OWN_VNET)
     deployed = [system, deployed_like(T4_POOL, vnet_subnet_id=NODES, pod_subnet_id=PODS)]
