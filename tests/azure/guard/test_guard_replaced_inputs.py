@@ -9,7 +9,9 @@ nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 
 import pytest
@@ -58,9 +60,6 @@ def aks_nodepool_list(stack_path) -> list[dict]:
 
 
 def plan_json(path, deployed) -> tuple[int, dict]:
-    import contextlib
-    import io
-
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = main(["plan", str(path), "--json", "--deployed", str(deployed)])
