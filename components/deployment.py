@@ -34,7 +34,7 @@ from pulumi_azure_native import authorization
 
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.cluster_guard import check_stack_for_program
-from gpushare.azure.deployed import deployed_config_keys
+from gpushare.azure.deployed import deployed_config_keys, unlisted_nodes
 from gpushare.azure.guard.report import GuardReport, raise_for_violations
 from gpushare.azure.preflight.report import Verdict, findings, raise_for_failures
 from gpushare.azure.preflight.run import check_for_program
@@ -159,7 +159,8 @@ def deploy(config: Mapping[str, Any], *, source: str = LIBRARY_SOURCE, stack: st
     report = _check_azure(validated)
     for warning in [*kubernetes_version_warnings(validated), *access_warnings(validated.cluster.access),
                     *api_server_warnings(validated.cluster), *node_os_warnings(validated),
-                    *operator_warnings(validated), *tag_warnings(validated), *autoscaler_warnings(validated)]:
+                    *operator_warnings(validated), *tag_warnings(validated),
+                    *autoscaler_warnings(validated, unlisted_nodes(validated, report.deployed if report else None))]:
         pulumi.log.warn(warning)
     if warning := long_run_warning(validated, report):
         pulumi.log.warn(warning)

@@ -18,23 +18,83 @@ from gpushare.model.stack import DriverOwner
 from gpushare.sharing.node_count import count_to_send
 from gpushare.sharing.pool_facts import PoolFacts
 
-CREATE_ONLY_REPLACED_BY_GPUSHARE = (
-    "gpuProfile", "availabilityZones", "osDiskType", "osDiskSizeGB", "maxPods", "scaleSetPriority",
-    "scaleSetEvictionPolicy",
+@dataclass(frozen=True)
+class CreateOnlyInput:
+    """One agent pool input AKS fixes when it creates the pool: a change to it replaces the pool (delete first)."""
+
+    key: str
+    """The input's wire name, as `replaceOnChanges`, `ignoreChanges` and Pulumi's diff name it."""
+    keyword: str
+    """Its keyword in `AgentPoolRequest.inputs` (azure-native v3)."""
+    field: str
+    """What the guard compares and shows (`gpuProfile.driver` for the `gpuProfile` object)."""
+    why: str
+    """Why AKS cannot apply a change in place (the guard's message)."""
+    replaced_by_provider: bool = False
+    """azure-native replaces on it itself (its own force-new list); gpushare adds every other to `replaceOnChanges`."""
+    when_sent: bool = False
+    """Listed in `replaceOnChanges` only when the request sends it, so pools without it plan exactly as before."""
+    left_to_aks: bool = False
+    """Sent only when the stack sets it (AKS's default otherwise); unset, it is in `ignoreChanges` (but under
+    `recreate: true`)."""
+
+
+CREATE_ONLY_INPUTS: tuple[CreateOnlyInput, ...] = (
+    CreateOnlyInput("vmSize", "vm_size", "vmSize", "AKS cannot change the VM size of an existing node pool",
+                    replaced_by_provider=True),
+    CreateOnlyInput("gpuInstanceProfile", "gpu_instance_profile", "gpuInstanceProfile",
+                    "AKS cannot change the MIG profile (gpuInstanceProfile) of an existing node pool",
+                    replaced_by_provider=True),
+    # AKS fixes it at creation; azure-native does not mark it force-new, so AKS would reject the update.
+    CreateOnlyInput("gpuProfile", "gpu_profile", "gpuProfile.driver",
+                    "AKS fixes the GPU driver setting (gpuProfile.driver) when it creates a node pool"),
+    # aks-docs availability-zones: "You can't change the number of availability zones after you create a node pool".
+    CreateOnlyInput("availabilityZones", "availability_zones", "availabilityZones",
+                    "AKS cannot change the availability zones of an existing node pool"),
+    # "May not be changed after creation" (azure-native's `osDiskType` doc); aks-docs create-node-pools.md for max pods.
+    CreateOnlyInput("osDiskType", "os_disk_type", "osDiskType",
+                    "AKS fixes the OS disk type (osDiskType) when it creates a node pool", left_to_aks=True),
+    CreateOnlyInput("osDiskSizeGB", "os_disk_size_gb", "osDiskSizeGB",
+                    "AKS fixes the OS disk size (osDiskSizeGB) when it creates a node pool", left_to_aks=True),
+    CreateOnlyInput("maxPods", "max_pods", "maxPods",
+                    "AKS fixes the maximum pods per node (maxPods) when it creates a node pool", left_to_aks=True),
+    # aks-docs spot-node-pool.md: "You can't change ScaleSetPriority or SpotMaxPrice after creation" (Azure/AKS#4374).
+    CreateOnlyInput("scaleSetPriority", "scale_set_priority", "scaleSetPriority",
+                    "AKS cannot turn an existing node pool into a Spot pool or back (scaleSetPriority)"),
+    CreateOnlyInput("scaleSetEvictionPolicy", "scale_set_eviction_policy", "scaleSetEvictionPolicy",
+                    "AKS fixes a Spot pool's eviction policy (scaleSetEvictionPolicy) when it creates it"),
+    CreateOnlyInput("spotMaxPrice", "spot_max_price", "spotMaxPrice",
+                    "AKS fixes a Spot pool's maximum price (spotMaxPrice) when it creates it", when_sent=True),
+    # AgentPool.vnetSubnetID (REST 2025-09-01): AKS cannot move a pool to another subnet.
+    CreateOnlyInput("vnetSubnetID", "vnet_subnet_id", "vnetSubnetID",
+                    "AKS cannot move an existing node pool to another subnet (vnetSubnetID)", when_sent=True),
+    # A pool's pod subnet is fixed with its node subnet (AKS API `podSubnetID`).
+    CreateOnlyInput("podSubnetID", "pod_subnet_id", "podSubnetID",
+                    "AKS cannot move an existing node pool's pods to another pod subnet (podSubnetID)",
+                    when_sent=True),
 )
-"""Create-only agent pool inputs (wire names) missing from azure-native's own replace list (the OS disk, max pods
-and Spot: "May not be changed after creation", azure-native's `osDiskType` doc; aks-docs create-node-pools.md for
-max pods; aks-docs spot-node-pool.md: "You can't change ScaleSetPriority or SpotMaxPrice after creation"). Not
-`osSKU`: AKS migrates a pool between Ubuntu and AzureLinux in place by reimaging its nodes (`az aks nodepool update
---os-sku`), so an OS change is an update (the guard notes it), never a delete-and-recreate."""
-SPOT_PRICE_REPLACED_BY_GPUSHARE = "spotMaxPrice"
-"""Create-only too (the same aks-docs line); added for a Spot pool only, the one pool that sends it, so other pools
-plan exactly as before (a pool turning Spot is replaced for its scaleSetPriority)."""
-SUBNET_REPLACED_BY_GPUSHARE = "vnetSubnetID"
-"""Also create-only (AKS cannot move a pool to another subnet) and not in azure-native's replace list; added for a pool
-that names its subnet, so the pools of a stack without `subnetId` plan exactly as before."""
-POD_SUBNET_REPLACED_BY_GPUSHARE = "podSubnetID"
-"""Create-only as well (a pool's pod subnet is fixed with its node subnet); added only for a pool that sends one."""
+"""Every agent pool input AKS fixes at creation: the one table `replaceOnChanges`, `ignoreChanges` and the pool guard
+(`gpushare.azure.guard.create_only`) read. Not `osSKU`: AKS migrates a pool between Ubuntu and AzureLinux in place by
+reimaging its nodes (`az aks nodepool update --os-sku`), so an OS change is an update (the guard notes it)."""
+
+CREATE_ONLY_REPLACED_BY_GPUSHARE = tuple(
+    entry.key for entry in CREATE_ONLY_INPUTS if not entry.replaced_by_provider and not entry.when_sent)
+"""The create-only inputs every pool lists in `replaceOnChanges` (those azure-native's own replace list lacks);
+`spotMaxPrice`, `vnetSubnetID` and `podSubnetID` are added for a pool that sends them."""
+
+
+def _replace_on_changes(inputs: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(entry.key for entry in CREATE_ONLY_INPUTS if not entry.replaced_by_provider
+                 and (not entry.when_sent or inputs.get(entry.keyword) is not None))
+
+
+def _left_to_aks(inputs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The create-only inputs the stack leaves to AKS, ignored: the engine compares a resource's new inputs with
+    those in its state, so a setting an earlier run sent (`osDisk: {type: Ephemeral}`) and the stack now leaves out
+    would be a changed replaceOnChanges input, a replace (delete first) of a pool AKS would leave as it is. Ignored,
+    the stored value stands (pulumi/pulumi `pkg/resource/deploy/step_generator.go` `processIgnoreChanges`: a
+    property the new inputs lack takes the old one; on creation there is none, and AKS picks its default)."""
+    return tuple(entry.key for entry in CREATE_ONLY_INPUTS if entry.left_to_aks and inputs.get(entry.keyword) is None)
 
 
 @dataclass(frozen=True)
@@ -46,8 +106,8 @@ class AgentPoolRequest:
     protect: bool
     """False only for a pool whose `recreate: true` accepts its replacement for this run."""
     ignore_changes: tuple[str, ...]
-    """Inputs (wire names) the engine keeps as stored: `count` when the live count is unknown, and the settled
-    create-only inputs."""
+    """Inputs (wire names) the engine keeps as stored: `count` when the live count is unknown, the settled
+    create-only inputs, and those the stack leaves to AKS (`CreateOnlyInput.left_to_aks`)."""
     replace_on_changes: tuple[str, ...]
     """Inputs (wire names) AKS fixes at creation that azure-native would otherwise send as an update."""
 
@@ -71,8 +131,8 @@ def agent_pool_request(facts: PoolFacts, driver: DriverOwner, *, cluster_name: A
     # Only when it is unknown (a new pool, or Azure unreadable under `gpushare:guard: warn`) is `count` ignored:
     # creation still sends `min`, and an existing pool keeps its stored value rather than being scaled to `min`.
     count_unknown = pool.autoscale is not None and live_count is None
-    # Only what the stack sets is sent: an unset OS disk, max pods or priority stays AKS's default, so
-    # existing pools see no input change (these are replace-on-change, below).
+    # Only what the stack sets is sent: an unset OS disk, max pods or priority stays AKS's default (the disk and
+    # max pods unset are ignored, below, so leaving them out later replaces nothing).
     spot: dict[str, Any] = (
         {"scale_set_priority": "Spot", "scale_set_eviction_policy": pool.spot.eviction.value,
          "spot_max_price": pool.spot.max_price}
@@ -97,7 +157,7 @@ def agent_pool_request(facts: PoolFacts, driver: DriverOwner, *, cluster_name: A
         # The GPU Operator installs the driver, so AKS installs none (azure-native `GPUDriver.NONE`).
         "gpu_profile": {"driver": "None"} if driver is DriverOwner.OPERATOR else None,
         "availability_zones": list(pool.zones) or None,
-        # AgentPool.vnetSubnetID (REST 2025-09-01); AKS fixes it at creation (SUBNET_REPLACED_BY_GPUSHARE).
+        # AgentPool.vnetSubnetID (REST 2025-09-01); AKS fixes it at creation (CREATE_ONLY_INPUTS).
         "vnet_subnet_id": subnet_id,
         "pod_subnet_id": pod_subnet_id,
         "node_labels": dict(facts.node_labels),
@@ -120,12 +180,11 @@ def agent_pool_request(facts: PoolFacts, driver: DriverOwner, *, cluster_name: A
         # A replaced pool is deleted before it is recreated, with every pod on it; `recreate: true` is the
         # user's explicit consent to that for one run (the guard reports it).
         protect=not pool.recreate,
-        ignore_changes=(*(["count"] if count_unknown else []), *settled),
+        # Under `recreate: true` the pool is to be created again as the stack says: AKS's defaults for what it leaves.
+        ignore_changes=(*(["count"] if count_unknown else []), *settled,
+                        *(_left_to_aks(inputs) if not pool.recreate else ())),
         # AKS fixes these at creation too, but azure-native only force-replaces vmSize and gpuInstanceProfile:
         # without this a change reaches AKS as an update it rejects at apply time. With it, protection stops the
         # replace in preview, and `recreate: true` really recreates.
-        replace_on_changes=(*CREATE_ONLY_REPLACED_BY_GPUSHARE,
-                            *([SPOT_PRICE_REPLACED_BY_GPUSHARE] if pool.spot else []),
-                            *([SUBNET_REPLACED_BY_GPUSHARE] if subnet_id is not None else []),
-                            *([POD_SUBNET_REPLACED_BY_GPUSHARE] if pod_subnet_id is not None else [])),
+        replace_on_changes=_replace_on_changes(inputs),
     )

@@ -29,7 +29,7 @@ from gpushare.azure.arm import (
     unexpected_body,
 )
 from gpushare.errors import AzureReadError, GpushareError
-from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL
+from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL, StackConfig
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
@@ -95,6 +95,27 @@ class DeployedPool:
     vnet_subnet_id: str | None = None
     """`vnetSubnetID` (the CLI prints `vnetSubnetId`): the subnet AKS put the pool's nodes in; None in a VNet AKS
     manages."""
+    pod_subnet_id: str | None = None
+    """`podSubnetID` (the CLI prints `podSubnetId`): the pod subnet of a pool on Azure CNI with dynamic pod IP
+    allocation; None otherwise."""
+
+
+def unlisted_nodes(stack: StackConfig, deployed: Iterable[DeployedPool] | None) -> int | None:
+    """The nodes of the deployed pools the stack does not list (an existing cluster's system pool and its owners'
+    pools); None when the pools were not read or one's count is unknown."""
+    if deployed is None:
+        return None
+    listed = {pool.name for pool in stack.pools}
+    counts = [pool.count for pool in deployed if pool.name not in listed]
+    return None if None in counts else sum(counts)
+
+
+def system_pool(pools: Iterable[DeployedPool]) -> DeployedPool | None:
+    """The pool whose subnets a GPU pool on an existing cluster takes when the stack names none: the first System
+    pool, else the first pool (the rule `components/existing_cluster.py` `_system_pool_field` applies to the
+    cluster's `agentPoolProfiles`, the same pools)."""
+    pools = list(pools)
+    return next((pool for pool in pools if (pool.mode or "").lower() == "system"), pools[0] if pools else None)
 
 
 def deployed_config_keys(pools: Iterable[DeployedPool]) -> dict[str, str]:
@@ -285,6 +306,8 @@ def _parse_pool(index: int, document: object) -> DeployedPool:
         spot_max_price=fields.get_number("spotMaxPrice"),
         vnet_subnet_id=fields.get("vnetSubnetID", str) if "vnetSubnetID" in properties
         else fields.get("vnetSubnetId", str),
+        pod_subnet_id=fields.get("podSubnetID", str) if "podSubnetID" in properties
+        else fields.get("podSubnetId", str),
     )
 
 

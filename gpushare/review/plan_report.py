@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import yaml
 
-from gpushare.azure.deployed import DeployedPool
+from gpushare.azure.deployed import DeployedPool, unlisted_nodes
 from gpushare.azure.guard.messages import offline_warnings
 from gpushare.azure.guard.report import GuardReport
 from gpushare.azure.prices import HOW_TO_PRICE
@@ -29,12 +29,13 @@ from gpushare.sharing.upgrades import upgrade_summary
 from gpushare.stackfile.autoscaler_readiness import (
     MAX_TOTAL_UNREADY_PERCENTAGE,
     OK_TOTAL_UNREADY_COUNT,
+    other_nodes,
     unready_pools,
 )
 
 POOL_COLUMNS = (
     ("POOL", "name"), ("VM SIZE", "vmSize"), ("GPU", "gpuSummary"), ("MIG SLICE", "slice"), ("SHARING", "sharingSummary"),
-    ("RESOURCE", "resource"), ("PER NODE", "perNode"), ("NODES", "nodes"), ("TOTAL", "total"),
+    ("RESOURCE", "resource"), ("PER NODE", "perNode"), ("NODES", "nodes"), ("TOTAL", "total"), ("ZONES", "zoneList"),
 )
 
 
@@ -148,14 +149,17 @@ PRIVATE_DNS_LINES = {
 }
 
 
-def autoscaler_plan(stack: StackConfig) -> dict[str, Any]:
+def autoscaler_plan(stack: StackConfig, deployed: Iterable[DeployedPool] | None = None) -> dict[str, Any]:
     """What the cluster autoscaler makes of the pools (`gpushare.stackfile.autoscaler_readiness`): whether it runs
-    (a pool autoscales), the pools whose nodes it would count unready, and its cluster-wide threshold at worst."""
-    found = unready_pools(stack.pools, stack.operator.mig_strategy, stack.cluster.system_pool.count)
+    (a pool autoscales), the pools whose nodes it would count unready, and its cluster-wide threshold at worst.
+    `nodesThen` counts the nodes gpushare knows: an existing cluster's own pools only when read (`otherNodes`)."""
+    found = unready_pools(stack.pools, stack.operator.mig_strategy,
+                          other_nodes(stack.cluster, unlisted_nodes(stack, deployed)))
     return {
         "runs": bool(found.autoscaled), "autoscaledPools": list(found.autoscaled),
         "unreadyPools": [pool.name for pool in found.pools],
         "unreadyNodesAtMost": found.unready_nodes, "nodesThen": found.total_nodes, "healthy": found.healthy,
+        "otherNodes": found.other_nodes,
         "okTotalUnreadyCount": OK_TOTAL_UNREADY_COUNT, "maxTotalUnreadyPercentage": MAX_TOTAL_UNREADY_PERCENTAGE,
     }
 
@@ -200,7 +204,7 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
         },
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
         "pools": [pool_row(pool, stack, deployed) for pool in stack.pools],
-        "autoscaler": autoscaler_plan(stack),
+        "autoscaler": autoscaler_plan(stack, deployed),
         "resources": in_dependency_order(resources),
         "warnings": [*warnings, *(guard.warnings if guard else offline_warnings(stack))],
         "guard": guard.to_json() if guard else None,
@@ -272,6 +276,8 @@ def render_text(document: dict[str, Any]) -> str:
         view["sharingSummary"] = f"{pool['sharing']} x{pool['replicas']}" if pool["sharing"] else "-"
         view["nodes"] = _range(pool["minNodes"], pool["maxNodes"])
         view["total"] = _range(pool["minTotal"], pool["maxTotal"])
+        # No zones: AKS places the nodes in no particular zone (fixed at creation, like the zones themselves).
+        view["zoneList"] = ",".join(pool.get("zones") or ()) or "none"
         rows.append(["-" if view[key] is None else str(view[key]) for _, key in POOL_COLUMNS])
     lines += _table([title for title, _ in POOL_COLUMNS], rows)
     lines += _pool_setting_lines(document["pools"])

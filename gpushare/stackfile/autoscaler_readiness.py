@@ -19,6 +19,15 @@ and tested against that code itself (tools/autoscalercheck, tests/sharing/test_a
   stops ("Cluster is not ready for autoscaling") and neither scales up nor down, for every pool.
   `updateReadinessStats` counts every node, in an autoscaled group or not; a node not ready within
   `MaxNodeStartupTime` (15 minutes) of its creation is "not started", not unready, until then.
+
+AKS runs cluster-autoscaler 1.33.5, 1.34.4 and 1.35.1 for those Kubernetes minors (Azure/AKS CHANGELOG.md@8d1c890).
+Read at those tags, the rule is the same for NVIDIA nodes: 1.35.1 (3929ade99d23) has the very files of 1.35.2;
+1.34.4 (ff63487e5dc7) has the same `FilterOutNodesWithUnreadyResources` (DRA check, `NodeHasGpuAllocatable` over the
+same five resources); 1.33.5 (c4f0859592a7) accepts only a non-zero `nvidia.com/gpu` or `microsoft.com/directx` and
+has no DRA check, neither of which a shared or mixed-MIG NVIDIA node has. All three keep the GPU label, the
+`IsClusterHealthy` threshold (3 and 45%, the same flag defaults), `MaxNodeStartupTime` and the stop in `RunOnce`.
+Upstream moved to kubernetes-sigs/cluster-autoscaler, where the fix for MIG and renamed resources is open as #92
+(not merged): once merged and shipped by AKS it would lift this rule.
 """
 
 from __future__ import annotations
@@ -33,9 +42,11 @@ from gpushare.model.keys import OPERATOR_KEY, POOLS_KEY
 from gpushare.model.stack import Cluster, GpuPool, MigStrategy, Operator, StackConfig
 from gpushare.stackfile.checks import Checker
 
-AUTOSCALER_RELEASE = "cluster-autoscaler 1.35.2"
+AUTOSCALER_RELEASE = "cluster-autoscaler 1.33.5, 1.34.4 and 1.35.1 as AKS runs them"
 UPSTREAM_ISSUE = "kubernetes/autoscaler#8095"
 """The open issue: nodes whose GPUs are advertised under another resource name are counted unready."""
+UPSTREAM_FIX = "kubernetes-sigs/cluster-autoscaler#92"
+"""The upstream fix (not merged): it would count such nodes ready and lift the rule."""
 GPU_LABEL = "kubernetes.azure.com/accelerator"
 GPU_VENDOR_RESOURCES = ("nvidia.com/gpu", "habana.ai/gaudi", "gpu.intel.com/xe", "amd.com/gpu",
                         "microsoft.com/directx")
@@ -118,7 +129,8 @@ def advertises_gpu_resource(pool: GpuPool, mig_strategy: MigStrategy) -> bool:
 
 _RULE = (f"the cluster autoscaler counts a node with the {GPU_LABEL} label and no nvidia.com/gpu allocatable as "
          f"unready for as long as it lives (GpuCustomResourcesProcessor.FilterOutNodesWithUnreadyResources, "
-         f"{AUTOSCALER_RELEASE}; {UPSTREAM_ISSUE}, open)")
+         f"{AUTOSCALER_RELEASE}; {UPSTREAM_ISSUE}, open; the upstream fix {UPSTREAM_FIX}, not merged, would lift "
+         f"this)")
 _THRESHOLD = (f"more than {OK_TOTAL_UNREADY_COUNT} unready nodes making up more than "
               f"{MAX_TOTAL_UNREADY_PERCENTAGE:g}% of the cluster stop the autoscaler for every pool "
               f"(ClusterStateRegistry.IsClusterHealthy)")
@@ -135,23 +147,46 @@ class UnreadyPools:
     unready_nodes: int
     """Those pools' nodes at their most."""
     total_nodes: int
-    """All the cluster's nodes then: the system pool, those pools at their most, every other pool at its fewest."""
+    """The nodes counted then: those pools at their most, every other pool of the stack at its fewest, and the
+    cluster's other nodes where known (`other_nodes`)."""
+    other_nodes: int | None
+    """The nodes of the cluster's pools the stack does not list: the system pool gpushare creates, or an existing
+    cluster's own pools as read; None when they were not read (they are left out of `total_nodes`)."""
 
     @property
     def healthy(self) -> bool:
+        """At worst, with an existing cluster's unread pools left out: each of their nodes lowers the share."""
         return cluster_healthy(self.unready_nodes, self.total_nodes)
 
     @property
     def counts(self) -> str:
+        if self.other_nodes is None:
+            return (f"up to {self.unready_nodes} of the {self.total_nodes} nodes of gpushare's pools (the existing "
+                    "cluster's other pools were not read)")
         return f"up to {self.unready_nodes} of the cluster's {self.total_nodes} nodes"
 
+    @property
+    def nodes_to_act(self) -> int:
+        """The fewest nodes the cluster needs for the autoscaler to act with `unready_nodes` unready."""
+        total = self.total_nodes
+        while not cluster_healthy(self.unready_nodes, total):
+            total += 1
+        return total
 
-def unready_pools(pools: tuple[GpuPool, ...], mig_strategy: MigStrategy, system_nodes: int) -> UnreadyPools:
+
+def unready_pools(pools: tuple[GpuPool, ...], mig_strategy: MigStrategy, other_nodes: int | None) -> UnreadyPools:
     unready = tuple(pool for pool in pools if not advertises_gpu_resource(pool, mig_strategy))
     unready_nodes = sum(pool.max_nodes for pool in unready)
-    others = sum(pool.min_nodes for pool in pools if pool not in unready)
+    stack_others = sum(pool.min_nodes for pool in pools if pool not in unready)
     return UnreadyPools(autoscaled=tuple(pool.name for pool in pools if pool.autoscale), pools=unready,
-                        unready_nodes=unready_nodes, total_nodes=system_nodes + unready_nodes + others)
+                        unready_nodes=unready_nodes, total_nodes=(other_nodes or 0) + unready_nodes + stack_others,
+                        other_nodes=other_nodes)
+
+
+def other_nodes(cluster: Cluster, existing_other_nodes: int | None = None) -> int | None:
+    """The nodes outside the stack's pools: the system pool of a cluster gpushare creates; on an existing cluster
+    its own pools' nodes as read (`existing_other_nodes`), None when not read."""
+    return existing_other_nodes if cluster.existing else cluster.system_pool.count
 
 
 def why_unready(pool: GpuPool, mig_strategy: MigStrategy) -> str:
@@ -167,7 +202,7 @@ def check_autoscaler_readiness(c: Checker, raw_pools: Any, pools: tuple[GpuPool,
     cluster-wide unready threshold: it would then stop scaling every pool. Below the threshold `autoscaler_warnings`
     says what the autoscaler makes of those pools. An existing cluster's other pools are unknown offline, so there
     it only warns."""
-    found = unready_pools(pools, operator.mig_strategy, cluster.system_pool.count)
+    found = unready_pools(pools, operator.mig_strategy, other_nodes(cluster))
     if not found.autoscaled or not found.pools or found.healthy or cluster.existing:
         return
     index = {item.get("name"): i for i, item in enumerate(raw_pools) if isinstance(item, dict)}
@@ -185,10 +220,11 @@ def check_autoscaler_readiness(c: Checker, raw_pools: Any, pools: tuple[GpuPool,
                   f"cluster that autoscales, the default is false: the shares are advertised as nvidia.com/gpu)")
 
 
-def autoscaler_warnings(stack: StackConfig) -> list[str]:
+def autoscaler_warnings(stack: StackConfig, existing_other_nodes: int | None = None) -> list[str]:
     """What the cluster autoscaler makes of pools that advertise no `nvidia.com/gpu`, when it runs (any pool of the
-    stack autoscales) or may run (an existing cluster's other pools)."""
-    found = unready_pools(stack.pools, stack.operator.mig_strategy, stack.cluster.system_pool.count)
+    stack autoscales) or may run (an existing cluster's other pools). `existing_other_nodes`: an existing cluster's
+    nodes outside the stack's pools, as read (None: not read)."""
+    found = unready_pools(stack.pools, stack.operator.mig_strategy, other_nodes(stack.cluster, existing_other_nodes))
     if not found.pools or not (found.autoscaled or stack.cluster.existing):
         return []
     warnings = []
@@ -197,11 +233,23 @@ def autoscaler_warnings(stack: StackConfig) -> list[str]:
                else "use migStrategy single to advertise nvidia.com/gpu")
         if found.autoscaled:
             where = f"the cluster autoscales (pools {', '.join(found.autoscaled)}): {_RULE}"
-            scale = f"with {found.counts} unready it still acts ({_THRESHOLD})"
         else:
             where = (f"if the existing cluster's own pools autoscale, {_RULE}; `gpushare verify` reports the live "
                      f"count")
-            scale = _THRESHOLD
         warnings.append(f"pool {pool.name}: {why_unready(pool, stack.operator.mig_strategy)}, and {where}; its "
-                        f"nodes are left out of the autoscaler's ready nodes, and {scale}; {fix}")
+                        f"nodes are left out of the autoscaler's ready nodes, and {_verdict(found)}; {fix}")
     return warnings
+
+
+def _verdict(found: UnreadyPools) -> str:
+    """What the threshold makes of `found` at worst, in words that agree with its numbers (and `plan --json`'s
+    `autoscaler.healthy`)."""
+    acts = "it still acts" if found.autoscaled else "it would still act"
+    stops = "it stops" if found.autoscaled else "it would stop"
+    if found.healthy:
+        return f"with {found.counts} unready {acts} ({_THRESHOLD})"
+    if found.other_nodes is None:
+        return (f"with {found.counts} unready {stops} scaling every pool unless the cluster's other pools hold at "
+                f"least {found.nodes_to_act - found.total_nodes} more nodes ({_THRESHOLD}; `plan --deployed FILE` "
+                "or the live run reads them)")
+    return f"with {found.counts} unready {stops} scaling every pool ({_THRESHOLD})"

@@ -4,12 +4,16 @@ azure-native's own `AgentPool` signature and enums, so the request is what the S
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import pytest
 from pulumi_azure_native import containerservice
 
 from gpushare.azure.agent_pool_request import CREATE_ONLY_REPLACED_BY_GPUSHARE, agent_pool_request
+
+LEFT_TO_AKS = ("osDiskType", "osDiskSizeGB", "maxPods")
+"""What a pool that sets no OS disk and no max pods ignores."""
 from gpushare.model.catalog import MigProfile, find_vm_size
 from gpushare.model.stack import (
     Autoscale,
@@ -65,7 +69,7 @@ def test_a_mig_pool_sends_its_profile_labels_taint_and_the_cluster_it_joins():
     assert inputs["count"] == 1 and "enable_auto_scaling" not in inputs
     assert inputs["gpu_profile"] is None, "driver owned by AKS: gpuProfile unset (AKS default Install)"
     assert inputs["upgrade_settings"] == {"max_surge": "0", "max_unavailable": "1"}
-    assert made.protect is True and made.ignore_changes == ()
+    assert made.protect is True and made.ignore_changes == LEFT_TO_AKS
 
 
 def test_the_operator_driver_tells_aks_to_install_none():
@@ -75,18 +79,33 @@ def test_the_operator_driver_tells_aks_to_install_none():
 def test_an_autoscaled_pool_without_a_live_count_starts_at_min_and_keeps_the_stored_count():
     made = request(T4)
     assert (made.inputs["enable_auto_scaling"], made.inputs["min_count"], made.inputs["max_count"]) == (True, 1, 3)
-    assert made.inputs["count"] == 1 and made.ignore_changes == ("count",)
+    assert made.inputs["count"] == 1 and made.ignore_changes == ("count", *LEFT_TO_AKS)
     assert made.inputs["availability_zones"] == ["1", "2"]
 
 
 @pytest.mark.parametrize(("live", "sent"), [(7, 3), (0, 1), (2, 2)])
 def test_an_autoscaled_pool_with_a_live_count_sends_it_clamped_and_not_ignored(live, sent):
     made = request(T4, live_count=live)
-    assert made.inputs["count"] == sent and made.ignore_changes == ()
+    assert made.inputs["count"] == sent and made.ignore_changes == LEFT_TO_AKS
 
 
 def test_settled_create_only_inputs_are_ignored_after_count():
-    assert request(T4, settled=("osDiskType", "maxPods")).ignore_changes == ("count", "osDiskType", "maxPods")
+    sized = dataclasses.replace(T4, os_disk=OsDisk(type=OsDiskType.MANAGED), max_pods=110)
+    assert request(sized, settled=("osDiskType", "maxPods")).ignore_changes == (
+        "count", "osDiskType", "maxPods", "osDiskSizeGB")
+
+
+def test_an_os_disk_or_max_pods_the_stack_leaves_to_aks_is_ignored_so_leaving_it_out_never_replaces():
+    """The engine diffs new inputs against those in its state: a pool created with `osDisk: {type: Ephemeral}` whose
+    stack then drops it would send no osDiskType, a changed replaceOnChanges input, a replace (delete first).
+    Ignored, the stored value stands; a creation has no stored value and AKS picks its default."""
+    assert request(MIG).ignore_changes == ("osDiskType", "osDiskSizeGB", "maxPods")
+    assert {"osDiskType", "osDiskSizeGB", "maxPods"} <= set(request(MIG).replace_on_changes)
+    sized = GpuPool(name="disk", vm_size=MIG.vm_size, os_disk=OsDisk(size_gb=256, type=OsDiskType.EPHEMERAL),
+                    max_pods=50)
+    assert request(sized).ignore_changes == (), "a value the stack sets is compared, and a change replaces"
+    recreated = dataclasses.replace(MIG, recreate=True)
+    assert request(recreated).ignore_changes == (), "recreate: true creates the pool again as the stack says"
 
 
 def test_create_only_inputs_replace_the_pool_but_an_os_change_does_not():

@@ -473,6 +473,7 @@ def test_nodes_the_autoscaler_counts_unready_and_its_cluster_wide_stop(kube, dev
     assert finding["problem"].startswith("the cluster autoscaler counts 4 of 5 nodes unready, more than 3 and more "
                                          "than 45%: it stops scaling every pool")
     assert "2 of them carry kubernetes.azure.com/accelerator but advertise no nvidia.com/gpu" in finding["cause"]
+    assert "kubernetes-sigs/cluster-autoscaler#92, not merged, would lift this" in finding["cause"]
 
     # One fewer NotReady node: 3 of 5 is within the threshold; the GPU nodes are still listed, and nothing fails
     # on the autoscaler's account (the pools' own findings say the resource is wrong).

@@ -64,7 +64,7 @@ def test_unknown_live_count_sends_min_and_keeps_the_stored_count_on_update(tmp_p
     pool keeps its stored count instead of being scaled to `min`."""
     agent_pool = sent(tmp_path, {"autoscale": {"min": 1, "max": 3}}, None)
     assert agent_pool.inputs["count"] == 1
-    assert agent_pool.ignore_changes == ["count"]
+    assert agent_pool.ignore_changes == ["count", "osDiskType", "osDiskSizeGB", "maxPods"]  # the disk and max pods: left to AKS
 
 
 def test_a_fixed_pool_sends_its_count_whatever_runs(tmp_path):
@@ -72,7 +72,7 @@ def test_a_fixed_pool_sends_its_count_whatever_runs(tmp_path):
                                                             maxCount=5))
     assert agent_pool.inputs["count"] == 2
     assert "enableAutoScaling" not in agent_pool.inputs
-    assert agent_pool.ignore_changes == []
+    assert agent_pool.ignore_changes == ["osDiskType", "osDiskSizeGB", "maxPods"]  # left to AKS, never count
 
 
 def test_setting_a_create_only_value_the_pool_already_has_does_not_replace_it(tmp_path):
@@ -81,7 +81,7 @@ def test_setting_a_create_only_value_the_pool_already_has_does_not_replace_it(tm
     live = nodepool_list(maxPods=250, osDiskSizeGB=128, osDiskType="Managed")
     agent_pool = sent(tmp_path, {"maxPods": 250, "osDisk": {"sizeGb": 128}}, live)
     assert agent_pool.inputs["maxPods"] == 250 and agent_pool.inputs["osDiskSizeGB"] == 128
-    assert set(agent_pool.ignore_changes) == {"maxPods", "osDiskSizeGB"}
+    assert set(agent_pool.ignore_changes) == {"maxPods", "osDiskSizeGB", "osDiskType"}  # settled, left to AKS
     assert {"maxPods", "osDiskSizeGB"} <= set(agent_pool.replace_on_changes), "a real change still replaces"
 
 
@@ -98,7 +98,7 @@ def test_naming_the_subnet_a_pool_already_joined_does_not_replace_it(tmp_path):
     deployed_file.write_text(json.dumps(nodepool_list(vnetSubnetId=f"{vnet}/subnets/snet-nodes")))
     (agent_pool,) = run_program(STACK, encode_engine_config(raw), deployed=deployed_file).by_type(AGENT_POOL)
     assert agent_pool.inputs["vnetSubnetID"] == f"{vnet}/subnets/snet-nodes"
-    assert agent_pool.ignore_changes == ["vnetSubnetID"]
+    assert agent_pool.ignore_changes == ["vnetSubnetID", "osDiskType", "osDiskSizeGB", "maxPods"]
     assert "vnetSubnetID" in agent_pool.replace_on_changes, "a real move still replaces"
 
 

@@ -71,11 +71,20 @@ def test_a_change_to_an_input_in_replace_on_changes_is_a_replace(base, tmp_path,
 def test_a_plan_where_only_an_ignored_count_changes_is_same(base):
     doc = json.loads(base)
     pool = next(r for r in doc["resources"] if r["name"] == "t4ts-agentpool")
-    assert pool["ignoreChanges"] == ["count"]
+    assert pool["ignoreChanges"] == ["count", "osDiskType", "osDiskSizeGB", "maxPods"]
     pool["inputs"]["count"] = 3
     text = compare(base, json.dumps(doc))
     assert row(text, "t4ts")[1] == "same"
     assert "[!CAUTION]" not in text and "device plugin restarts" not in text
+
+
+def test_leaving_a_create_only_setting_to_aks_again_is_no_replace(tmp_path):
+    """A stack drops `maxPods` and `osDisk` an earlier run sent (issue 39): the inputs lose two replaceOnChanges keys,
+    but both are in `ignoreChanges`, so the engine keeps the stored values and the pool is not replaced."""
+    set_before = DEV.replace("      vmSize: Standard_NC8as_T4_v3\n",
+                             "      vmSize: Standard_NC8as_T4_v3\n      maxPods: 110\n      osDisk: {type: Managed}\n")
+    text = compare(plan_json(tmp_path, set_before, "dev"), plan_json(tmp_path, DEV, "dev"))
+    assert row(text, "t4mps")[1] == "same" and "[!CAUTION]" not in text
 
 
 def test_the_docstring_names_the_replace_on_changes_the_pool_component_sets():

@@ -94,10 +94,20 @@ def test_plan_text_shows_the_pool_table(capsys):
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("POOL"))
     assert header.split() == ["POOL", "VM", "SIZE", "GPU", "MIG", "SLICE", "SHARING", "RESOURCE", "PER", "NODE",
-                              "NODES", "TOTAL"]
+                              "NODES", "TOTAL", "ZONES"]
     row = next(line for line in out.splitlines() if line.startswith("a100mig"))
     assert row.split() == ["a100mig", "Standard_ND96asr_v4", "8", "x", "A100", "40GB", "1g.5gb", "-",
-                           "nvidia.com/gpu", "56", "1", "56"]
+                           "nvidia.com/gpu", "56", "1", "56", "none"]
+
+
+def test_plan_text_shows_each_pools_zones_as_plan_json_has_them(tmp_path, capsys):
+    """Zones are fixed when AKS creates a pool (the guard refuses a change): the text plan shows them (issue 39)."""
+    path = write_stack(tmp_path, MINIMAL_STACK_YAML + "      zones: ['1', '3']\n")
+    assert main(["plan", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pools"][0]["zones"] == ["1", "3"]
+    assert main(["plan", str(path)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("t4 "))
+    assert row.split()[-1] == "1,3"
 
 
 def test_program_refuses_invalid_config_before_registering_anything(monkeypatch):

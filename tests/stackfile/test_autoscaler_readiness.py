@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from gpushare.azure.deployed import DeployedPool, unlisted_nodes
 from gpushare.errors import ConfigError
 from gpushare.model.stack import MigStrategy
 from gpushare.render.mock_engine import run_program
+from gpushare.review.plan_report import autoscaler_plan
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, pool_capacity
 from gpushare.stackfile.autoscaler_readiness import (
     advertises_gpu_resource,
@@ -183,3 +185,40 @@ def test_a_node_counts_unready_only_15_minutes_after_its_creation():
                                                             (5, 12, True)])
 def test_the_cluster_wide_threshold(unready, total, healthy):
     assert cluster_healthy(unready, total) is healthy
+
+
+MIXED_MIG_ON_EXISTING = raw_stack({"name": "mig", "vmSize": A100, "mig": "MIG1g", "autoscale": {"min": 0, "max": 6}},
+                                  mig_strategy="mixed", existing=True)
+"""issue 39: an existing cluster, a mixed-MIG pool of up to 6 nodes, none of them advertising nvidia.com/gpu."""
+
+
+def test_an_existing_clusters_warning_says_the_autoscaler_stops_when_its_own_numbers_say_so():
+    """The warning said it "still acts" with 6 of 8 nodes unready, while `plan --json` said `healthy: false`; and the
+    8 counted a system pool of 2 that gpushare creates only for its own clusters and never read here."""
+    stack = parse(MIXED_MIG_ON_EXISTING)
+    (warning,) = autoscaler_warnings(stack)
+    assert "still acts" not in warning
+    assert ("with up to 6 of the 6 nodes of gpushare's pools (the existing cluster's other pools were not read) "
+            "unready it stops scaling every pool unless the cluster's other pools hold at least 8 more nodes") in warning
+    assert autoscaler_plan(stack)["healthy"] is False and autoscaler_plan(stack)["nodesThen"] == 6
+    assert autoscaler_plan(stack)["otherNodes"] is None
+
+
+@pytest.mark.parametrize(("other_pools", "verdict", "healthy"), [
+    ((("nodepool1", 2),), "with up to 6 of the cluster's 8 nodes unready it stops scaling every pool", False),
+    ((("nodepool1", 3), ("cpu", 5)), "with up to 6 of the cluster's 14 nodes unready it still acts", True),
+], ids=["stops", "acts"])
+def test_an_existing_clusters_own_pools_count_once_read(other_pools, verdict, healthy):
+    stack = parse(MIXED_MIG_ON_EXISTING)
+    deployed = [DeployedPool(name=name, vm_size="Standard_D4ds_v5", count=count) for name, count in other_pools]
+    deployed.append(DeployedPool(name="mig", vm_size=A100, count=0))
+    (warning,) = autoscaler_warnings(stack, unlisted_nodes(stack, deployed))
+    assert verdict in warning
+    plan = autoscaler_plan(stack, deployed)
+    assert (plan["healthy"], plan["otherNodes"]) == (healthy, sum(count for _, count in other_pools))
+
+
+def test_the_warning_names_the_versions_aks_runs_and_the_upstream_fix_that_would_lift_the_rule():
+    (warning,) = autoscaler_warnings(parse(MIXED_MIG_ON_EXISTING))
+    assert "cluster-autoscaler 1.33.5, 1.34.4 and 1.35.1 as AKS runs them" in warning
+    assert "the upstream fix kubernetes-sigs/cluster-autoscaler#92, not merged, would lift this" in warning

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from gpushare.azure.deployed import DeployedPool
-from gpushare.azure.guard.create_only import CREATE_ONLY
+from gpushare.azure.guard.create_only import CREATE_ONLY, CreateOnlyChange
 from gpushare.azure.guard.report import Violation
 from gpushare.model.keys import POOLS_KEY
 from gpushare.model.stack import POOL_LABEL, GpuPool, StackConfig
@@ -39,6 +39,32 @@ def change_message(stack: StackConfig, pool: str, field: str, deployed: str, wan
         f"then retire {pool}: {_retire_steps(stack, pool)};\n"
         f"  - or accept the outage: set `recreate: true` on pool {pool} in {stack.source} "
         "to delete and recreate it in the next run."
+    )
+
+
+_STACK_KEYS = {
+    "osDiskType": "`osDisk.type`", "osDiskSizeGB": "`osDisk.sizeGb`", "maxPods": "`maxPods`",
+    "scaleSetEvictionPolicy": "`spot.eviction`", "spotMaxPrice": "`spot.maxPrice`",
+}
+"""The pool key in the stack file that sets each create-only input a deployed file can leave unreported."""
+
+
+def unreported_message(stack: StackConfig, pool: str, field: str, wanted: str, source: str) -> str:
+    """A create-only input the program sends that the deployed pools do not report: Pulumi compares it with the
+    value in its state, which the guard cannot see, so a change there would replace the pool."""
+    cluster = stack.cluster
+    return (
+        f"{_where(stack, pool)}: {field} not reported -> {wanted}.\n"
+        f"  {CREATE_ONLY[field]}, and Pulumi replaces the pool (deletes it and every pod on it, then creates it "
+        f"again) when the {field} it sends differs from the one its state holds from the last run. The deployed "
+        f"pools read from {source} do not report {field}, so the guard cannot show that pool {pool} keeps it.\n"
+        "  Ways forward:\n"
+        f"  - compare with what Azure reports: az aks nodepool list --resource-group {cluster.resource_group} "
+        f"--cluster-name {cluster.name} -o json > FILE, then `--deployed FILE` (it reports {field});\n"
+        f"  - keep the pool's input as it was: if it was created without {_STACK_KEYS.get(field, field)}, remove it "
+        f"from pool {pool} in {stack.source} (a pool keeps what AKS gave it), otherwise keep its old value;\n"
+        f"  - to change it, add a pool with a new name and {field} {wanted}, move the workloads to it, then retire "
+        f"{pool}: {_retire_steps(stack, pool)}."
     )
 
 
@@ -118,14 +144,19 @@ def removal_violation(stack: StackConfig, live: DeployedPool) -> Violation:
     return Violation(live.name, "pool", f"deployed, {nodes}", "removed from the stack", message)
 
 
-def recreate_warning(stack: StackConfig, pool: str, changes: list[tuple[str, str, str]]) -> str:
+def recreate_warning(stack: StackConfig, pool: str, changes: list[CreateOnlyChange],
+                     left_to_aks: tuple[str, ...] = ()) -> str:
+    """`left_to_aks`: the create-only inputs the stack leaves to AKS, which `recreate: true` does not keep."""
     if not changes:
+        unless = (f" (unless an earlier run set {' or '.join(left_to_aks)}, which the stack now leaves to AKS: under "
+                  "`recreate: true` the stored value is not kept, and the pool is recreated with AKS's default)"
+                  if left_to_aks else "")
         return (
             f"{_where(stack, pool)}: `recreate: true` is set but no create-only setting changes, so nothing is "
-            "recreated; the pool's protection is still lifted for this run. Remove the flag unless you are retiring "
-            "the pool."
+            f"recreated{unless}; the pool's protection is still lifted for this run. Remove the flag unless you are "
+            "retiring the pool."
         )
-    what = "; ".join(f"{field} {deployed} -> {wanted}" for field, deployed, wanted in changes)
+    what = "; ".join(f"{change.field} {change.deployed} -> {change.wanted}" for change in changes)
     return (
         f"will delete and recreate pool {pool} ({_where(stack, pool)}): {what}. Every pod running on it is deleted "
         "(`recreate: true`); remove the flag once the pool has been recreated."

@@ -15,7 +15,8 @@ from gpushare.model.stack import GpuPool, StackConfig
 
 @dataclass(frozen=True)
 class Violation:
-    """One create-only setting (or a whole pool, `field == "pool"`) the stack would change on a live pool."""
+    """One create-only setting (or a whole pool, `field == "pool"`) the stack would change on a live pool, or may
+    change where the deployed pools do not report it."""
 
     pool: str
     field: str
@@ -74,7 +75,7 @@ class GuardReport:
         """The create-only settings (wire names) the stack sends only optionally and here sets to exactly what the
         deployed pool already has (see `settled_settings`); empty when the pool is not deployed or Azure unread."""
         live = next((p for p in self.deployed or () if p.name == pool.name), None)
-        return settled_settings(stack, pool, live) if live else ()
+        return settled_settings(stack, pool, live, self.deployed or ()) if live else ()
 
     def live_count(self, pool: str) -> int | None:
         """The deployed node count of `pool`; None when unknown (not deployed, cluster absent, Azure unread)."""

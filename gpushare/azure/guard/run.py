@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
-from gpushare.azure.guard.create_only import create_only_changes
+from gpushare.azure.guard.create_only import create_only_changes, left_to_aks
 from gpushare.azure.guard.in_place import mig_strategy_warning, os_sku_note, sharing_note
 from gpushare.azure.guard.messages import (
     change_message,
@@ -19,6 +19,7 @@ from gpushare.azure.guard.messages import (
     recreate_warning,
     removal_violation,
     taken_by_unmanaged,
+    unreported_message,
 )
 from gpushare.azure.guard.report import GuardReport, Violation
 from gpushare.errors import AzureReadError
@@ -47,15 +48,18 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
         if stack.cluster.existing and POOL_LABEL not in live.node_labels:
             violations.append(taken_by_unmanaged(stack, pool, live))
             continue
-        changes = create_only_changes(stack, pool, live)
+        changes = create_only_changes(stack, pool, live, deployed)
         if pool.recreate:
-            warnings.append(recreate_warning(stack, pool.name, changes))
+            warnings.append(recreate_warning(stack, pool.name, changes, left_to_aks(stack, pool, deployed)))
             if changes:
                 recreated.append(pool.name)
         else:
             violations += [
-                Violation(pool.name, field, was, wants, change_message(stack, pool.name, field, was, wants))
-                for field, was, wants in changes
+                Violation(pool.name, change.field, change.deployed, change.wanted,
+                          change_message(stack, pool.name, change.field, change.deployed, change.wanted)
+                          if change.reported else unreported_message(stack, pool.name, change.field, change.wanted,
+                                                                     source))
+                for change in changes
             ]
         notes += [note for note in (os_sku_note(pool, live), sharing_note(pool, live)) if note]
     renames = mig_strategy_warning(stack, by_name)

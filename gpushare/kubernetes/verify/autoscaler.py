@@ -12,6 +12,7 @@ from gpushare.stackfile.autoscaler_readiness import (
     GPU_LABEL,
     MAX_TOTAL_UNREADY_PERCENTAGE,
     OK_TOTAL_UNREADY_COUNT,
+    UPSTREAM_FIX,
     UPSTREAM_ISSUE,
     cluster_healthy,
     counted_unready,
@@ -22,7 +23,7 @@ from gpushare.stackfile.autoscaler_readiness import (
 @dataclass(frozen=True)
 class AutoscalerView:
     """What the cluster autoscaler makes of the cluster's nodes as they are (`gpushare.stackfile.autoscaler_readiness`,
-    the rule of cluster-autoscaler 1.35.2)."""
+    the rule of cluster-autoscaler 1.35.2, the same at the 1.33.5, 1.34.4 and 1.35.1 AKS runs)."""
 
     runs: bool
     """A pool of the stack autoscales, so AKS runs the autoscaler (it may also run for an existing cluster's own
@@ -60,7 +61,8 @@ def autoscaler_findings(view: AutoscalerView) -> list[Finding]:
     gpu = [n for n in view.unready if n in view.gpu_unready]
     others = "the others are" if gpu else "they are"
     cause = (f"{len(gpu)} of them carry {GPU_LABEL} but advertise no nvidia.com/gpu ({', '.join(gpu[:5])}"
-             f"{', ...' if len(gpu) > 5 else ''}; {UPSTREAM_ISSUE}); " if gpu else "")
+             f"{', ...' if len(gpu) > 5 else ''}; {UPSTREAM_ISSUE}; {UPSTREAM_FIX}, not merged, would lift this); "
+             if gpu else "")
     return [Finding(
         "autoscaler",
         f"the cluster autoscaler counts {len(view.unready)} of {view.total} nodes unready, more than "

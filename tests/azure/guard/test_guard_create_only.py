@@ -60,12 +60,14 @@ def test_a_spot_pool_deployed_as_the_stack_says_passes(spot):
     assert report.violations == ()
 
 
-def test_a_spot_price_azure_does_not_report_is_not_compared():
-    """A deployed Spot pool whose `spotMaxPrice` Azure leaves out is unknown, never -1: read as -1 it would refuse a
-    stack's cap of 0.7 as a change that deletes the pool."""
+def test_a_spot_price_azure_does_not_report_is_unknown_and_refused_as_one_that_may_replace():
+    """A deployed Spot pool whose `spotMaxPrice` the file leaves out is unknown, never -1 (read as -1 it would say
+    the cap of 0.7 changes). Unknown is no proof either: Pulumi compares the 0.7 sent with the price in its state."""
     gpu_pool = dataclasses.replace(T4_POOL, spot=Spot(max_price=0.7))
     report = run(gpu_stack(gpu_pool), [SYSTEM_POOL, deployed_like(gpu_pool, spot_max_price=None)])
-    assert report.violations == () and report.warnings == ()
+    assert [(v.field, v.deployed, v.wanted) for v in report.violations] == [
+        ("spotMaxPrice", "not reported", "0.7 USD per node-hour")]
+    assert "cannot show that pool t4ts keeps it" in report.violations[0].message
 
 
 @pytest.mark.parametrize(

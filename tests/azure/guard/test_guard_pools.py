@@ -173,8 +173,10 @@ def test_warns_about_recreate_flag_without_create_only_change():
     assert report.violations == ()
     assert report.warnings == (
         "stack dev, cluster gpushare-dev, pool a100mig: `recreate: true` is set but no create-only setting changes, "
-        "so nothing is recreated; the pool's protection is still lifted for this run. Remove the flag unless you "
-        "are retiring the pool.",
+        "so nothing is recreated (unless an earlier run set osDiskType or osDiskSizeGB or maxPods, which the stack "
+        "now leaves to AKS: under `recreate: true` the stored value is not kept, and the pool is recreated with "
+        "AKS's default); the pool's protection is still lifted for this run. Remove the flag unless you are "
+        "retiring the pool.",
     )
 
 
