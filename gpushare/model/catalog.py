@@ -69,6 +69,10 @@ class GpuModel:
     def mig_capable(self) -> bool:
         return bool(self.mig_slices)
 
+    def mig_memory_gb(self, profile: MigProfile) -> int:
+        """The memory of one instance of `profile`, from its slice name: `1g.5gb` -> 5."""
+        return int(self.mig_slices[profile].split(".")[1].removesuffix("gb"))
+
     @property
     def mps_max_clients(self) -> int:
         return MPS_MAX_CLIENTS_MODERN if self.compute_capability >= (7, 5) else MPS_MAX_CLIENTS_LEGACY
