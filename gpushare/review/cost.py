@@ -87,6 +87,10 @@ def needs_cluster_fee(stack: StackConfig) -> bool:
 
 def isolation(pool: GpuPool) -> str:
     """What one advertised device of this pool isolates, as docs/sharing-modes.md's table says."""
+    if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING and pool.mig:
+        # Time-slicing shares one MIG instance among pods; the instance itself keeps its own memory, cache and SMs.
+        return ("time-sliced MIG slice: no memory or fault isolation between the pods sharing a slice; each slice "
+                "isolated in hardware from the other slices")
     if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
         return "time-sliced: no memory or fault isolation"
     if pool.sharing and pool.sharing.strategy is SharingStrategy.MPS:

@@ -45,6 +45,13 @@ def test_a_pool_costs_node_price_times_nodes_times_730_and_a_device_hour_is_node
     assert "in hardware" in mig["isolation"]
 
 
+def test_a_time_sliced_mig_pool_keeps_each_slices_hardware_isolation():
+    shared_mig = pool("h100ts", "Standard_NC40ads_H100_v5", mig=MigProfile.MIG3G, sharing=time_slicing(2))
+    assert by_pool(stack_cost(stack(shared_mig), sheet()), "h100ts")["isolation"] == (
+        "time-sliced MIG slice: no memory or fault isolation between the pods sharing a slice; each slice isolated "
+        "in hardware from the other slices")
+
+
 def test_the_stack_total_holds_the_system_pool_and_the_standard_tier_fee():
     cost = stack_cost(stack(T4TS), sheet())
     fixed = 0.2 * 2 * HOURS_PER_MONTH + 0.10 * HOURS_PER_MONTH
