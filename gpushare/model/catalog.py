@@ -50,7 +50,10 @@ MIG_INSTANCES_PER_GPU = {
 }
 
 MPS_MAX_CLIENTS_MODERN = 48
-"""The MPS control daemon allows 48 clients per GPU from compute capability 7.5 (T4 and newer), 16 below."""
+"""The most MPS replicas per GPU the device plugin accepts from compute capability 7.5 (T4 and newer), 16 below: the
+device plugin's own check, not CUDA's MPS daemon's. Its mps-control-daemon refuses a GPU with more replicas before
+starting MPS on it (NVIDIA/k8s-device-plugin v0.20.0 `cmd/mps-control-daemon/mps/device.go` `assertReplicas` and
+`maxClients`, called from `manager.go` L97: "maximum allowed replicas exceeded: 49 > 48")."""
 MPS_MAX_CLIENTS_LEGACY = 16
 
 

@@ -336,7 +336,8 @@ REJECTED = [
     Rejected("rejects_negative_replicas", pool(sharing={"strategy": "time-slicing", "replicas": -4}), [
         (f"{POOL0}.sharing.replicas", ("must be 2 or more", "got -4"))]),
     Rejected("rejects_mps_replicas_49_on_t4", pool(sharing={"strategy": "mps", "replicas": 49}), [
-        (f"{POOL0}.sharing.replicas", ("must be from 2 to 48 for mps on NVIDIA T4 16GB", "client limit", "got 49"))]),
+        (f"{POOL0}.sharing.replicas", ("must be from 2 to 48 for mps on NVIDIA T4 16GB",
+                                       "the device plugin's limit per GPU", "got 49"))]),
     Rejected("rejects_mps_replicas_64_on_h100", h100_pool(sharing={"strategy": "mps", "replicas": 64}), [
         (f"{POOL0}.sharing.replicas", ("must be from 2 to 48 for mps on NVIDIA H100 NVL 94GB", "got 64"))]),
     Rejected("rejects_duplicate_pool_names", add_pool(name="t4", vmSize="Standard_NC8as_T4_v3"), [
