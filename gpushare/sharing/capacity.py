@@ -104,6 +104,12 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig)
             f"another UID than those already on the node's GPUs waits at CUDA start-up until they have all exited; "
             f"run every pod on this pool as the same user (securityContext.runAsUser)"
         )
+        # NVIDIA/k8s-device-plugin README (v0.20.0): "As of v0.15.0 of the device plugin, MPS support is considered
+        # experimental."
+        warnings.append(
+            f"pool {pool.name}: NVIDIA's device plugin still calls its MPS support experimental (its README, since "
+            f"v0.15.0); its time-slicing is not marked so"
+        )
     if pool.vm_size.note:
         warnings.append(f"pool {pool.name}: {pool.vm_size.note}")
     if pool.vm_size.described_by_stack:

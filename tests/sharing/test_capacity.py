@@ -78,6 +78,15 @@ def test_full_layouts_do_not_warn(profile):
 
 
 @pytest.mark.parametrize("strategy, warns", [(MPS, True), (TS, False)], ids=["mps", "time-slicing"])
+def test_mps_pools_say_the_device_plugin_calls_mps_experimental(strategy, warns):
+    p = pool("Standard_NC4as_T4_v3", sharing=Sharing(strategy, 4))
+    experimental = [w for w in capacity_warnings(p, pool_capacity(p, SINGLE), NO_TENANTS) if "experimental" in w]
+    assert experimental == ([
+        "pool p: NVIDIA's device plugin still calls its MPS support experimental (its README, since v0.15.0); "
+        "its time-slicing is not marked so"] if warns else [])
+
+
+@pytest.mark.parametrize("strategy, warns", [(MPS, True), (TS, False)], ids=["mps", "time-slicing"])
 def test_mps_pools_say_that_one_user_at_a_time_gets_the_gpus(strategy, warns):
     # nvidia-cuda-mps-control(1): one MPS server per node at a time, as one UID; a client of another UID waits.
     p = pool("Standard_NC4as_T4_v3", sharing=Sharing(strategy, 4))
