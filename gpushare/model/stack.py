@@ -15,6 +15,10 @@ DEFAULT_SYSTEM_POOL_VM_SIZE = "Standard_D4ds_v5"
 DEFAULT_SYSTEM_POOL_COUNT = 2
 DEFAULT_CHART_VERSION = "v26.7.0"
 """The NVIDIA GPU Operator chart version gpushare's value paths are verified against."""
+OPERATOR_VALIDATED_KUBERNETES = {"v26.7": (1, 36)}
+"""The newest Kubernetes minor NVIDIA validated each GPU Operator release line on: 26.7.x up to 1.36 (NVIDIA
+cloud-native-docs, GPU Operator 26.7 platform support and release notes; shared reference dra-fleet-versions.md
+section 1)."""
 DEFAULT_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 """NVIDIA's Helm repository; `gpushare:operator.repository` may name a mirror or an `oci://` registry instead."""
 DEFAULT_POOL_COUNT = 1
@@ -99,10 +103,19 @@ class GuardMode(str, Enum):
 
 
 class Tier(str, Enum):
-    """The AKS control-plane tier (`sku.tier`): Standard carries the uptime SLA; Free is for development."""
+    """The AKS control-plane tier (`sku.tier`): Standard carries the uptime SLA; Free is for development; Premium is
+    Standard plus long-term support (aks-docs long-term-support.md: LTS "is available on the Premium tier")."""
 
     STANDARD = "Standard"
     FREE = "Free"
+    PREMIUM = "Premium"
+
+
+class SupportPlan(str, Enum):
+    """`supportPlan`: the Kubernetes support plan; `AKSLongTermSupport` needs the Premium tier."""
+
+    KUBERNETES_OFFICIAL = "KubernetesOfficial"
+    LONG_TERM_SUPPORT = "AKSLongTermSupport"
 
 
 class UpgradeChannel(str, Enum):
@@ -274,6 +287,7 @@ class Cluster:
     system_pool: SystemPool = SystemPool()
     access: Access = Access()
     tier: Tier = Tier.STANDARD
+    support_plan: SupportPlan = SupportPlan.KUBERNETES_OFFICIAL
     upgrades: ClusterUpgrades = ClusterUpgrades()
     api_server: ApiServer = ApiServer()
     existing: bool = False

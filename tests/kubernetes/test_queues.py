@@ -34,7 +34,7 @@ CRD_SCHEMAS = SHARED_DATA / "kueue-v0.19.2-crd-schemas.json"
 QUEUE_STACK_YAML = """
 config:
   azure-native:location: westeurope
-  gpushare:cluster: {name: shared, kubernetesVersion: "1.33"}
+  gpushare:cluster: {name: shared, kubernetesVersion: "1.36"}
   gpushare:operator: {migStrategy: mixed}
   gpushare:queues: {enabled: true}
   gpushare:pools:

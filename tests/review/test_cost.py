@@ -52,6 +52,14 @@ def test_a_time_sliced_mig_pool_keeps_each_slices_hardware_isolation():
         "in hardware from the other slices")
 
 
+def test_the_premium_tiers_fee_is_unknown_not_free():
+    config = stack(T4TS)
+    premium = dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, tier=Tier.PREMIUM))
+    cost = stack_cost(premium, sheet())
+    assert cost["clusterFee"]["tier"] == "Premium" and cost["clusterFee"]["monthly"] is None
+    assert "the Premium tier's cluster fee" in cost["unknown"]
+
+
 def test_the_stack_total_holds_the_system_pool_and_the_standard_tier_fee():
     cost = stack_cost(stack(T4TS), sheet())
     fixed = 0.2 * 2 * HOURS_PER_MONTH + 0.10 * HOURS_PER_MONTH

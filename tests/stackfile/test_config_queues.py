@@ -15,7 +15,7 @@ from gpushare.stackfile.schema import stack_file_schema
 TENANTS = "gpushare:tenants"
 BASE: dict[str, Any] = {
     "azure-native:location": "westeurope",
-    "gpushare:cluster": {"name": "shared", "kubernetesVersion": "1.33"},
+    "gpushare:cluster": {"name": "shared", "kubernetesVersion": "1.36"},
     "gpushare:operator": {"migStrategy": "mixed"},
     "gpushare:queues": {"enabled": True},
     "gpushare:pools": [
