@@ -171,6 +171,13 @@ def test_warnings_name_a_quota_that_caps_borrowing_and_a_limit_above_what_the_co
                for w in warnings)
 
 
+def test_a_borrowing_limit_equal_to_what_the_cohort_lends_is_no_warning():
+    raw = yaml.safe_load(QUEUE_STACK_YAML)["config"]
+    raw["gpushare:tenants"][0]["queue"]["borrowingLimit"] = {"nvidia.com/gpu.shared": 4}  # nlp lends 4 on t4ts
+    warnings = queue_warnings(parse_config(raw, source="s", stack="queues"))
+    assert not any("queue.borrowingLimit" in w for w in warnings), warnings
+
+
 def test_nothing_is_made_when_queues_are_off_and_a_written_queue_is_a_warning():
     stack = load(**{"gpushare:queues": {"enabled": False}})
     assert queue_manifests(stack) == []

@@ -17,6 +17,8 @@ from gpushare.kubernetes.verify.report import evaluate
 from gpushare.model.catalog import MigProfile
 from gpushare.model.stack import Spot
 from gpushare.sharing.operator_values import operator_plan
+from gpushare.stackfile.autoscaler_readiness import counted_unready
+from gpushare.stackfile.autoscaler_readiness import node_ready as autoscaler_node_ready
 from tests.builders import pool, stack, time_slicing
 from tests.kube_stub import node, pod
 from tests.kubernetes.verify.verify_stacks import DEV, LONG_AGO, NOW, NS, PROD, by_pool, snapshot, t4ts_node
@@ -234,3 +236,26 @@ def test_a_spot_pools_node_without_a_spot_label_is_not_a_spot_node():
     assert [p for _, p, _ in findings(report)] == [
         f"node {n} carries neither of AKS's Spot labels (kubernetes.azure.com/priority=spot or "
         f"kubernetes.azure.com/scalesetpriority=spot)" for n in ("n1", "n2")]
+
+
+def with_ready(node_object: dict, status: str) -> dict:
+    """The node as the node lifecycle controller leaves it when the kubelet stops posting: Ready `Unknown`."""
+    for condition in node_object["status"]["conditions"]:
+        if condition["type"] == "Ready":
+            condition.update(status=status, reason="NodeStatusUnknown")
+    return node_object
+
+
+def test_a_node_whose_ready_condition_is_unknown_is_not_ready_to_verify():
+    key = by_pool(DEV)["t4ts"].config_key
+    report = evaluate(only_t4ts(), snapshot([with_ready(t4ts_node("n1", key), "Unknown"), t4ts_node("n2", key)]))
+    assert findings(report) == [(True, "node n1 is NotReady", "the node is joining or unhealthy")]
+    assert [n["ready"] for n in report.pools[0].to_json()["nodes"]] == [False, True]
+
+
+def test_a_node_whose_ready_condition_is_unknown_is_unready_to_the_autoscaler():
+    """cluster-autoscaler `GetNodeReadiness`: only a Ready condition that is True makes a node ready."""
+    key = by_pool(DEV)["t4ts"].config_key
+    unknown = with_ready(t4ts_node("n1", key), "Unknown")
+    assert not autoscaler_node_ready(unknown) and counted_unready(unknown, NOW + timedelta(hours=1))
+    assert autoscaler_node_ready(t4ts_node("n2", key))
