@@ -62,6 +62,22 @@ nvidia.com/gpu.shared, the cluster autoscaler would count those nodes unready (g
 """
 
 
+TWO_POOLS_YAML = """
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: shared}
+  gpushare:queues: {enabled: true}
+  gpushare:pools:
+    - {name: t4a, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 4}, count: 2}
+    - {name: t4b, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 4}, count: 2}
+  gpushare:tenants:
+    - {name: vision, pools: [t4a, t4b], quota: {nvidia.com/gpu.shared: 6}}
+    - {name: nlp, pools: [t4a, t4b]}
+"""
+"""Two pools of one resource (8 shares each) both tenants list: vision's quota of 6 is guaranteed 4 on t4a and 2 on
+t4b; nlp lends its 4 on each, so Kueue lets vision borrow 4 on each pool, 8 in all."""
+
+
 def load(text: str = QUEUE_STACK_YAML, **changes: Any):
     raw = yaml.safe_load(text)["config"]
     raw.update(changes)
@@ -169,6 +185,13 @@ def test_warnings_name_a_quota_that_caps_borrowing_and_a_limit_above_what_the_co
             "tenants there lend (4)") in warnings
     assert any(w.startswith("tenant vision: its quota of nvidia.com/gpu.shared (6) refuses its pods beyond 6 units")
                for w in warnings)
+
+
+def test_a_quota_below_what_the_queue_reaches_over_two_pools_together_is_a_warning():
+    """Each pool alone reaches 8 shares (its capacity: no borrowingLimit), under the quota of 10; both reach 16."""
+    stack = load(TWO_POOLS_YAML.replace("quota: {nvidia.com/gpu.shared: 6}", "quota: {nvidia.com/gpu.shared: 10}"))
+    assert ("tenant vision: its quota of nvidia.com/gpu.shared (10) refuses its pods beyond 10 units, borrowed or "
+            "not, where its queue reaches 16: raise the quota or drop it to let it borrow") in queue_warnings(stack)
 
 
 def test_a_borrowing_limit_equal_to_what_the_cohort_lends_is_no_warning():
