@@ -243,8 +243,9 @@ def _check_node(node: Mapping, expect: PoolExpectation, snapshot: ClusterSnapsho
     if not findings and GFD_DS not in pod_findings:
         findings += _checkobject_labels(node, expect, where)
     if expect.spot and not any(object_labels(node).get(key) == "spot" for key in SPOT_LABELS):
+        either = " or ".join(f"{key}=spot" for key in SPOT_LABELS)
         findings.append(Finding(
-            where, f"node {name} carries neither of AKS's Spot labels ({' or '.join(f'{k}=spot' for k in SPOT_LABELS)})",
+            where, f"node {name} carries neither of AKS's Spot labels ({either})",
             "the node pool is not a Spot pool (its scaleSetPriority is fixed when AKS creates it)",
             "check `az aks nodepool show --query scaleSetPriority`; recreate the pool as Spot, or drop `spot` from the "
             "stack",
