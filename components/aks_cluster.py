@@ -102,6 +102,8 @@ class AksCluster(pulumi.ComponentResource):
                 type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED,
             ),
             sku=containerservice.ManagedClusterSKUArgs(name=baseline.SKU_NAME, tier=cluster.tier.value),
+            # KubernetesOfficial is AKS's default; AKSLongTermSupport (Premium tier only) keeps an LTS-only minor.
+            support_plan=cluster.support_plan.value,
             agent_pool_profiles=[
                 containerservice.ManagedClusterAgentPoolProfileArgs(
                     name=SYSTEM_POOL_NAME,

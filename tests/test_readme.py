@@ -135,7 +135,7 @@ def test_tenant_example_is_accepted_under_the_default_mig_strategy():
     tenants = yaml.safe_load(block)["gpushare:tenants"]
     raw = {
         "azure-native:location": "westeurope",
-        "gpushare:cluster": {"name": "gpushare-readme", "kubernetesVersion": "1.33"},
+        "gpushare:cluster": {"name": "gpushare-readme", "kubernetesVersion": "1.36"},
         # The pool the example names, as stacks/Pulumi.prod.yaml defines it, under the default strategy.
         "gpushare:pools": [{"name": "h100mig", "vmSize": "Standard_NC40ads_H100_v5", "mig": "MIG3g",
                             "sharing": {"strategy": "time-slicing", "replicas": 2}, "count": 2}],

@@ -97,7 +97,8 @@ def baseline_findings(resource_group: str, name: str, deployed: DeployedCluster)
     upgrade_channel = deployed.upgrade_channel or "none"
     node_os_channel = deployed.node_os_upgrade_channel or "NodeImage"
     checks: list[tuple[str, str, str, bool, str]] = [
-        ("sku.tier", deployed.tier or "Free", "Standard", (deployed.tier or "Free").lower() == "standard",
+        # Premium is Standard plus long-term support: it carries the same uptime SLA.
+        ("sku.tier", deployed.tier or "Free", "Standard", (deployed.tier or "Free").lower() in ("standard", "premium"),
          f"{update} --tier standard"),
         ("autoUpgradeProfile.upgradeChannel", upgrade_channel, "patch", upgrade_channel.lower() != "none",
          f"{update} --auto-upgrade-channel patch"),

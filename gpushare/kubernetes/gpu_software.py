@@ -82,7 +82,7 @@ def gpu_node_labels(stack: StackConfig, pool_name: str) -> dict[str, str]:
     (`feature.node.kubernetes.io/pci-10de.present`, `nvidia.com/gpu.present`)."""
     facts = stack_pool_facts(stack)[pool_name]
     return {
-        **facts.node_labels,
+        **facts.carried_labels,
         "agentpool": pool_name, "kubernetes.azure.com/agentpool": pool_name,
         "kubernetes.azure.com/accelerator": "nvidia",
         "node.kubernetes.io/instance-type": facts.pool.vm_size.name, "beta.kubernetes.io/instance-type":

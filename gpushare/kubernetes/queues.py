@@ -1,11 +1,12 @@
 """Kueue queues compiled from the stack (`gpushare:queues`, each tenant's `queue:`), in Kueue v0.19.2's v1beta2 API.
 
 What is made, and why so:
-- A ResourceFlavor per GPU pool: `nodeLabels` `gpushare.io/pool: <pool>` (plus AKS's Spot label on a Spot pool),
-  and tolerations for every taint the pool's nodes carry (the GPU taint, the user's, the tenant's on a dedicated
-  pool, AKS's Spot taint). When Kueue admits a workload on a flavor it adds these to the pod template
-  (`pkg/podset` `Merge` via `FromAssignment`), so the pods land on that pool only. The CRD allows at most 8
-  labels and 8 tolerations (`ResourceFlavorSpec`, `maxItems: 8`): a pool with more taints is refused.
+- A ResourceFlavor per GPU pool: `nodeLabels` `gpushare.io/pool: <pool>` (plus AKS's Spot label
+  `kubernetes.azure.com/priority: spot` on a Spot pool), and tolerations for every taint the pool's nodes carry (the
+  GPU taint, the user's, the tenant's on a dedicated pool, AKS's Spot taint). When Kueue admits a workload on a
+  flavor it adds these to the pod template (`pkg/podset` `Merge` via `FromAssignment`), so the pods land on that
+  pool only. The CRD allows at most 8 labels and 8 tolerations (`ResourceFlavorSpec`, `maxItems: 8`): a pool with
+  more taints is refused.
 - A ClusterQueue per tenant, named after it, admitting only its namespace (`namespaceSelector` on the immutable
   `kubernetes.io/metadata.name`). One resource group per GPU resource name its pools advertise (its flavors: the
   pools advertising it, dedicated ones first, so Kueue tries the tenant's own nodes before shared ones), plus one

@@ -50,7 +50,10 @@ MIG_INSTANCES_PER_GPU = {
 }
 
 MPS_MAX_CLIENTS_MODERN = 48
-"""The MPS control daemon allows 48 clients per GPU from compute capability 7.5 (T4 and newer), 16 below."""
+"""The most MPS replicas per GPU the device plugin accepts from compute capability 7.5 (T4 and newer), 16 below: the
+device plugin's own check, not CUDA's MPS daemon's. Its mps-control-daemon refuses a GPU with more replicas before
+starting MPS on it (NVIDIA/k8s-device-plugin v0.20.0 `cmd/mps-control-daemon/mps/device.go` `assertReplicas` and
+`maxClients`, called from `manager.go` L97: "maximum allowed replicas exceeded: 49 > 48")."""
 MPS_MAX_CLIENTS_LEGACY = 16
 
 
@@ -68,6 +71,10 @@ class GpuModel:
     @property
     def mig_capable(self) -> bool:
         return bool(self.mig_slices)
+
+    def mig_memory_gb(self, profile: MigProfile) -> int:
+        """The memory of one instance of `profile`, from its slice name: `1g.5gb` -> 5."""
+        return int(self.mig_slices[profile].split(".")[1].removesuffix("gb"))
 
     @property
     def mps_max_clients(self) -> int:
@@ -163,18 +170,27 @@ class VmSize:
 
 
 KNOWLEDGE_DATE = datetime.date(2026, 10, 31)
-"""When the facts below (sizes, retirements, Kubernetes minors) were last checked; what may have changed since,
-`gpushare preflight` reads live."""
-NEWEST_AKS_KUBERNETES_MINOR = (1, 37)
-"""The newest GA Kubernetes minor AKS offered at `KNOWLEDGE_DATE`."""
-AKS_SUPPORTED_MINORS = 3
-"""AKS supports the newest GA minor and the two before it (N-2), and creates clusters only on those."""
+"""When the facts below (sizes, retirements) were last checked; what may have changed since, `gpushare preflight`
+reads live."""
+AKS_CALENDAR_DATE = datetime.date(2026, 12, 3)
+"""When the AKS Kubernetes calendar below was last checked (aks-docs supported-kubernetes-versions.md @fb060ab
+L48-74, long-term-support.md L42)."""
+AKS_STANDARD_MINORS = ((1, 35), (1, 36), (1, 37))
+"""The minors AKS supports on every tier (the `KubernetesOfficial` support plan) at `AKS_CALENDAR_DATE`: 1.35 until
+Mar 2027, 1.36 until Jun 2027, 1.37 (GA Oct 2026) until Oct 2027; 1.34's ended in Nov 2026 (the calendar's "End of
+life" column)."""
+AKS_LTS_ONLY_MINORS = ((1, 32), (1, 33), (1, 34))
+"""The minors AKS supports only under long-term support at `AKS_CALENDAR_DATE` (the calendar's "LTS End of life":
+Mar, Jul and Nov 2027; 1.31's ended in Nov 2026). Long-term support needs the Premium tier and the
+`AKSLongTermSupport` support plan ("Enabling LTS requires moving your cluster to the Premium tier and explicitly
+selecting the LTS support plan", long-term-support.md)."""
+NEWEST_AKS_KUBERNETES_MINOR = AKS_STANDARD_MINORS[-1]
+"""The newest GA Kubernetes minor AKS offered at `AKS_CALENDAR_DATE`."""
 
 
 def oldest_supported_kubernetes_minor() -> tuple[int, int]:
-    """The oldest minor AKS created clusters on at `KNOWLEDGE_DATE`: 1.35 for newest 1.37."""
-    major, minor = NEWEST_AKS_KUBERNETES_MINOR
-    return major, minor - (AKS_SUPPORTED_MINORS - 1)
+    """The oldest minor AKS creates clusters on without long-term support at `AKS_CALENDAR_DATE`: 1.35."""
+    return AKS_STANDARD_MINORS[0]
 
 
 NCV3_RETIRED = datetime.date(2025, 9, 30)

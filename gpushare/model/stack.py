@@ -15,6 +15,10 @@ DEFAULT_SYSTEM_POOL_VM_SIZE = "Standard_D4ds_v5"
 DEFAULT_SYSTEM_POOL_COUNT = 2
 DEFAULT_CHART_VERSION = "v26.7.0"
 """The NVIDIA GPU Operator chart version gpushare's value paths are verified against."""
+OPERATOR_VALIDATED_KUBERNETES = {"v26.7": (1, 36)}
+"""The newest Kubernetes minor NVIDIA validated each GPU Operator release line on: 26.7.x up to 1.36 (NVIDIA
+cloud-native-docs, GPU Operator 26.7 platform support and release notes; shared reference dra-fleet-versions.md
+section 1)."""
 DEFAULT_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 """NVIDIA's Helm repository; `gpushare:operator.repository` may name a mirror or an `oci://` registry instead."""
 DEFAULT_POOL_COUNT = 1
@@ -39,14 +43,20 @@ CUDA_CHECK_IMAGE = "nvcr.io/nvidia/cuda:12.1.0-base-ubi8"
 """The CUDA base image NVIDIA's GPU Operator docs run `nvidia-smi` in (`openshift/mig-ocp.rst`); the driver's
 `nvidia-smi` is mounted into it by the container toolkit. Used by `verify --smoke` and the tenants' pod snippet."""
 SPOT_PRIORITY_LABEL = "kubernetes.azure.com/scalesetpriority"
-"""The key of the label (`spot`) and taint AKS puts on every node of a Spot pool (aks-docs spot-node-pool.md). AKS
-lists the label among the pool's `nodeLabels`, and gpushare sends it with them (`gpushare.sharing.node_labels`)."""
+"""The key of the taint (`spot:NoSchedule`) AKS puts on every node of a Spot pool, and of the label (`spot`) AKS
+lists among a Spot pool's `nodeLabels` (aks-docs spot-node-pool.md @fb060ab L41, L124-128): gpushare sends that label
+with the pool's labels (`gpushare.sharing.node_labels`). As a node label it is deprecated: AKS's reserved labels mark
+it "(deprecated) ... Prefer `kubernetes.azure.com/priority` instead" (aks-docs use-labels.md @fb060ab L191-192,
+since 73324d145, 2026-04-30), so gpushare selects Spot nodes by `SPOT_NODE_LABEL`."""
+SPOT_NODE_LABEL = "kubernetes.azure.com/priority"
+"""The label AKS sets on every node to its VM priority, `spot` or `regular` (aks-docs use-labels.md @fb060ab L192),
+the replacement AKS names for the deprecated `kubernetes.azure.com/scalesetpriority`: what Kueue's flavor of a Spot
+pool selects (`gpushare.sharing.queue_flavor`). AKS sets it itself; gpushare never sends it."""
 SPOT_TAINT = f"{SPOT_PRIORITY_LABEL}=spot:NoSchedule"
 """The taint AKS itself puts on every node of a Spot pool, and into the pool's `nodeTaints` (aks-docs
 spot-node-pool.md): gpushare sends it with a Spot pool's taints, so a `pulumi refresh` that reads it back shows no
-standing diff, and everything that must run on a GPU node tolerates it. AKS's reserved labels still name
-`kubernetes.azure.com/scalesetpriority` (aks-docs use-labels.md, "Reserved system labels"); no AKS statement of a
-`kubernetes.azure.com/priority` replacement was found, so that one is not read."""
+standing diff, and everything that must run on a GPU node tolerates it. The taint keeps the old key: AKS deprecated
+`kubernetes.azure.com/scalesetpriority` as a label only, and its Spot page still names this taint."""
 AUTOSCALER_RESOURCE_TAG_PREFIX = "k8s.io_cluster-autoscaler_node-template_resources_"
 """Scale-set tags with this prefix are gpushare's: they tell the cluster autoscaler what a pool's nodes advertise
 (`gpushare.sharing.autoscaling`). A user tag of that prefix would overwrite them, so it is refused."""
@@ -93,10 +103,19 @@ class GuardMode(str, Enum):
 
 
 class Tier(str, Enum):
-    """The AKS control-plane tier (`sku.tier`): Standard carries the uptime SLA; Free is for development."""
+    """The AKS control-plane tier (`sku.tier`): Standard carries the uptime SLA; Free is for development; Premium is
+    Standard plus long-term support (aks-docs long-term-support.md: LTS "is available on the Premium tier")."""
 
     STANDARD = "Standard"
     FREE = "Free"
+    PREMIUM = "Premium"
+
+
+class SupportPlan(str, Enum):
+    """`supportPlan`: the Kubernetes support plan; `AKSLongTermSupport` needs the Premium tier."""
+
+    KUBERNETES_OFFICIAL = "KubernetesOfficial"
+    LONG_TERM_SUPPORT = "AKSLongTermSupport"
 
 
 class UpgradeChannel(str, Enum):
@@ -268,6 +287,7 @@ class Cluster:
     system_pool: SystemPool = SystemPool()
     access: Access = Access()
     tier: Tier = Tier.STANDARD
+    support_plan: SupportPlan = SupportPlan.KUBERNETES_OFFICIAL
     upgrades: ClusterUpgrades = ClusterUpgrades()
     api_server: ApiServer = ApiServer()
     existing: bool = False

@@ -87,6 +87,10 @@ def needs_cluster_fee(stack: StackConfig) -> bool:
 
 def isolation(pool: GpuPool) -> str:
     """What one advertised device of this pool isolates, as docs/sharing-modes.md's table says."""
+    if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING and pool.mig:
+        # Time-slicing shares one MIG instance among pods; the instance itself keeps its own memory, cache and SMs.
+        return ("time-sliced MIG slice: no memory or fault isolation between the pods sharing a slice; each slice "
+                "isolated in hardware from the other slices")
     if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
         return "time-sliced: no memory or fault isolation"
     if pool.sharing and pool.sharing.strategy is SharingStrategy.MPS:
@@ -302,12 +306,13 @@ def _cluster_fee(stack: StackConfig, sheet: PriceSheet, tier: Tier | None) -> tu
                 ["the existing cluster's tier fee (its tier is not read offline)"])
     tier = tier or stack.cluster.tier
     fee_meter = sheet.cluster_fee_meter() if tier is Tier.STANDARD else None
-    fee_hourly = (fee_meter.hourly if fee_meter else None) if tier is Tier.STANDARD else 0.0
+    # Free costs nothing; Premium (Standard plus long-term support) is not priced by gpushare, so it stays unknown.
+    fee_hourly = (fee_meter.hourly if fee_meter else None) if tier is not Tier.FREE else 0.0
     fee_monthly = None if fee_hourly is None else monthly(fee_hourly, 1)
     return ({"tier": tier.value, "meter": fee_meter.meter_name if fee_meter else None,
              "hourly": _round(fee_hourly, 4), "monthly": _round(fee_monthly),
              "source": "deployed" if stack.cluster.existing else "stack"},
-            [] if fee_monthly is not None else ["the Standard tier's cluster fee"])
+            [] if fee_monthly is not None else [f"the {tier.value} tier's cluster fee"])
 
 
 def stack_cost(stack: StackConfig, sheet: PriceSheet, deployed: Iterable[DeployedPool] | None = None,

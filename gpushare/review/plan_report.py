@@ -19,7 +19,7 @@ from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenant_objects import platform_plan, tenant_plan
 from gpushare.kubernetes.tenants import promise_plan, shared_pools
-from gpushare.model.stack import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig
+from gpushare.model.stack import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig, SupportPlan
 from gpushare.review.cluster_facts import created_cluster_sources, existing_cluster_facts, shown_subnet
 from gpushare.review.cost import cost_lines
 from gpushare.review.queue_changes import queue_plan_lines
@@ -119,6 +119,8 @@ def cluster_settings(stack: StackConfig) -> dict[str, Any]:
         "apiServer": api_server,
     }
     # Keys added by issue 18, present only when set, so plans of stacks without them are unchanged.
+    if cluster.support_plan is not SupportPlan.KUBERNETES_OFFICIAL:
+        settings["supportPlan"] = cluster.support_plan.value
     if cluster.existing:
         settings["existing"] = True
     elif cluster.resource_group_exists:

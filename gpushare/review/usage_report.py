@@ -178,7 +178,8 @@ def _mig_recommendation(pool: ShowbackPool, plan: PoolPlan, figures: Mapping[str
     - Fewer, larger slices when an instance's framebuffer peaked above `MEMORY_SATURATED` of its slice (pods near
       out-of-memory): the next profile with more memory.
     - More, smaller slices when the held instances' framebuffer peak and compute demand (their average graphics-
-      engine activity x the slice's compute slices) fit under `MIG_FIT` of a smaller slice's: the smallest such.
+      engine activity x the slice's compute slices) fit under `MIG_FIT` of a smaller slice's: of those, the one with
+      the most instances per node.
     The profiles are the pool's GPU's, laid out as AKS lays them (7/3/2/1/1 instances per GPU, `catalog.
     MigProfile`; the GPU Operator's mig-parted `all-<slice>` layouts, gpu-operator-default-mig-parted-config.yaml,
     give the same counts). AKS cannot change a pool's gpuInstanceProfile in place (the guard stops the edit,

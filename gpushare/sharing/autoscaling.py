@@ -97,10 +97,12 @@ def taint_tag(taint: str) -> tuple[str, str]:
 
 def template_tags(facts: PoolFacts) -> tuple[dict[str, str], list[str]]:
     """The label and taint tags of an autoscaled pool (none for a fixed one), and the taints left out: one tag per
-    taint key. The taints are every taint its nodes carry, the Spot taint AKS adds included."""
+    taint key. The taints are every taint its nodes carry, the Spot taint AKS adds included; the labels every label
+    gpushare knows its nodes carry, the Spot label AKS sets that Kueue's flavor selects included, so a queued pod
+    selecting it still scales the pool up from zero."""
     if facts.pool.autoscale is None:
         return {}, []
-    tags = {label_tag_name(key): value for key, value in facts.node_labels.items()}
+    tags = {label_tag_name(key): value for key, value in facts.carried_labels.items()}
     left_out = []
     for taint in facts.tolerated_taints:
         name, value = taint_tag(taint)

@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
+from gpushare.model.catalog import MIG_INSTANCES_PER_GPU, MigProfile
 from gpushare.model.stack import GpuPool, MigStrategy, SharingStrategy, StackConfig, dedicated_tenant
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
@@ -70,10 +71,15 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig)
     warnings = []
     if capacity.usable_share < 1:
         idle = 1 - capacity.usable_share
+        gpu = pool.vm_size.gpu
+        # A 1g instance holds 1/8 of the memory (the GPU's memory comes in 8 slices, its compute in 7: NVIDIA MIG
+        # user guide), so seven of them leave one memory slice unused (catalog figures: 35 of 40 GB on A100 40GB).
+        one_g = MIG_INSTANCES_PER_GPU[MigProfile.MIG1G]
         warnings.append(
             f"pool {pool.name}: {pool.mig.value} builds {pool.mig.instances_per_gpu} x {capacity.slice} per GPU, "
-            f"leaving {idle.numerator}/{idle.denominator} of each GPU's compute idle; "
-            f"MIG1g and MIG7g use the whole GPU"
+            f"leaving {idle.numerator}/{idle.denominator} of each GPU's compute idle; MIG7g uses the whole GPU, "
+            f"MIG1g all of its compute but {one_g} x {gpu.mig_memory_gb(MigProfile.MIG1G)} = "
+            f"{one_g * gpu.mig_memory_gb(MigProfile.MIG1G)} of its {gpu.memory_gb} GB of memory"
         )
     if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
         owner = dedicated_tenant(stack, pool.name)
@@ -97,6 +103,12 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig)
             f"pool {pool.name}: MPS serves one Linux user at a time on each node: a pod whose CUDA processes run as "
             f"another UID than those already on the node's GPUs waits at CUDA start-up until they have all exited; "
             f"run every pod on this pool as the same user (securityContext.runAsUser)"
+        )
+        # NVIDIA/k8s-device-plugin README (v0.20.0): "As of v0.15.0 of the device plugin, MPS support is considered
+        # experimental."
+        warnings.append(
+            f"pool {pool.name}: NVIDIA's device plugin still calls its MPS support experimental (its README, since "
+            f"v0.15.0); its time-slicing is not marked so"
         )
     if pool.vm_size.note:
         warnings.append(f"pool {pool.name}: {pool.vm_size.note}")

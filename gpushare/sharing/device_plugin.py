@@ -59,7 +59,8 @@ class DeviceTarget:
     """The resource the plugin advertises on these nodes before sharing (`capacity.base_resource`)."""
     mig_enabled: bool
     mps_max_clients: int
-    """MPS clients the control daemon allows per GPU (48 from compute capability 7.5, else 16)."""
+    """MPS replicas per GPU the device plugin's mps-control-daemon accepts (48 from compute capability 7.5, else 16;
+    `catalog.MPS_MAX_CLIENTS_MODERN`)."""
 
 
 @dataclass(frozen=True)
@@ -243,8 +244,8 @@ def _sharing_problems(block: Mapping, path: str, mps: bool, target: DeviceTarget
                 problems.append(f"{where}.replicas: number of replicas must be >= {MIN_REPLICAS}, got {replicas}")
             elif mps and target and replicas > target.mps_max_clients:
                 problems.append(
-                    f"{where}.replicas: MPS allows at most {target.mps_max_clients} clients per GPU on these nodes, "
-                    f"got {replicas}"
+                    f"{where}.replicas: the device plugin's MPS control daemon accepts at most "
+                    f"{target.mps_max_clients} replicas per GPU on these nodes, got {replicas}"
                 )
     return problems
 

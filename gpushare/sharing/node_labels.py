@@ -8,6 +8,7 @@ from gpushare.model.stack import (
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
     SHARING_LABEL,
+    SPOT_NODE_LABEL,
     SPOT_PRIORITY_LABEL,
     GpuPool,
     MigStrategy,
@@ -46,3 +47,10 @@ def node_labels(pool: GpuPool, mig_strategy: MigStrategy, config_key: str) -> di
         labels[SPOT_PRIORITY_LABEL] = "spot"
     # The user's own labels last; validation refused any key gpushare sets, so none overrides one of these.
     return {**labels, **dict(pool.labels)}
+
+
+def aks_set_labels(pool: GpuPool) -> dict[str, str]:
+    """The labels AKS sets on `pool`'s nodes by itself that gpushare selects by but never sends: on a Spot pool,
+    `kubernetes.azure.com/priority: spot` (aks-docs use-labels.md @fb060ab L192), the label AKS names in place of the
+    deprecated `scalesetpriority`."""
+    return {SPOT_NODE_LABEL: "spot"} if pool.spot else {}

@@ -35,9 +35,14 @@ NAMESPACE = "gpu-operator"
 CONFIG_MAP_NAME = "gpushare-device-plugin-config"
 """Created by gpushare, not by the chart (`devicePlugin.config.create` stays false), so gpushare owns its data."""
 AKS_RUNTIME_CLASS = "nvidia-container-runtime"
-"""The runtime class AKS's preinstalled container toolkit registers (NVIDIA's AKS install instructions)."""
+"""`operator.runtimeClass` with AKS's driver and toolkit (NVIDIA's AKS install instructions): the name of the
+containerd runtime handler AKS registers on GPU nodes (Azure/AgentBaker's containerd template, `IsNSeriesSKU`:
+`runtimes.nvidia-container-runtime`, also the default runtime). AKS registers only that handler, no RuntimeClass
+object: the operator creates the RuntimeClass, named and handled after this value (gpu-operator v26.7.0
+`assets/pre-requisites/0200_runtime_class.yaml`, `FILLED_BY_OPERATOR`, filled by `controllers/object_controls.go`
+`transformRuntimeClass`), and runs its own pods under it."""
 OPERATOR_RUNTIME_CLASS = "nvidia"
-"""The chart default: the runtime class the operator's own toolkit registers."""
+"""The chart default: the RuntimeClass the operator creates for the handler its own toolkit registers."""
 
 VERIFIED_CHART_VERSIONS = ("v26.7.0",)
 """Chart versions with a verified value-path list. Each deploys device plugin v0.20.0, whose config schema

@@ -16,7 +16,7 @@ from gpushare.model.derived import once_per_stack
 from gpushare.model.stack import GpuPool, StackConfig, dedicated_tenant, pool_node_taints
 from gpushare.sharing.capacity import PoolCapacity, pool_capacity
 from gpushare.sharing.device_plugin import PluginConfig, pool_plugin_configs
-from gpushare.sharing.node_labels import node_labels
+from gpushare.sharing.node_labels import aks_set_labels, node_labels
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,10 @@ class PoolFacts:
     device_config: PluginConfig
     """Its device-plugin config (the ConfigMap entry), as rendered; `plugin_configs` validates it."""
     node_labels: Mapping[str, str]
-    """What AKS puts on its nodes (`gpushare.sharing.node_labels`), the config key among them."""
+    """The labels gpushare sends, which AKS puts on its nodes (`gpushare.sharing.node_labels`), the config key among
+    them."""
+    aks_labels: Mapping[str, str]
+    """The labels AKS sets on its nodes by itself that gpushare selects by (`node_labels.aks_set_labels`)."""
     node_taints: tuple[str, ...]
     """The AKS node taints gpushare sends: the GPU taint, the user's own, the tenant's on a pool dedicated to one
     tenant, and the Spot taint on a Spot pool."""
@@ -36,6 +39,11 @@ class PoolFacts:
     `node_taints`, since gpushare sends the Spot taint AKS adds too."""
     dedicated_tenant: str | None
     """The only tenant listing the pool, or None (no tenant, or several)."""
+
+    @property
+    def carried_labels(self) -> Mapping[str, str]:
+        """Every label of its nodes that gpushare knows: the ones it sends and the ones AKS sets that it selects by."""
+        return {**self.node_labels, **self.aks_labels}
 
     @property
     def config_key(self) -> str:
@@ -57,6 +65,7 @@ def stack_pool_facts(stack: StackConfig) -> Mapping[str, PoolFacts]:
             capacity=pool_capacity(pool, strategy),
             device_config=config,
             node_labels=MappingProxyType(node_labels(pool, strategy, config.key)),
+            aks_labels=MappingProxyType(aks_set_labels(pool)),
             node_taints=taints,
             tolerated_taints=taints,
             dedicated_tenant=dedicated_tenant(stack, pool.name),

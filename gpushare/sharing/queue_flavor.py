@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpushare.model.stack import POOL_LABEL, SPOT_PRIORITY_LABEL
+from gpushare.model.stack import POOL_LABEL, SPOT_NODE_LABEL
 from gpushare.sharing.operator_values import toleration
 from gpushare.sharing.pool_facts import PoolFacts
 
@@ -17,10 +17,12 @@ MAX_FLAVOR_LABELS = 8
 
 def flavor_node_labels(facts: PoolFacts) -> dict[str, str]:
     """The pool's label, plus AKS's Spot label on a Spot pool: when Kueue admits a workload on the flavor it adds
-    these to the pod template (`pkg/podset` `Merge` via `FromAssignment`), so the pods land on that pool only."""
+    these to the pod template (`pkg/podset` `Merge` via `FromAssignment`), so the pods land on that pool only. The
+    Spot label is `kubernetes.azure.com/priority`, which AKS sets on every Spot node, not the `scalesetpriority`
+    label AKS deprecated (`model.stack.SPOT_NODE_LABEL`)."""
     labels = {POOL_LABEL: facts.pool.name}
     if facts.pool.spot:
-        labels[SPOT_PRIORITY_LABEL] = facts.node_labels[SPOT_PRIORITY_LABEL]
+        labels[SPOT_NODE_LABEL] = facts.aks_labels[SPOT_NODE_LABEL]
     return labels
 
 

@@ -21,6 +21,7 @@ from gpushare.model.stack import (
     OutboundType,
     PrincipalKind,
     StackConfig,
+    SupportPlan,
     SystemPool,
     Tier,
     UpgradeChannel,
@@ -28,6 +29,7 @@ from gpushare.model.stack import (
 )
 from gpushare.stackfile.checks import GUID_RE, MAX_POOL_NODES, Checker, kind_of, show
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
+from gpushare.stackfile.kubernetes_version import support_plan_problem, version_support_problem
 from gpushare.stackfile.network_config import NETWORK, parse_network
 
 CLUSTER_NAME_RE = re.compile(r"^[a-zA-Z0-9]$|^[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]$")
@@ -52,6 +54,7 @@ Zone Contributor and Network Contributor (aks-docs private-clusters.md)."""
 NOT_ON_EXISTING: dict[str, str] = {
     "tier": "the cluster's tier belongs to its owners; gpushare reads it, and `preflight` reports it against the "
             "baseline with the `az aks update` that changes it",
+    "supportPlan": "the cluster's support plan belongs to its owners, with its tier",
     "upgrades": "the cluster's upgrade channels and maintenance windows belong to its owners; gpushare reads them, "
                 "and `preflight` reports them against the baseline",
     "systemPool": "the cluster already has its system pool; gpushare adds GPU pools only",
@@ -141,15 +144,21 @@ CLUSTER = Section((
     Field("resourceGroup", STRING, "The resource group gpushare creates the cluster in.", default_text="<name>-rg",
           examples=("contoso-prod-rg",),
           pattern=RESOURCE_GROUP_RE, rule="must be 1-90 letters, digits, '_', '-', '.', '(' or ')', not ending in '.'"),
-    Field("kubernetesVersion", STRING, "A Kubernetes version to pin (\"1.33\" or \"1.33.2\", quoted); absent: AKS's "
-                                       "default, then the upgrade channel's.",
+    Field("kubernetesVersion", STRING, "A Kubernetes version to pin (\"1.36\" or \"1.36.2\", quoted); absent: AKS's "
+                                       "default, then the upgrade channel's. A minor AKS supports only under "
+                                       "long-term support (1.32-1.34) needs tier Premium and supportPlan "
+                                       "AKSLongTermSupport.",
           pattern=KUBERNETES_VERSION_RE, examples=("1.36",),
-          rule="must be a Kubernetes version such as \"1.33\" or \"1.33.2\""),
+          rule="must be a Kubernetes version such as \"1.36\" or \"1.36.2\""),
     Field("systemPool", OBJECT, "The system node pool (cluster add-ons).",
           default_text=f"{SystemPool().count} x {SystemPool().vm_size}", section=SYSTEM_POOL),
     Field("access", OBJECT, "Who administers the cluster (Entra ID with Azure RBAC).", section=ACCESS),
-    Field("tier", STRING, "The AKS control-plane tier: Standard carries the uptime SLA, Free is for development.",
+    Field("tier", STRING, "The AKS control-plane tier: Standard carries the uptime SLA, Free is for development, "
+                          "Premium adds long-term support (supportPlan AKSLongTermSupport).",
           enum=Tier),
+    Field("supportPlan", STRING, "The Kubernetes support plan: AKSLongTermSupport keeps a minor supported for a "
+                                 "year after its standard support ends, and needs tier Premium.",
+          default_text=SupportPlan.KUBERNETES_OFFICIAL.value, enum=SupportPlan),
     Field("upgrades", OBJECT, "How and when AKS upgrades the cluster on its own.", section=CLUSTER_UPGRADES),
     Field("apiServer", OBJECT, "Who may reach the Kubernetes API server.", section=API_SERVER),
     Field("existing", BOOLEAN, "Add GPU pools, the operator and tenants to a cluster gpushare did not create: it "
@@ -183,6 +192,12 @@ def parse_cluster(c: Checker, value: Any) -> Cluster | None:
     resource_group = cluster["resourceGroup"] or (f"{name}-rg" if name else None)
     upgrades = cluster["upgrades"] or ClusterUpgrades()
     _check_version_against_channel(c, path, cluster["kubernetesVersion"], upgrades.channel)
+    tier, plan = cluster["tier"] or Tier.STANDARD, cluster["supportPlan"] or SupportPlan.KUBERNETES_OFFICIAL
+    if (problem := support_plan_problem(tier, plan)) is not None:
+        c.add(f"{path}.supportPlan", problem)
+    elif cluster["kubernetesVersion"] is not None:
+        if (problem := version_support_problem(cluster["kubernetesVersion"], tier, plan)) is not None:
+            c.add(f"{path}.kubernetesVersion", problem)
     if name is None or resource_group is None:
         return None
     return cluster.model(resource_group=resource_group,

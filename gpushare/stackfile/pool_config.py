@@ -67,7 +67,7 @@ SHARING = Section((
                               "GPU's memory and compute; not on MIG pools, not under migStrategy mixed).",
           required=True, enum=SharingStrategy),
     Field("replicas", INTEGER, "How many pods share each GPU (each MIG instance on a MIG pool); MPS at most 48 per "
-                               "GPU (16 before compute capability 7.5).",
+                               "GPU (16 before compute capability 7.5), the device plugin's limit.",
           required=True, minimum=2, why=" (the device plugin rejects 1; drop `sharing` for whole GPUs)",
           missing="how many pods share each GPU (2 or more)"),
     Field("renameByDefault", BOOLEAN, "Advertise the shared devices as <resource>.shared (nvidia.com/gpu.shared), "
@@ -331,7 +331,7 @@ def _mps_can_run(c: Checker, pool: SectionValues, path: str, operator: Operator)
     if vm_size and sharing.replicas > vm_size.gpu.mps_max_clients:
         c.add(f"{path}.sharing.replicas",
               f"must be from 2 to {vm_size.gpu.mps_max_clients} for mps on {vm_size.gpu.display_name} "
-              f"(the MPS daemon's client limit per GPU), got {sharing.replicas}")
+              f"(the device plugin's limit per GPU: its MPS control daemon refuses more), got {sharing.replicas}")
 
 
 def _count_or_autoscale(c: Checker, pool: SectionValues, path: str, operator: Operator) -> None:

@@ -140,9 +140,9 @@ def queue_problems(stack: StackConfig) -> list[ConfigProblem]:
                 f"its nodes carry {len(tolerations)} taints ({', '.join(facts.tolerated_taints)}) but a "
                 f"Kueue ResourceFlavor holds at most {MAX_FLAVOR_TOLERATIONS} tolerations; drop some taints or "
                 f"set {QUEUES_KEY}.enabled: false")))
-        missing = {k: v for k, v in node_labels.items() if facts.node_labels.get(k) != v}
+        missing = {k: v for k, v in node_labels.items() if facts.carried_labels.get(k) != v}
         if missing or len(node_labels) > MAX_FLAVOR_LABELS:
             problems.append(ConfigProblem(f"{path}.labels", (
                 f"its ResourceFlavor's nodeLabels {node_labels} would not match its nodes' labels "
-                f"{dict(facts.node_labels)}")))
+                f"{dict(facts.carried_labels)}")))
     return problems

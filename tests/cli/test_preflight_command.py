@@ -21,7 +21,9 @@ RG = f"{CLUSTER}-rg"
 def stack_yaml(pools: int, extra: str = "") -> str:
     pool_lines = "".join(f"    - {{name: t4p{i}, vmSize: {T4}, count: 1}}\n" for i in range(pools))
     return (f"config:\n  azure-native:location: {REGION}\n{extra}  gpushare:cluster:\n    name: {CLUSTER}\n"
-            f"    kubernetesVersion: \"1.33\"\n  gpushare:pools:\n{pool_lines}")
+            # The fake region's calendar is older than gpushare's: 1.33 is LTS-only now, so the stack takes LTS.
+            f"    kubernetesVersion: \"1.33\"\n    tier: Premium\n    supportPlan: AKSLongTermSupport\n"
+            f"  gpushare:pools:\n{pool_lines}")
 
 
 @pytest.fixture

@@ -378,7 +378,7 @@ def test_a_broken_kubeconfig_is_exit_4_without_traceback(dev, tmp_path, capsys, 
 TENANT_STACK = """\
 config:
   azure-native:location: westeurope
-  gpushare:cluster: {name: gpushare-prod, kubernetesVersion: "1.33"}
+  gpushare:cluster: {name: gpushare-prod, kubernetesVersion: "1.36"}
   gpushare:operator: {migStrategy: mixed}
   gpushare:pools:
     - name: a100mig

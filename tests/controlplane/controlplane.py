@@ -439,7 +439,7 @@ def node_objects(stack) -> dict[str, list[dict[str, Any]]]:
                      "memory": f"{pool.vm_size.memory_gib or DEFAULT_NODE_MEMORY_GIB}Gi", "pods": "110",
                      pool_facts.capacity.resource: str(pool_facts.capacity.per_node)}
         nodes[pool.name] = [
-            node(f"aks-{pool.name}-{i:08d}", pool.name, pool.vm_size.name, dict(pool_facts.node_labels),
+            node(f"aks-{pool.name}-{i:08d}", pool.name, pool.vm_size.name, dict(pool_facts.carried_labels),
                  list(pool_node_taints(stack, pool)), resources)
             for i in range(pool.max_nodes)]
     return nodes

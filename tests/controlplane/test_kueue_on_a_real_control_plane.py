@@ -30,7 +30,7 @@ from tests.controlplane.controlplane import (
 STACK_YAML = """
 config:
   azure-native:location: westeurope
-  gpushare:cluster: {name: queues, kubernetesVersion: "1.33"}
+  gpushare:cluster: {name: queues, kubernetesVersion: "1.36"}
   gpushare:queues: {enabled: true}
   gpushare:pools:
     - {name: shared, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 2}, count: 1}

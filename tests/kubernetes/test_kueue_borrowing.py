@@ -17,7 +17,7 @@ import yaml
 from gpushare.kubernetes.queues import borrowable, flavor_quotas, queue_manifests
 from gpushare.stackfile.config import parse_config
 from tests import go_tools
-from tests.kubernetes.test_queues import QUEUE_STACK_YAML
+from tests.kubernetes.test_queues import QUEUE_STACK_YAML, TWO_POOLS_YAML, load
 
 BUILD = Path(__file__).resolve().parents[2] / "tools" / "kueueborrow" / "build"
 
@@ -78,3 +78,12 @@ def test_kueue_would_lend_beyond_the_pool_and_gpushare_stops_at_its_nodes():
     # borrow the 10, but the pool's nodes hold only 6 more.
     assert kueue_borrows(stack)[("vision", "t4ts")] == 10
     assert ours(stack)[("vision", "t4ts")] == 6
+
+
+def test_two_pools_of_one_resource_each_let_the_queue_borrow_what_is_lent_there():
+    """Kueue bounds borrowing per flavor: vision may borrow 4 on t4a and 4 on t4b, 8 in all, beyond its quota of 6
+    (which the cost therefore caps, tests/review/test_borrowed_cost.py)."""
+    stack = load(TWO_POOLS_YAML)
+    kueue = kueue_borrows(stack)
+    assert (kueue[("vision", "t4a")], kueue[("vision", "t4b")]) == (4, 4)
+    assert {key: units for key, units in kueue.items() if units} == ours(stack)

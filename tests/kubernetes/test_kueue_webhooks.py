@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gpushare.kubernetes.queues import queue_manifests
+from gpushare.stackfile.config import parse_config
 from tests import go_tools
-from tests.kubernetes.test_queues import load
+from tests.kubernetes.test_queues import QUEUE_STACK_YAML, load
 
 BUILD = Path(__file__).resolve().parents[2] / "tools" / "kueuecheck" / "build"
 JUDGED = ("ResourceFlavor", "ClusterQueue", "Cohort")
@@ -87,3 +89,17 @@ def test_kueues_webhooks_refuse_the_mistakes_the_compiler_avoids(manifests):
     assert "must match the name in coveredResources" in " ".join(verdicts[("ClusterQueue", "swapped")])
     assert "less than or equal to the nominalQuota" in " ".join(verdicts[("ClusterQueue", "lender")])
     assert "spec.nodeLabels: Invalid value: \"t4 spot\"" in " ".join(verdicts[("ResourceFlavor", "bad-label")])
+
+
+def test_a_lending_limit_above_the_tenants_guarantee_compiles_to_a_cluster_queue_kueue_admits():
+    """nlp lends at most 10 shares of t4ts but is guaranteed only 6 there: Kueue's webhook refuses a lendingLimit
+    above nominalQuota (`validateLendingLimit`), so the ClusterQueue lends its whole guarantee, 6, and is admitted."""
+    raw = yaml.safe_load(QUEUE_STACK_YAML)["config"]
+    raw["gpushare:tenants"][1]["queue"]["lendingLimit"] = {"nvidia.com/gpu.shared": 10}
+    stack = parse_config(raw, source="stacks/Pulumi.queues.yaml", stack="queues")
+    objects = [m for m in queue_manifests(stack) if m["kind"] in JUDGED]
+    queue = next(m for m in objects if m["kind"] == "ClusterQueue" and m["metadata"]["name"] == "nlp")
+    (t4ts,) = [f for g in queue["spec"]["resourceGroups"] for f in g["flavors"] if f["name"] == "t4ts"]
+    assert t4ts["resources"] == [{"name": "nvidia.com/gpu.shared", "nominalQuota": 6, "lendingLimit": 6}]
+    verdicts = judge(objects)
+    assert verdicts[("ClusterQueue", "nlp")] == [] and all(errors == [] for errors in verdicts.values()), verdicts

@@ -34,7 +34,7 @@ CRD_SCHEMAS = SHARED_DATA / "kueue-v0.19.2-crd-schemas.json"
 QUEUE_STACK_YAML = """
 config:
   azure-native:location: westeurope
-  gpushare:cluster: {name: shared, kubernetesVersion: "1.33"}
+  gpushare:cluster: {name: shared, kubernetesVersion: "1.36"}
   gpushare:operator: {migStrategy: mixed}
   gpushare:queues: {enabled: true}
   gpushare:pools:
@@ -60,6 +60,22 @@ t4spot (8 T4s on Spot) nlp and speech share; idle no tenant lists. All three ten
 speech are connected through nlp. No pool autoscales: under `mixed`, and with t4ts renamed to
 nvidia.com/gpu.shared, the cluster autoscaler would count those nodes unready (gpushare.stackfile.autoscaler_readiness).
 """
+
+
+TWO_POOLS_YAML = """
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: shared}
+  gpushare:queues: {enabled: true}
+  gpushare:pools:
+    - {name: t4a, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 4}, count: 2}
+    - {name: t4b, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 4}, count: 2}
+  gpushare:tenants:
+    - {name: vision, pools: [t4a, t4b], quota: {nvidia.com/gpu.shared: 6}}
+    - {name: nlp, pools: [t4a, t4b]}
+"""
+"""Two pools of one resource (8 shares each) both tenants list: vision's quota of 6 is guaranteed 4 on t4a and 2 on
+t4b; nlp lends its 4 on each, so Kueue lets vision borrow 4 on each pool, 8 in all."""
 
 
 def load(text: str = QUEUE_STACK_YAML, **changes: Any):
@@ -135,10 +151,13 @@ def test_each_flavor_selects_its_pools_nodes_and_tolerates_every_taint_they_carr
     flavors = by_kind(queue_manifests(stack), "ResourceFlavor")
     for name, facts in stack_pool_facts(stack).items():
         spec = flavors[name]["spec"]
-        assert spec["nodeLabels"].items() <= facts.node_labels.items()
+        assert spec["nodeLabels"].items() <= facts.carried_labels.items()
         assert spec["nodeLabels"]["gpushare.io/pool"] == name
         assert spec["tolerations"] == [toleration(t) for t in facts.tolerated_taints]
-    assert flavors["t4spot"]["spec"]["nodeLabels"]["kubernetes.azure.com/scalesetpriority"] == "spot"
+    # AKS's label for Spot nodes, not the `scalesetpriority` label AKS deprecated (aks-docs use-labels.md)...
+    assert flavors["t4spot"]["spec"]["nodeLabels"] == {"gpushare.io/pool": "t4spot",
+                                                       "kubernetes.azure.com/priority": "spot"}
+    # ...while the taint AKS adds keeps its key.
     assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
             "effect": "NoSchedule"} in flavors["t4spot"]["spec"]["tolerations"]
     assert {"key": "gpushare.io/tenant", "operator": "Equal", "value": "vision",
@@ -166,6 +185,20 @@ def test_warnings_name_a_quota_that_caps_borrowing_and_a_limit_above_what_the_co
             "tenants there lend (4)") in warnings
     assert any(w.startswith("tenant vision: its quota of nvidia.com/gpu.shared (6) refuses its pods beyond 6 units")
                for w in warnings)
+
+
+def test_a_quota_below_what_the_queue_reaches_over_two_pools_together_is_a_warning():
+    """Each pool alone reaches 8 shares (its capacity: no borrowingLimit), under the quota of 10; both reach 16."""
+    stack = load(TWO_POOLS_YAML.replace("quota: {nvidia.com/gpu.shared: 6}", "quota: {nvidia.com/gpu.shared: 10}"))
+    assert ("tenant vision: its quota of nvidia.com/gpu.shared (10) refuses its pods beyond 10 units, borrowed or "
+            "not, where its queue reaches 16: raise the quota or drop it to let it borrow") in queue_warnings(stack)
+
+
+def test_a_borrowing_limit_equal_to_what_the_cohort_lends_is_no_warning():
+    raw = yaml.safe_load(QUEUE_STACK_YAML)["config"]
+    raw["gpushare:tenants"][0]["queue"]["borrowingLimit"] = {"nvidia.com/gpu.shared": 4}  # nlp lends 4 on t4ts
+    warnings = queue_warnings(parse_config(raw, source="s", stack="queues"))
+    assert not any("queue.borrowingLimit" in w for w in warnings), warnings
 
 
 def test_nothing_is_made_when_queues_are_off_and_a_written_queue_is_a_warning():

@@ -195,12 +195,32 @@ def test_examples_pin_no_kubernetes_version(stack, capsys):
     assert not any("kubernetesVersion" in w for w in document["warnings"])
 
 
-def test_plan_warns_about_a_kubernetes_minor_aks_no_longer_creates(tmp_path, capsys):
+def test_plan_refuses_a_minor_aks_supports_only_under_long_term_support_on_the_standard_tier(tmp_path, capsys):
+    """1.34's standard support ended in November 2026: `pulumi up` on the Standard tier would fail, so plan does."""
     stack_file = write_stack(tmp_path, MINIMAL_STACK_YAML.replace(
-        "name: gpushare-test", 'name: gpushare-test\n    kubernetesVersion: "1.33"'), "Pulumi.old.yaml")
+        "name: gpushare-test", 'name: gpushare-test\n    kubernetesVersion: "1.34"'), "Pulumi.old.yaml")
+    assert main(["plan", str(stack_file), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "gpushare:cluster.kubernetesVersion" in captured.err and "only under long-term support" in captured.err
+    assert "set tier: Premium and supportPlan: AKSLongTermSupport" in captured.err
+
+
+def test_plan_accepts_that_minor_on_the_premium_tier_with_long_term_support(tmp_path, capsys):
+    stack_file = write_stack(tmp_path, MINIMAL_STACK_YAML.replace(
+        "name: gpushare-test", 'name: gpushare-test\n    kubernetesVersion: "1.34"\n    tier: Premium\n'
+                               '    supportPlan: AKSLongTermSupport'), "Pulumi.lts.yaml")
     document = plan_json(str(stack_file), capsys)
-    (warning,) = [w for w in document["warnings"] if "kubernetesVersion" in w]
-    assert "'1.33' is older than 1.35" in warning and "preflight" in warning
+    assert (document["cluster"]["tier"], document["cluster"]["supportPlan"]) == ("Premium", "AKSLongTermSupport")
+    (cluster,) = [r for r in document["resources"] if r["type"] == "azure-native:containerservice:ManagedCluster"]
+    assert cluster["inputs"]["supportPlan"] == "AKSLongTermSupport" and cluster["inputs"]["sku"]["tier"] == "Premium"
+
+
+def test_plan_warns_when_the_pin_is_newer_than_the_gpu_operator_was_validated_on(tmp_path, capsys):
+    stack_file = write_stack(tmp_path, MINIMAL_STACK_YAML.replace(
+        "name: gpushare-test", 'name: gpushare-test\n    kubernetesVersion: "1.37"'), "Pulumi.new.yaml")
+    (warning,) = [w for w in plan_json(str(stack_file), capsys)["warnings"] if "kubernetesVersion" in w]
+    assert "'1.37' is newer than Kubernetes 1.36, the newest NVIDIA validated GPU Operator v26.7.0 on" in warning
 
 
 def test_plan_json_says_what_an_upgrade_costs_per_pool(capsys):

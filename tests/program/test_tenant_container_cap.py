@@ -14,7 +14,7 @@ from tests.stack_files import write_stack
 STACK = """\
 config:
   azure-native:location: westeurope
-  gpushare:cluster: {name: gpushare-cap, kubernetesVersion: "1.33"}
+  gpushare:cluster: {name: gpushare-cap, kubernetesVersion: "1.36"}
   gpushare:pools:
     - {name: a100, vmSize: Standard_NC24ads_A100_v4, count: 1}
   gpushare:tenants:

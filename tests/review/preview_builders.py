@@ -278,7 +278,8 @@ def readme_example() -> dict:
     doc = preview([*pools, *slicing["steps"][1:3]], hidden_same=6)
     doc["diagnostics"] = [{"urn": ROOT, "prefix": "warning: ", "severity": "warning",
                            "message": "pool a100mig: MIG3g builds 2 x 3g.20gb per GPU, leaving 1/7 of each GPU's "
-                                      "compute idle; MIG1g and MIG7g use the whole GPU"}]
+                                      "compute idle; MIG7g uses the whole GPU, MIG1g all of its compute but "
+                                      "7 x 5 = 35 of its 40 GB of memory"}]
     return doc
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import yaml
 
+from gpushare.kubernetes.queues import borrowable
 from gpushare.review.cost import cost_lines, stack_cost
 from gpushare.stackfile.config import parse_config
-from tests.kubernetes.test_queues import QUEUE_STACK_YAML, load
+from tests.kubernetes.test_queues import QUEUE_STACK_YAML, TWO_POOLS_YAML, load
 from tests.review.test_cost import sheet
 
 T4_NODE = 0.6  # Standard_NC4as_T4_v3, 1 T4: 4 time-sliced shares on t4ts
@@ -117,3 +118,12 @@ def test_the_text_plan_says_what_each_tenant_may_borrow_and_a_tenant_without_coh
     assert "tenant speech: $438/month (dedicated idle); borrows nothing" in "\n".join(cost_lines(cost))
     # nlp no longer borrows on t4spot, now its own.
     assert [r["pool"] for r in tenants(cost)["nlp"]["borrowable"]] == ["t4ts"]
+
+
+def test_borrowing_spread_over_two_pools_of_one_resource_never_exceeds_the_quota():
+    stack = load(TWO_POOLS_YAML)
+    assert {b.pool: b.units for b in borrowable(stack, stack.tenants[0])} == {"t4a": 4, "t4b": 4}
+    vision = tenants(stack_cost(stack, sheet(PRICES)))["vision"]
+    rows = [(r["pool"], r["units"]) for r in vision["borrowable"]]
+    assert sum(units for _, units in rows) == 6, rows  # its ResourceQuota's 6, not 4 + 4
+    assert vision["borrowableMonthlyMax"] == round(6 * T4TS_SHARE_HOUR * 730, 2)

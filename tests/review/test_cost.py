@@ -45,6 +45,21 @@ def test_a_pool_costs_node_price_times_nodes_times_730_and_a_device_hour_is_node
     assert "in hardware" in mig["isolation"]
 
 
+def test_a_time_sliced_mig_pool_keeps_each_slices_hardware_isolation():
+    shared_mig = pool("h100ts", "Standard_NC40ads_H100_v5", mig=MigProfile.MIG3G, sharing=time_slicing(2))
+    assert by_pool(stack_cost(stack(shared_mig), sheet()), "h100ts")["isolation"] == (
+        "time-sliced MIG slice: no memory or fault isolation between the pods sharing a slice; each slice isolated "
+        "in hardware from the other slices")
+
+
+def test_the_premium_tiers_fee_is_unknown_not_free():
+    config = stack(T4TS)
+    premium = dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, tier=Tier.PREMIUM))
+    cost = stack_cost(premium, sheet())
+    assert cost["clusterFee"]["tier"] == "Premium" and cost["clusterFee"]["monthly"] is None
+    assert "the Premium tier's cluster fee" in cost["unknown"]
+
+
 def test_the_stack_total_holds_the_system_pool_and_the_standard_tier_fee():
     cost = stack_cost(stack(T4TS), sheet())
     fixed = 0.2 * 2 * HOURS_PER_MONTH + 0.10 * HOURS_PER_MONTH
@@ -119,6 +134,21 @@ def test_a_tenant_on_two_pools_has_each_device_its_quota_allows_priced_once_on_a
     assert nlp["complete"]
     text = "\n".join(cost_lines(cost))
     assert "12 x nvidia.com/gpu.shared on a100ts, t4ts $3,796 (of its quota 20, all its pools hold)" in text
+
+
+def test_a_quota_on_an_autoscaled_pool_is_priced_at_what_the_pool_holds_at_its_most_nodes():
+    """a100ts autoscales 1-3 nodes of 4 shares: 12 at its most, though only 4 at its fewest. A quota of 10 is 10
+    shares there at $1.00, not 4 there and 6 on the cheaper T4s."""
+    a100 = pool("a100ts", "Standard_NC24ads_A100_v4", sharing=time_slicing(4), count=None, autoscale=Autoscale(1, 3))
+    t4 = pool("t4ts", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=2)
+    config = dataclasses.replace(stack(a100, t4), tenants=(
+        Tenant("vision", ("a100ts", "t4ts"), quota=(("nvidia.com/gpu.shared", 10),)),
+        Tenant("nlp", ("a100ts", "t4ts")),
+    ))
+    cost = stack_cost(config, sheet({**PRICES, "Standard_NC24ads_A100_v4": 4.0}))
+    (share,) = next(t for t in cost["tenants"] if t["name"] == "vision")["shared"]
+    assert share["byPool"] == [{"pool": "a100ts", "units": 10, "deviceHourly": 1.0, "monthly": round(10 * 730, 2)}]
+    assert share["units"] == 10 and share["monthly"] == round(10 * 1.0 * 730, 2)
 
 
 def test_a_tenant_total_with_an_unpriced_part_is_a_floor_or_unknown_never_a_plain_figure():

@@ -153,11 +153,13 @@ def spot_stack() -> dict[str, Any]:
 
 def test_an_autoscaled_pools_scale_set_tags_name_every_label_and_taint_of_its_nodes():
     """Through the real program: the labels and taints the empty pool's template gets from the tags are the node's:
-    gpushare's labels, the user's, AKS's Spot label; the GPU taint, the user's and the Spot taint AKS adds."""
+    gpushare's labels, the user's, AKS's Spot labels (the one Kueue's flavor selects, which AKS sets by itself, so a
+    queued pod selecting it scales the pool up from zero); the GPU taint, the user's and the Spot taint AKS adds."""
     raw = spot_stack()
     (agent_pool,) = run_program("test", encode_engine_config(raw)).by_type(AGENT_POOL)
     tags = agent_pool.inputs["tags"]
-    assert decode_labels(tags) == agent_pool.inputs["nodeLabels"]
+    assert "kubernetes.azure.com/priority" not in agent_pool.inputs["nodeLabels"]
+    assert decode_labels(tags) == {**agent_pool.inputs["nodeLabels"], "kubernetes.azure.com/priority": "spot"}
     assert decode_labels(tags)["example.com/team_a"] == "vision"
     assert decode_taints(tags) == {("nvidia.com/gpu", "present", "NoSchedule"),
                                    ("example.com/dedicated", "vision", "NoSchedule"),

@@ -60,10 +60,30 @@ def test_layouts_that_leave_compute_idle_warn(profile, idle):
     assert any(f"leaving {idle} of each GPU's compute idle" in w for w in warnings), warnings
 
 
+@pytest.mark.parametrize("size, used, memory", [("Standard_ND96asr_v4", "7 x 5 = 35", 40),
+                                                ("Standard_NC40ads_H100_v5", "7 x 12 = 84", 94),
+                                                ("Standard_ND96isr_H200_v5", "7 x 18 = 126", 141)])
+def test_the_idle_compute_warning_says_mig1g_leaves_memory_unused(size, used, memory):
+    # Seven 1g slices use all seven compute slices but only seven of the eight memory slices.
+    p = pool(size, MigProfile.MIG3G)
+    (warning,) = capacity_warnings(p, pool_capacity(p, SINGLE), NO_TENANTS)
+    assert warning.endswith(f"; MIG7g uses the whole GPU, MIG1g all of its compute but {used} of its {memory} GB "
+                            f"of memory")
+
+
 @pytest.mark.parametrize("profile", [MigProfile.MIG1G, MigProfile.MIG7G], ids=lambda v: v.value)
 def test_full_layouts_do_not_warn(profile):
     p = pool("Standard_ND96asr_v4", profile)
     assert capacity_warnings(p, pool_capacity(p, SINGLE), NO_TENANTS) == []
+
+
+@pytest.mark.parametrize("strategy, warns", [(MPS, True), (TS, False)], ids=["mps", "time-slicing"])
+def test_mps_pools_say_the_device_plugin_calls_mps_experimental(strategy, warns):
+    p = pool("Standard_NC4as_T4_v3", sharing=Sharing(strategy, 4))
+    experimental = [w for w in capacity_warnings(p, pool_capacity(p, SINGLE), NO_TENANTS) if "experimental" in w]
+    assert experimental == ([
+        "pool p: NVIDIA's device plugin still calls its MPS support experimental (its README, since v0.15.0); "
+        "its time-slicing is not marked so"] if warns else [])
 
 
 @pytest.mark.parametrize("strategy, warns", [(MPS, True), (TS, False)], ids=["mps", "time-slicing"])

@@ -184,9 +184,11 @@ def test_c_and_python_dumpers_write_the_same_config_text():
         (pool("a100", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=mps(2)), MigStrategy.SINGLE,
          "gpushare:pools[0]: device-plugin config 'a100': sharing.mps: MPS is not supported on MIG devices"),
         (pool("t4", "Standard_NC4as_T4_v3", sharing=mps(49)), MigStrategy.SINGLE,
-         "sharing.mps.resources[0].replicas: MPS allows at most 48 clients per GPU on these nodes, got 49"),
+         "sharing.mps.resources[0].replicas: the device plugin's MPS control daemon accepts at most 48 replicas "
+         "per GPU on these nodes, got 49"),
         (pool("v100", "Standard_NC6s_v3", sharing=mps(17)), MigStrategy.SINGLE,
-         "sharing.mps.resources[0].replicas: MPS allows at most 16 clients per GPU on these nodes, got 17"),
+         "sharing.mps.resources[0].replicas: the device plugin's MPS control daemon accepts at most 16 replicas "
+         "per GPU on these nodes, got 17"),
         (pool("t4", "Standard_NC4as_T4_v3", sharing=time_slicing(1)), MigStrategy.SINGLE,
          "sharing.timeSlicing.resources[0].replicas: number of replicas must be >= 2, got 1"),
     ],
@@ -296,7 +298,8 @@ REJECTED = [
                                     "nvidia.com/mig-1g.5gb"), None,
      "sharing.mps.resources[0].name: MPS shares only whole GPUs (nvidia.com/gpu)"),
     ("mps-over-client-limit", _as_mps(VALID_TIME_SLICING, replicas=49), T4,
-     "sharing.mps.resources[0].replicas: MPS allows at most 48 clients per GPU on these nodes, got 49"),
+     "sharing.mps.resources[0].replicas: the device plugin's MPS control daemon accepts at most 48 replicas "
+     "per GPU on these nodes, got 49"),
     ("both-time-slicing-and-mps", _mutate(VALID_TIME_SLICING, ["sharing", "mps"],
                                           _as_mps(VALID_TIME_SLICING)["sharing"]["mps"]), None,
      "sharing: both timeSlicing and mps are set"),

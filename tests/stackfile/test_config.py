@@ -185,7 +185,7 @@ def test_autoscaled_pool_has_no_count():
 
 def test_explicit_values_override_defaults():
     stack = parse(raw_with(
-        cluster(resourceGroup="rg-gpu", kubernetesVersion="1.33.2", upgrades={"channel": "none"},
+        cluster(resourceGroup="rg-gpu", kubernetesVersion="1.36.2", upgrades={"channel": "none"},
                 systemPool={"vmSize": "Standard_D8ds_v5", "count": 3}),
         # driver: operator is covered with Ubuntu elsewhere; it is refused on AzureLinux (no NVIDIA driver container).
         operator(chartVersion="v26.7.0", driver="aks", migStrategy="single"),
@@ -196,7 +196,7 @@ def test_explicit_values_override_defaults():
     ))
     assert stack.preflight is PreflightMode.OFF
     assert stack.cluster.resource_group == "rg-gpu"
-    assert stack.cluster.kubernetes_version == "1.33.2"
+    assert stack.cluster.kubernetes_version == "1.36.2"
     assert stack.cluster.system_pool == SystemPool("Standard_D8ds_v5", 3)
     assert (stack.operator.chart_version, stack.operator.driver, stack.operator.mig_strategy) == (
         "v26.7.0", DriverOwner.AKS, MigStrategy.SINGLE)
@@ -336,7 +336,8 @@ REJECTED = [
     Rejected("rejects_negative_replicas", pool(sharing={"strategy": "time-slicing", "replicas": -4}), [
         (f"{POOL0}.sharing.replicas", ("must be 2 or more", "got -4"))]),
     Rejected("rejects_mps_replicas_49_on_t4", pool(sharing={"strategy": "mps", "replicas": 49}), [
-        (f"{POOL0}.sharing.replicas", ("must be from 2 to 48 for mps on NVIDIA T4 16GB", "client limit", "got 49"))]),
+        (f"{POOL0}.sharing.replicas", ("must be from 2 to 48 for mps on NVIDIA T4 16GB",
+                                       "the device plugin's limit per GPU", "got 49"))]),
     Rejected("rejects_mps_replicas_64_on_h100", h100_pool(sharing={"strategy": "mps", "replicas": 64}), [
         (f"{POOL0}.sharing.replicas", ("must be from 2 to 48 for mps on NVIDIA H100 NVL 94GB", "got 64"))]),
     Rejected("rejects_duplicate_pool_names", add_pool(name="t4", vmSize="Standard_NC8as_T4_v3"), [
@@ -437,7 +438,7 @@ REJECTED = [
         ("gpushare:cluster.kubernetesVersion", ("reads an unquoted version as a number", "1.33",
                                                 'kubernetesVersion: "1.33"'))]),
     Rejected("rejects_bad_kubernetes_version", cluster(kubernetesVersion="v1.33"), [
-        ("gpushare:cluster.kubernetesVersion", ('such as "1.33" or "1.33.2"', "got 'v1.33'"))]),
+        ("gpushare:cluster.kubernetesVersion", ('such as "1.36" or "1.36.2"', "got 'v1.33'"))]),
     Rejected("rejects_system_pool_not_a_mapping", cluster(systemPool="Standard_D4ds_v5"), [
         ("gpushare:cluster.systemPool", ("expected a mapping with keys vmSize, count",))]),
     Rejected("rejects_gpu_system_pool", cluster(systemPool={"vmSize": T4}), [
@@ -797,7 +798,7 @@ config:
   azure-native:location: westeurope
   gpushare:cluster:
     name: rt
-    kubernetesVersion: "1.33"
+    kubernetesVersion: "1.36"
     systemPool: {{vmSize: Standard_D4ds_v5, count: 3}}
   gpushare:operator: {{migStrategy: mixed, driver: aks}}
   gpushare:guard: warn

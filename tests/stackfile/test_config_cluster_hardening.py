@@ -64,7 +64,7 @@ def test_a_partial_window_keeps_the_other_defaults():
     assert window == MaintenanceWindow(WeekDay.WEDNESDAY, "02:00", 4)
 
 
-@pytest.mark.parametrize(("version", "channel"), [("1.33", "patch"), ("1.33.2", "none"), ("1.33.2", "node-image"),
+@pytest.mark.parametrize(("version", "channel"), [("1.36", "patch"), ("1.36.2", "none"), ("1.36.2", "node-image"),
                                                  (None, "rapid")])
 def test_versions_the_channel_does_not_move_are_accepted(version, channel):
     changes = {"upgrades": {"channel": channel}}
@@ -107,7 +107,7 @@ REJECTED: list[tuple[str, dict[str, Any], list[tuple[str, tuple[str, ...]]]]] = 
      [(f"{C}.access.kubernetesCredential", ("'kubelogin'", "token, kubelogin-azurecli, kubelogin-workloadidentity"))]),
     ("access_unknown_key", {"access": {"admins": [GROUP]}},
      [(f"{C}.access.admins", ("unknown key", "adminGroups"))]),
-    ("tier_unknown", {"tier": "Premium"}, [(f"{C}.tier", ("'Premium'", "allowed: Standard, Free"))]),
+    ("tier_unknown", {"tier": "Platinum"}, [(f"{C}.tier", ("'Platinum'", "allowed: Standard, Free, Premium"))]),
     ("tier_wrong_case", {"tier": "free"}, [(f"{C}.tier", ("case-sensitive", "'Free'"))]),
     ("channel_unknown", {"upgrades": {"channel": "weekly"}},
      [(f"{C}.upgrades.channel", ("'weekly'", "allowed: patch, stable, rapid, node-image, none"))]),
@@ -142,9 +142,9 @@ REJECTED: list[tuple[str, dict[str, Any], list[tuple[str, tuple[str, ...]]]]] = 
     ("more_than_200_ranges",
      {"apiServer": {"authorizedIpRanges": [f"10.{i // 256}.{i % 256}.0/24" for i in range(201)]}},
      [(f"{C}.apiServer.authorizedIpRanges", ("at most 200", "got 201"))]),
-    ("patch_channel_with_a_patch_version", {"kubernetesVersion": "1.33.2"},
-     [(f"{C}.kubernetesVersion", ("1.33.2", "channel patch", '"1.33"'))]),
-    ("stable_channel_with_a_version", {"kubernetesVersion": "1.33", "upgrades": {"channel": "stable"}},
+    ("patch_channel_with_a_patch_version", {"kubernetesVersion": "1.36.2"},
+     [(f"{C}.kubernetesVersion", ("1.36.2", "channel patch", '"1.36"'))]),
+    ("stable_channel_with_a_version", {"kubernetesVersion": "1.36", "upgrades": {"channel": "stable"}},
      [(f"{C}.kubernetesVersion", ("stable", "downgrade", "remove kubernetesVersion"))]),
     ("cluster_unknown_key", {"upgrade": {"channel": "patch"}}, [(f"{C}.upgrade", ("did you mean 'upgrades'",))]),
 ]

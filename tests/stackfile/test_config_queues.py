@@ -5,17 +5,20 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import jsonschema
 import pytest
 
 from gpushare.errors import ConfigError
+from gpushare.kubernetes.queues import queue_manifests
 from gpushare.model.stack import Queues, ReclaimWithinCohort, TenantQueue, WithinClusterQueue
 from gpushare.stackfile.config import parse_config
 from gpushare.stackfile.schema import stack_file_schema
+from tests.kubernetes.test_queues import closed, crd_schemas
 
 TENANTS = "gpushare:tenants"
 BASE: dict[str, Any] = {
     "azure-native:location": "westeurope",
-    "gpushare:cluster": {"name": "shared", "kubernetesVersion": "1.33"},
+    "gpushare:cluster": {"name": "shared", "kubernetesVersion": "1.36"},
     "gpushare:operator": {"migStrategy": "mixed"},
     "gpushare:queues": {"enabled": True},
     "gpushare:pools": [
@@ -103,6 +106,17 @@ def test_a_flavor_that_cannot_hold_its_pools_taints_is_refused():
     assert "a Kueue ResourceFlavor holds at most 8 tolerations" in problems(raw)["gpushare:pools[0].taints"]
     raw["gpushare:queues"]["enabled"] = False
     assert parse_config(raw, source="s", stack="test").queues.enabled is False
+
+
+def test_a_pool_with_exactly_the_most_taints_a_flavor_holds_is_accepted_and_its_flavor_fits_kueues_crd():
+    """8 taints (the GPU taint, vision's, 6 of the pool's own): the ResourceFlavor's 8 tolerations are Kueue's most."""
+    raw = copy.deepcopy(BASE)
+    raw["gpushare:pools"][0]["taints"] = [f"team{i}=x:NoSchedule" for i in range(6)]
+    stack = parse_config(raw, source="s", stack="test")
+    (flavor,) = [m for m in queue_manifests(stack) if m["kind"] == "ResourceFlavor"
+                 and m["metadata"]["name"] == "h100mig"]
+    assert len(flavor["spec"]["tolerations"]) == 8
+    jsonschema.Draft7Validator(closed(crd_schemas()["v1beta2/ResourceFlavor"]["schema"])).validate(flavor)
 
 
 def test_the_schema_describes_the_queue_keys():

@@ -19,7 +19,7 @@ TENANTS = "gpushare:tenants"
 
 BASE: dict[str, Any] = {
     "azure-native:location": "westeurope",
-    "gpushare:cluster": {"name": "shared", "kubernetesVersion": "1.33"},
+    "gpushare:cluster": {"name": "shared", "kubernetesVersion": "1.36"},
     "gpushare:operator": {"migStrategy": "mixed"},
     "gpushare:pools": [
         # 1 x H100 NVL per node, MIG1g: 7 x nvidia.com/mig-1g.12gb per node.
@@ -110,11 +110,12 @@ def test_rejects_a_kubernetes_version_without_validating_admission_policy_v1():
     assert "'1.29'" in found["gpushare:cluster.kubernetesVersion"]
 
 
-def test_an_old_kubernetes_version_is_fine_without_tenants():
+def test_an_old_kubernetes_version_without_tenants_is_refused_for_aks_alone():
     raw = copy.deepcopy(BASE)
     raw["gpushare:cluster"]["kubernetesVersion"] = "1.29"
     del raw[TENANTS]
-    assert parse_config(raw, source="s", stack="test").tenants == ()
+    (message,) = problems(raw).values()
+    assert "older than every minor AKS supports" in message and "tenants need" not in message
 
 
 def test_every_problem_is_reported_at_once():

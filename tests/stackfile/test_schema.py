@@ -366,7 +366,7 @@ BAD = {
     "unknown MIG profile": (pool(vmSize="Standard_ND96asr_v4", mig="MIG5g"), "gpushare:pools[0].mig"),
     "unknown region": (lambda config: config.update({"azure-native:location": "westeu"}), "azure-native:location"),
     "enum in the wrong case": (pool(osSku="ubuntu"), "gpushare:pools[0].osSku"),
-    "unknown tier": (cluster(tier="Premium"), "gpushare:cluster.tier"),
+    "unknown tier": (cluster(tier="Platinum"), "gpushare:cluster.tier"),
     "chart version without its v": (lambda config: config.update({"gpushare:operator": {"chartVersion": "25.3.0"}}),
                                     "gpushare:operator.chartVersion"),
     "retired VM size": (pool(vmSize="Standard_NC6s_v3"), "gpushare:pools[0].vmSize"),

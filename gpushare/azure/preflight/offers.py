@@ -19,7 +19,7 @@ from gpushare.azure.preflight.nodes import Node, vcpus_of
 from gpushare.azure.preflight.report import Check, Verdict
 from gpushare.azure.region_offers import RegionOffers, VmSizeOffer
 from gpushare.model.catalog import current_gpu_sizes
-from gpushare.model.stack import SYSTEM_POOL_NAME, GpuPool, OsDiskType, SpotEviction, StackConfig
+from gpushare.model.stack import SYSTEM_POOL_NAME, GpuPool, OsDiskType, SpotEviction, StackConfig, SupportPlan, Tier
 
 OFFICIAL_PLAN = "KubernetesOfficial"
 
@@ -212,10 +212,20 @@ def version_check(stack: StackConfig, offers: RegionOffers, live: Mapping[str, D
                      f"{minor} is preview-only in {offers.location}; offered: {offered}",
                      "use a generally available version")
     if offer.support_plans and OFFICIAL_PLAN not in offer.support_plans:
-        return Check("kubernetes-version", wanted, Verdict.WARN,
+        cluster = stack.cluster
+        if cluster.tier is Tier.PREMIUM and cluster.support_plan is SupportPlan.LONG_TERM_SUPPORT:
+            return Check("kubernetes-version", wanted, Verdict.PASS,
+                         f"{wanted} offered in {offers.location} with long-term support, which the stack's Premium "
+                         f"tier and AKSLongTermSupport plan take")
+        # AKS refuses the version on any other tier or plan, so `pulumi up` would fail (aks-docs
+        # long-term-support.md: LTS needs the Premium tier and the LTS support plan).
+        return Check("kubernetes-version", wanted, Verdict.FAIL,
                      f"{minor} is offered in {offers.location} only with AKS long-term support "
-                     f"({', '.join(offer.support_plans)}), which needs the cluster's Premium tier",
-                     "use a version with community support, or run the cluster on the Premium tier with LTS")
+                     f"({', '.join(offer.support_plans)}), which needs the cluster's Premium tier and its "
+                     f"AKSLongTermSupport plan; the stack has tier {cluster.tier.value}, plan "
+                     f"{cluster.support_plan.value}",
+                     "pin a version AKS supports without long-term support, or set gpushare:cluster.tier: Premium "
+                     "and supportPlan: AKSLongTermSupport")
     return Check("kubernetes-version", wanted, Verdict.PASS, f"{wanted} offered in {offers.location}")
 
 

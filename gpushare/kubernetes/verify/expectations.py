@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from gpushare.model.catalog import gpu_product_label
-from gpushare.model.stack import GpuPool, SharingStrategy, StackConfig
+from gpushare.model.stack import SPOT_NODE_LABEL, SPOT_PRIORITY_LABEL, GpuPool, SharingStrategy, StackConfig
 from gpushare.sharing.operator_values import NAMESPACE, operator_plan
 from gpushare.sharing.pool_facts import stack_pool_facts
 
@@ -21,6 +21,10 @@ OPERATOR_DAEMONSETS = (DEVICE_PLUGIN_DS, GFD_DS, VALIDATOR_DS)
 NODE_SETTLE = timedelta(minutes=10)
 """How long after a node turns Ready a missing operator pod still counts as pending (the operator first waits for
 NFD's labels, then schedules its DaemonSets)."""
+
+SPOT_LABELS = (SPOT_NODE_LABEL, SPOT_PRIORITY_LABEL)
+"""The labels AKS marks a Spot node with, either accepted: `kubernetes.azure.com/priority=spot` and the deprecated
+`kubernetes.azure.com/scalesetpriority=spot` (aks-docs use-labels.md @fb060ab L191-192)."""
 
 RESTART_PLUGIN = f"kubectl rollout restart -n {NAMESPACE} daemonset/{DEVICE_PLUGIN_DS}"
 
@@ -66,6 +70,8 @@ class PoolExpectation:
     """Every taint the pool's nodes carry (the Spot taint AKS adds included): the smoke pod tolerates them."""
     autoscaled: bool = False
     """The pool autoscales: AKS runs the cluster autoscaler, which judges every node of the cluster."""
+    spot: bool = False
+    """A Spot pool: each node must carry AKS's Spot label (`SPOT_LABELS`)."""
 
 
 
@@ -111,5 +117,6 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
             daemon_sets=daemon_sets,
             taints=facts.tolerated_taints,
             autoscaled=pool.autoscale is not None,
+            spot=pool.spot is not None,
         ))
     return expectations

@@ -22,6 +22,7 @@ from gpushare.kubernetes.verify.expectations import (
     NODE_SETTLE,
     NVIDIA_PREFIX,
     RESTART_PLUGIN,
+    SPOT_LABELS,
     VALIDATOR_DS,
     PoolExpectation,
 )
@@ -241,6 +242,14 @@ def _check_node(node: Mapping, expect: PoolExpectation, snapshot: ClusterSnapsho
         findings.append(Finding(where, f"node {name}: {config.problem}", config.cause, config.fix))
     if not findings and GFD_DS not in pod_findings:
         findings += _checkobject_labels(node, expect, where)
+    if expect.spot and not any(object_labels(node).get(key) == "spot" for key in SPOT_LABELS):
+        either = " or ".join(f"{key}=spot" for key in SPOT_LABELS)
+        findings.append(Finding(
+            where, f"node {name} carries neither of AKS's Spot labels ({either})",
+            "the node pool is not a Spot pool (its scaleSetPriority is fixed when AKS creates it)",
+            "check `az aks nodepool show --query scaleSetPriority`; recreate the pool as Spot, or drop `spot` from the "
+            "stack",
+        ))
     return findings + list(pod_findings.values())
 
 

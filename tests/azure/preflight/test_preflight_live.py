@@ -13,7 +13,7 @@ from gpushare.azure.preflight.report import PreflightFailedError, Verdict, raise
 from gpushare.azure.preflight.run import check_live, evaluate
 from gpushare.azure.region_offers import read_region
 from gpushare.errors import AzureReadError
-from gpushare.model.stack import Cluster, GuardMode, SystemPool
+from gpushare.model.stack import Cluster, GuardMode, SupportPlan, SystemPool, Tier
 from tests.azure.guard_builders import MIG_POOL, T4_POOL, gpu_stack
 from tests.azure.preflight_region import (
     A100,
@@ -245,14 +245,21 @@ def test_kubernetes_version(arm, version, verdict, detail):
     assert (check.verdict, check.detail) == (verdict, detail)
 
 
-def test_lts_only_version_warns(arm):
+def test_an_lts_only_version_fails_outside_premium_lts_and_passes_in_it(arm):
+    """AKS refuses an LTS-only minor on a cluster without the Premium tier and the LTS plan: `pulumi up` would fail."""
     versions = kubernetes_versions(arm_kubernetes_version("1.30", ("1.30.9",), plans=("AKSLongTermSupport",)))
 
     report = run(arm, with_version("1.30"), versions=versions)
 
     (check,) = [c for c in report.checks if c.check == "kubernetes-version"]
-    assert check.verdict is Verdict.WARN and "Premium tier" in check.detail
-    assert report.passed
+    assert check.verdict is Verdict.FAIL and "Premium tier and its AKSLongTermSupport plan" in check.detail
+    assert "tier Standard, plan KubernetesOfficial" in check.detail and "supportPlan: AKSLongTermSupport" in check.fix
+    assert not report.passed
+    config = with_version("1.30")
+    lts = dataclasses.replace(config, cluster=dataclasses.replace(
+        config.cluster, tier=Tier.PREMIUM, support_plan=SupportPlan.LONG_TERM_SUPPORT))
+    (check,) = [c for c in run(arm, lts, versions=versions).checks if c.check == "kubernetes-version"]
+    assert check.verdict is Verdict.PASS
 
 
 def test_version_no_longer_offered_but_running_warns(arm):

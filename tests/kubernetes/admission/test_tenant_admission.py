@@ -25,7 +25,7 @@ GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 STACK_YAML = """
 config:
   azure-native:location: westeurope
-  gpushare:cluster: {name: shared, kubernetesVersion: "1.30"}
+  gpushare:cluster: {name: shared, kubernetesVersion: "1.36"}
   gpushare:operator: {migStrategy: mixed}
   gpushare:pools:
     - {name: h100mig, vmSize: Standard_NC40ads_H100_v5, mig: MIG1g, count: 2}

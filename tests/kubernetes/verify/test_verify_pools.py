@@ -5,6 +5,7 @@ tests/controlplane/test_verify_on_a_real_control_plane.py shows are judged as th
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -14,8 +15,11 @@ from gpushare.kubernetes.verify.expectations import MPS_DS, OPERATOR_DAEMONSETS
 from gpushare.kubernetes.verify.findings import Verdict
 from gpushare.kubernetes.verify.report import evaluate
 from gpushare.model.catalog import MigProfile
+from gpushare.model.stack import Spot
 from gpushare.sharing.operator_values import operator_plan
-from tests.builders import pool, stack
+from gpushare.stackfile.autoscaler_readiness import counted_unready
+from gpushare.stackfile.autoscaler_readiness import node_ready as autoscaler_node_ready
+from tests.builders import pool, stack, time_slicing
 from tests.kube_stub import node, pod
 from tests.kubernetes.verify.verify_stacks import DEV, LONG_AGO, NOW, NS, PROD, by_pool, snapshot, t4ts_node
 
@@ -205,3 +209,53 @@ def test_an_existing_clusters_own_nodes_are_not_gpushares_to_check():
     report = evaluate(only_t4ts(), snapshot([t4ts_node("n1", key), t4ts_node("n2", key), *own]))
     assert (report.verdict, findings(report)) == (Verdict.PASS, [])
     assert [n.name for pool in report.pools for n in pool.nodes] == ["n1", "n2"]
+
+
+SPOT_DEV = stack(dataclasses.replace(pool("t4ts", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=2),
+                                     spot=Spot()))
+
+
+@pytest.mark.parametrize("spot_labels", [
+    {"kubernetes.azure.com/priority": "spot"},  # the label AKS sets now (aks-docs use-labels.md)
+    {"kubernetes.azure.com/scalesetpriority": "spot"},  # the deprecated one, alone on older nodes
+    {"kubernetes.azure.com/priority": "spot", "kubernetes.azure.com/scalesetpriority": "spot"},
+])
+def test_a_spot_pools_nodes_pass_with_either_of_akss_spot_labels(spot_labels):
+    expect = by_pool(SPOT_DEV)["t4ts"]
+    nodes = [t4ts_node(n, expect.config_key, **spot_labels) for n in ("n1", "n2")]
+    report = evaluate([expect], snapshot(nodes, config=SPOT_DEV))
+    assert (report.verdict, findings(report)) == (Verdict.PASS, [])
+
+
+def test_a_spot_pools_node_without_a_spot_label_is_not_a_spot_node():
+    expect = by_pool(SPOT_DEV)["t4ts"]
+    nodes = [t4ts_node("n1", expect.config_key),
+             t4ts_node("n2", expect.config_key, **{"kubernetes.azure.com/priority": "regular"})]
+    report = evaluate([expect], snapshot(nodes, config=SPOT_DEV))
+    assert report.verdict is Verdict.MISMATCH
+    assert [p for _, p, _ in findings(report)] == [
+        f"node {n} carries neither of AKS's Spot labels (kubernetes.azure.com/priority=spot or "
+        f"kubernetes.azure.com/scalesetpriority=spot)" for n in ("n1", "n2")]
+
+
+def with_ready(node_object: dict, status: str) -> dict:
+    """The node as the node lifecycle controller leaves it when the kubelet stops posting: Ready `Unknown`."""
+    for condition in node_object["status"]["conditions"]:
+        if condition["type"] == "Ready":
+            condition.update(status=status, reason="NodeStatusUnknown")
+    return node_object
+
+
+def test_a_node_whose_ready_condition_is_unknown_is_not_ready_to_verify():
+    key = by_pool(DEV)["t4ts"].config_key
+    report = evaluate(only_t4ts(), snapshot([with_ready(t4ts_node("n1", key), "Unknown"), t4ts_node("n2", key)]))
+    assert findings(report) == [(True, "node n1 is NotReady", "the node is joining or unhealthy")]
+    assert [n["ready"] for n in report.pools[0].to_json()["nodes"]] == [False, True]
+
+
+def test_a_node_whose_ready_condition_is_unknown_is_unready_to_the_autoscaler():
+    """cluster-autoscaler `GetNodeReadiness`: only a Ready condition that is True makes a node ready."""
+    key = by_pool(DEV)["t4ts"].config_key
+    unknown = with_ready(t4ts_node("n1", key), "Unknown")
+    assert not autoscaler_node_ready(unknown) and counted_unready(unknown, NOW + timedelta(hours=1))
+    assert autoscaler_node_ready(t4ts_node("n2", key))
