@@ -1,0 +1,132 @@
+"""Every YAML example in README and `docs/` that is a stack file or part of one is planned, as a user who copies it
+would plan it: a whole stack as it is, a fragment inside a stack (the minimal one, or the stack an HTML comment
+before the block names). A block that shows an error says so, and must be refused with that error.
+
+Markers, on the line just before a block's opening fence:
+- `<!-- stack-example: base stacks/Pulumi.NAME.yaml -->`: the fragment belongs in that stack (pools it names);
+- `<!-- stack-example: refused "TEXT" -->`: `plan` must exit 2 and say TEXT;
+- `<!-- not-a-stack: WHY -->`: YAML that is no part of a stack file (a pod spec's lines). Kubernetes objects
+  (`apiVersion` and `kind`) are recognised without a marker.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.stack_files import MINIMAL_STACK_YAML, plan
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>\S*)\s*$")
+MARKER = re.compile(r"^\s*<!-- (?P<kind>stack-example|not-a-stack): ?(?P<text>.*?) -->\s*$")
+REFUSED = re.compile(r'^refused "(?P<error>[^"]+)"$')
+BASE = re.compile(r"^base (?P<path>stacks/Pulumi\.[\w.-]+\.yaml)$")
+
+
+@dataclass(frozen=True)
+class Example:
+    page: str
+    line: int
+    text: str
+    marker: tuple[str, str] | None
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+def yaml_blocks(path: Path) -> list[Example]:
+    """The page's ```yaml blocks, dedented, with the marker on the line before each."""
+    lines, found, i = path.read_text().splitlines(), [], 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
+        if opening["lang"] in ("yaml", "yml"):
+            marker = MARKER.match(lines[i - 1]) if i else None
+            found.append(Example(str(path.relative_to(ROOT)), i + 1, textwrap.dedent("\n".join(lines[i + 1:end])) + "\n",
+                                 (marker["kind"], marker["text"]) if marker else None))
+        i = end + 1
+    return found
+
+
+EXAMPLES = [example for page in PAGES for example in yaml_blocks(page)]
+
+
+def is_kubernetes_object(document: Any) -> bool:
+    return isinstance(document, dict) and {"apiVersion", "kind"} <= set(document)
+
+
+def stack_text(example: Example) -> str:
+    """The stack file a user ends up with: the example itself, or the base stack with the fragment in it."""
+    document = yaml.safe_load(example.text)
+    base_path = ROOT / BASE.match(example.marker[1])["path"] if example.marker and BASE.match(example.marker[1]) \
+        else None
+    base_text = base_path.read_text() if base_path else MINIMAL_STACK_YAML
+    if isinstance(document, dict) and "config" in document:
+        return example.text
+    if document is None:  # comments only: a stack file's header line
+        return example.text + base_text
+    base = yaml.safe_load(base_text)
+    if isinstance(document, dict) and all(":" in str(key) for key in document):
+        base["config"].update(document)
+    elif isinstance(document, list) and all(isinstance(item, dict) and "vmSize" in item for item in document):
+        names = {item["name"] for item in document}
+        base["config"]["gpushare:pools"] = [p for p in base["config"]["gpushare:pools"] if p["name"] not in names]
+        base["config"]["gpushare:pools"] += document
+    else:
+        pytest.fail(f"{example}: a YAML block that is neither a stack, a config key, a pool list nor a Kubernetes "
+                    "object; mark it (see this test's docstring)")
+    return yaml.safe_dump(base, sort_keys=False)
+
+
+STACK_EXAMPLES = [e for e in EXAMPLES if not (e.marker and e.marker[0] == "not-a-stack")
+                  and not is_kubernetes_object(yaml.safe_load(e.text))]
+
+
+@pytest.mark.parametrize("example", STACK_EXAMPLES, ids=str)
+def test_every_stack_example_in_the_docs_plans_as_shown(example, tmp_path, capsys):
+    path = tmp_path / f"Pulumi.{Path(example.page).stem}-{example.line}.yaml"
+    path.write_text(stack_text(example))
+    code, out, err = plan(capsys, path)
+    refused = REFUSED.match(example.marker[1]) if example.marker else None
+    if refused:
+        assert code == 2 and refused["error"] in err, f"{example} should be refused with {refused['error']!r}: {err}"
+    else:
+        assert code == 0, f"{example} is refused by plan:\n{err}"
+
+
+def test_the_docs_have_stack_examples_of_every_kind():
+    """The classification above sees what the pages hold: whole stacks, config keys, pools, a header line."""
+    documents = [yaml.safe_load(e.text) for e in STACK_EXAMPLES]
+    assert any(isinstance(d, dict) and "config" in d for d in documents)
+    assert any(isinstance(d, dict) and "gpushare:tenants" in d for d in documents)
+    assert any(isinstance(d, list) for d in documents)
+    assert any(d is None for d in documents)
+    assert len(STACK_EXAMPLES) >= 9
+
+
+def test_markers_are_well_formed():
+    for example in EXAMPLES:
+        if example.marker and example.marker[0] == "stack-example":
+            assert REFUSED.match(example.marker[1]) or BASE.match(example.marker[1]), example
+        if example.marker and BASE.match(example.marker[1]):
+            assert (ROOT / BASE.match(example.marker[1])["path"]).exists(), example
+
+
+def test_a_wrong_example_fails_the_check(tmp_path, capsys):
+    """The check can fail: a quota on a resource no pool advertises, as docs/queues.md had it, is refused."""
+    example = Example("docs/x.md", 1, "gpushare:tenants:\n  - {name: a, pools: [t4], quota: {nvidia.com/gpu.shared: 2}}\n",
+                      None)
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text(stack_text(example))
+    code, _, err = plan(capsys, path)
+    assert code == 2 and "nvidia.com/gpu.shared" in err
