@@ -122,25 +122,20 @@ def test_deployed_file_example_is_read_by_the_guard(tmp_path):
     assert pools["t4ts"].os_sku == "Ubuntu" and pools["system"].mode == "System"
 
 
-def test_tenant_example_is_accepted_under_the_default_mig_strategy():
-    """The onboarding example's quota names what its pool advertises under `migStrategy: single` (the default),
-    so a user who copies it onto such a pool is not refused."""
-    import yaml
+def test_every_page_has_a_title_of_its_own():
+    """Two pages titled alike ("Config reference" was the guide's and the generated list's) send a reader to the
+    wrong one."""
+    titles = {}
+    for path in PAGES[1:]:
+        first = path.read_text().splitlines()[0]
+        assert first.startswith("# "), f"{path.name}: first line must be its title"
+        titles.setdefault(first[2:].split(":")[0].strip().lower(), []).append(path.name)
+    assert not {title: names for title, names in titles.items() if len(names) > 1}
 
-    from gpushare.stackfile.config import parse_config
 
-    text = page("tenants.md")
-    section = text[text.index("To add a tenant, add to the stack file"):]
-    block = section[section.index("```yaml\n") + len("```yaml\n"):section.index("```\n", section.index("```yaml\n") + 8)]
-    tenants = yaml.safe_load(block)["gpushare:tenants"]
-    raw = {
-        "azure-native:location": "westeurope",
-        "gpushare:cluster": {"name": "gpushare-readme", "kubernetesVersion": "1.33"},
-        # The pool the example names, as stacks/Pulumi.prod.yaml defines it, under the default strategy.
-        "gpushare:pools": [{"name": "h100mig", "vmSize": "Standard_NC40ads_H100_v5", "mig": "MIG3g",
-                            "sharing": {"strategy": "time-slicing", "replicas": 2}, "count": 2}],
-        "gpushare:tenants": tenants,
-    }
-    stack = parse_config(raw, source="docs/tenants.md", stack="readme")
-    assert stack.operator.mig_strategy.value == "single"
-    assert dict(stack.tenants[0].quota)
+def test_the_cost_page_names_every_workflow_that_prices_its_comment():
+    workflows = [p.name for p in (ROOT / ".github" / "workflows").glob("*.yml") if "--prices" in p.read_text()]
+    assert workflows
+    text = page("cost.md")
+    assert all(name in text for name in workflows), workflows
+    assert "do not pass `--prices`" not in text
