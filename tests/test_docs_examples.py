@@ -6,7 +6,8 @@ Markers, on the line just before a block's opening fence:
 - `<!-- stack-example: base stacks/Pulumi.NAME.yaml -->`: the fragment belongs in that stack (pools it names);
 - `<!-- stack-example: refused "TEXT" -->`: `plan` must exit 2 and say TEXT;
 - `<!-- not-a-stack: WHY -->`: YAML that is no part of a stack file (a pod spec's lines). Kubernetes objects
-  (`apiVersion` and `kind`) are recognised without a marker.
+  (`apiVersion` and `kind`) and GitHub workflows (`jobs`; tests/workflows checks docs/ci.md's) are recognised
+  without a marker.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ def yaml_blocks(path: Path) -> list[Example]:
 EXAMPLES = [example for page in PAGES for example in yaml_blocks(page)]
 
 
-def is_kubernetes_object(document: Any) -> bool:
-    return isinstance(document, dict) and {"apiVersion", "kind"} <= set(document)
+def is_other_document(document: Any) -> bool:
+    """A Kubernetes object or a GitHub workflow: YAML of another kind than a stack file."""
+    return isinstance(document, dict) and ({"apiVersion", "kind"} <= set(document) or "jobs" in document)
 
 
 def stack_text(example: Example) -> str:
@@ -89,7 +91,7 @@ def stack_text(example: Example) -> str:
 
 
 STACK_EXAMPLES = [e for e in EXAMPLES if not (e.marker and e.marker[0] == "not-a-stack")
-                  and not is_kubernetes_object(yaml.safe_load(e.text))]
+                  and not is_other_document(yaml.safe_load(e.text))]
 
 
 @pytest.mark.parametrize("example", STACK_EXAMPLES, ids=str)
