@@ -4,7 +4,8 @@ before the block names). A block that shows an error says so, and must be refuse
 
 Markers, on the line just before a block's opening fence:
 - `<!-- stack-example: base stacks/Pulumi.NAME.yaml -->`: the fragment belongs in that stack (pools it names);
-- `<!-- stack-example: refused "TEXT" -->`: `plan` must exit 2 and say TEXT;
+- `<!-- stack-example: refused, as the next block shows -->`: `plan` must exit 2 with the error the page shows in
+  the next fenced block (`error: FILE: N configuration errors` and its `  - ` lines; a line may end in `...`);
 - `<!-- not-a-stack: WHY -->`: YAML that is no part of a stack file (a pod spec's lines). Kubernetes objects
   (`apiVersion` and `kind`) and GitHub workflows (`jobs`; tests/workflows checks docs/ci.md's) are recognised
   without a marker.
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>\S*)\s*$")
 MARKER = re.compile(r"^\s*<!-- (?P<kind>stack-example|not-a-stack): ?(?P<text>.*?) -->\s*$")
-REFUSED = re.compile(r'^refused "(?P<error>[^"]+)"$')
+REFUSED = re.compile(r"^refused, as the next block shows$")
 BASE = re.compile(r"^base (?P<path>stacks/Pulumi\.[\w.-]+\.yaml)$")
 
 
@@ -37,6 +38,7 @@ class Example:
     line: int
     text: str
     marker: tuple[str, str] | None
+    next_block: str = ""
 
     def __str__(self) -> str:
         return f"{self.page}:{self.line}"
@@ -53,8 +55,11 @@ def yaml_blocks(path: Path) -> list[Example]:
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
         if opening["lang"] in ("yaml", "yml"):
             marker = MARKER.match(lines[i - 1]) if i else None
+            following = next((j for j in range(end + 1, len(lines)) if FENCE.match(lines[j])), None)
+            next_block = "" if following is None else "\n".join(
+                lines[following + 1:next(j for j in range(following + 1, len(lines)) if lines[j].strip() == "```")])
             found.append(Example(str(path.relative_to(ROOT)), i + 1, textwrap.dedent("\n".join(lines[i + 1:end])) + "\n",
-                                 (marker["kind"], marker["text"]) if marker else None))
+                                 (marker["kind"], marker["text"]) if marker else None, next_block))
         i = end + 1
     return found
 
@@ -99,11 +104,23 @@ def test_every_stack_example_in_the_docs_plans_as_shown(example, tmp_path, capsy
     path = tmp_path / f"Pulumi.{Path(example.page).stem}-{example.line}.yaml"
     path.write_text(stack_text(example))
     code, out, err = plan(capsys, path)
-    refused = REFUSED.match(example.marker[1]) if example.marker else None
-    if refused:
-        assert code == 2 and refused["error"] in err, f"{example} should be refused with {refused['error']!r}: {err}"
+    if example.marker and REFUSED.match(example.marker[1]):
+        assert code == 2, f"{example} should be refused: {out[:300]}"
+        assert shown_error_is(example.next_block, err), f"{example}: the page shows\n{example.next_block}\nplan says\n{err}"
     else:
         assert code == 0, f"{example} is refused by plan:\n{err}"
+
+
+def shown_error_is(shown: str, said: str) -> bool:
+    """Whether `plan`'s stderr is the error a page shows: the same count, and each problem line, whole or up to the
+    `...` that cuts it (the file's path differs: the test's copy)."""
+    first, *problems = shown.splitlines()
+    count = re.fullmatch(r"error: \S+: (\d+ configuration errors?)", first)
+    said_lines = said.splitlines()
+    if not count or not said_lines or not said_lines[0].endswith(count[1]) or len(said_lines) != len(problems) + 1:
+        return False
+    return all(line.endswith(" ...") and got.startswith(line[:-3]) or got == line
+               for line, got in zip(problems, said_lines[1:]))
 
 
 def test_the_docs_have_stack_examples_of_every_kind():
@@ -122,6 +139,14 @@ def test_markers_are_well_formed():
             assert REFUSED.match(example.marker[1]) or BASE.match(example.marker[1]), example
         if example.marker and BASE.match(example.marker[1]):
             assert (ROOT / BASE.match(example.marker[1])["path"]).exists(), example
+
+
+def test_a_shown_error_must_be_the_one_plan_gives():
+    said = "error: /tmp/x.yaml: 2 configuration errors\n  - a: bad, got 1\n  - b: worse: x, y\n"
+    assert shown_error_is("error: stacks/x.yaml: 2 configuration errors\n  - a: bad, got 1\n  - b: worse: ...", said)
+    assert not shown_error_is("error: stacks/x.yaml: 2 configuration errors\n  - a: bad, got 2\n  - b: worse: ...",
+                              said)
+    assert not shown_error_is("error: stacks/x.yaml: 1 configuration error\n  - a: bad, got 1", said)
 
 
 def test_a_wrong_example_fails_the_check(tmp_path, capsys):
