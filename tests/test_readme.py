@@ -139,3 +139,16 @@ def test_the_cost_page_names_every_workflow_that_prices_its_comment():
     text = page("cost.md")
     assert all(name in text for name in workflows), workflows
     assert "do not pass `--prices`" not in text
+
+
+def test_sharing_modes_names_a_time_sliced_mig_slice_as_the_plan_advertises_it(capsys):
+    """Under `migStrategy: mixed` a time-sliced MIG slice is `nvidia.com/mig-<slice>.shared` (stacks/Pulumi.prod.yaml's
+    h100mig), not `nvidia.com/gpu.shared` as the page once said."""
+    import json
+
+    from gpushare.cli import main
+
+    assert main(["plan", str(ROOT / "stacks" / "Pulumi.prod.yaml"), "--json"]) == 0
+    pool = next(p for p in json.loads(capsys.readouterr().out)["pools"] if p["name"] == "h100mig")
+    time_slicing = next(line for line in page("sharing-modes.md").splitlines() if line.startswith("| time-slicing"))
+    assert pool["resource"] == "nvidia.com/mig-3g.47gb.shared" and f"`{pool['resource']}`" in time_slicing
