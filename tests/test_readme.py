@@ -152,3 +152,10 @@ def test_sharing_modes_names_a_time_sliced_mig_slice_as_the_plan_advertises_it(c
     pool = next(p for p in json.loads(capsys.readouterr().out)["pools"] if p["name"] == "h100mig")
     time_slicing = next(line for line in page("sharing-modes.md").splitlines() if line.startswith("| time-slicing"))
     assert pool["resource"] == "nvidia.com/mig-3g.47gb.shared" and f"`{pool['resource']}`" in time_slicing
+
+
+def test_the_operator_page_cites_the_cdi_source_the_code_cites():
+    """AKS's bootstrap turns CDI on in containerd: the page says so with the source the chart values cite."""
+    code = (ROOT / "gpushare" / "sharing" / "operator_values.py").read_text()
+    cited = re.search(r"Azure/AgentBaker#\d+", code)[0]
+    assert cited in page("operator.md") and "no AKS source shows" not in page("operator.md")
