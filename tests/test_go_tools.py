@@ -70,8 +70,7 @@ def test_the_announcement_names_each_tool_to_build_with_its_figures_and_builds_n
                    env={**os.environ, "GPUSHARE_CACHE": str(tmp_path)})
     after = announce("nodeselect", "re2check", cache=tmp_path)
     assert "building 1 of 2 Go tools first" in after.stderr and "re2check" not in after.stderr, after.stderr
-    assert announce("re2check", cache=tmp_path).stderr == \
-        "make test: the Go tools are built (cached under ~/.cache/gpushare)\n"
+    assert announce("re2check", cache=tmp_path).stderr == f"make test: the Go tools are built (cached under {tmp_path})\n"
 
 
 def test_without_go_the_announcement_says_the_tiers_skip(tmp_path):
@@ -85,8 +84,10 @@ def test_a_tool_without_figures_is_named():
     assert done.returncode == 2 and "no figures for nosuchtool in docs/testing.md" in done.stderr
 
 
-def test_a_module_the_proxy_refuses_is_said_to_skip():
+def test_a_module_the_proxy_refuses_is_said_to_skip(monkeypatch):
     """autoscalercheck's exit 5 (its module not served): named apart from the builds, since nothing is built."""
+    monkeypatch.delenv("GPUSHARE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
     assert go_builds.announcement(["a", "autoscalercheck"], [], ["autoscalercheck"], {}) == (
-        "make test: the Go tools are built (cached under ~/.cache/gpushare); not served by the Go module proxy, "
+        "make test: the Go tools are built (cached under /var/cache/me/gpushare); not served by the Go module proxy, "
         "so its tests skip: autoscalercheck\n")

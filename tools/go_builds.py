@@ -44,6 +44,15 @@ def figures() -> dict[str, tuple[float, int]]:
             for m in map(ROW.match, table.splitlines()) if m}
 
 
+def cache_root() -> str:
+    """Where the build scripts cache the tools (their own rule: GPUSHARE_CACHE, else XDG_CACHE_HOME/gpushare)."""
+    if os.environ.get("GPUSHARE_CACHE"):
+        return os.environ["GPUSHARE_CACHE"]
+    if os.environ.get("XDG_CACHE_HOME"):
+        return f"{os.environ['XDG_CACHE_HOME']}/gpushare"
+    return "~/.cache/gpushare"
+
+
 def real_go() -> str | None:
     go = os.environ.get("GO") or shutil.which("go")
     if not go and os.access("/usr/local/go/bin/go", os.X_OK):
@@ -81,13 +90,13 @@ def announcement(tools: list[str], to_build: list[str], not_served: list[str],
     skipped = (f"; not served by the Go module proxy, so its tests skip: {', '.join(not_served)}"
                if not_served else "")
     if not to_build:
-        return f"make test: the Go tools are built (cached under ~/.cache/gpushare){skipped}\n"
+        return f"make test: the Go tools are built (cached under {cache_root()}){skipped}\n"
     minutes = sum(table[t][0] for t in to_build)
     mib = sum(table[t][1] for t in to_build)
     lines = [f"make test: building {len(to_build)} of {len(tools)} Go tools first, one at a time (figures for an "
              "idle 2-core machine, from docs/testing.md; a busy one takes longer):"]
     lines += [f"  {t}: about {table[t][0]:g} min, {table[t][1]} MiB" for t in to_build]
-    lines.append(f"  in all about {minutes:g} min and {mib} MiB under ~/.cache/gpushare, and Go's build and module "
+    lines.append(f"  in all about {minutes:g} min and {mib} MiB under {cache_root()}, and Go's build and module "
                  "caches grow by several GB; later runs reuse them" + skipped)
     return "\n".join(lines) + "\n"
 
