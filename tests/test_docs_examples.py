@@ -58,7 +58,8 @@ def yaml_blocks(path: Path) -> list[Example]:
             following = next((j for j in range(end + 1, len(lines)) if FENCE.match(lines[j])), None)
             next_block = "" if following is None else "\n".join(
                 lines[following + 1:next(j for j in range(following + 1, len(lines)) if lines[j].strip() == "```")])
-            found.append(Example(str(path.relative_to(ROOT)), i + 1, textwrap.dedent("\n".join(lines[i + 1:end])) + "\n",
+            text = textwrap.dedent("\n".join(lines[i + 1:end])) + "\n"
+            found.append(Example(str(path.relative_to(ROOT)), i + 1, text,
                                  (marker["kind"], marker["text"]) if marker else None, next_block))
         i = end + 1
     return found
@@ -106,7 +107,8 @@ def test_every_stack_example_in_the_docs_plans_as_shown(example, tmp_path, capsy
     code, out, err = plan(capsys, path)
     if example.marker and REFUSED.match(example.marker[1]):
         assert code == 2, f"{example} should be refused: {out[:300]}"
-        assert shown_error_is(example.next_block, err), f"{example}: the page shows\n{example.next_block}\nplan says\n{err}"
+        assert shown_error_is(example.next_block, err), \
+            f"{example}: the page shows\n{example.next_block}\nplan says\n{err}"
     else:
         assert code == 0, f"{example} is refused by plan:\n{err}"
 
@@ -151,8 +153,8 @@ def test_a_shown_error_must_be_the_one_plan_gives():
 
 def test_a_wrong_example_fails_the_check(tmp_path, capsys):
     """The check can fail: a quota on a resource no pool advertises, as docs/queues.md had it, is refused."""
-    example = Example("docs/x.md", 1, "gpushare:tenants:\n  - {name: a, pools: [t4], quota: {nvidia.com/gpu.shared: 2}}\n",
-                      None)
+    example = Example("docs/x.md", 1,
+                      "gpushare:tenants:\n  - {name: a, pools: [t4], quota: {nvidia.com/gpu.shared: 2}}\n", None)
     path = tmp_path / "Pulumi.x.yaml"
     path.write_text(stack_text(example))
     code, _, err = plan(capsys, path)

@@ -70,7 +70,8 @@ def test_the_announcement_names_each_tool_to_build_with_its_figures_and_builds_n
                    env={**os.environ, "GPUSHARE_CACHE": str(tmp_path)})
     after = announce("nodeselect", "re2check", cache=tmp_path)
     assert "building 1 of 2 Go tools first" in after.stderr and "re2check" not in after.stderr, after.stderr
-    assert announce("re2check", cache=tmp_path).stderr == f"make test: the Go tools are built (cached under {tmp_path})\n"
+    built = announce("re2check", cache=tmp_path)
+    assert built.stderr == f"make test: the Go tools are built (cached under {tmp_path})\n"
 
 
 def test_without_go_the_announcement_says_the_tiers_skip(tmp_path):

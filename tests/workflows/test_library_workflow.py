@@ -16,7 +16,8 @@ from tests.workflows.test_workflows import PINNED, WORKFLOWS, load, tool
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = WORKFLOWS / "library-preview.yml"
-CALLER_START, CALLER_END = "<!-- library-caller-example:start -->\n```yaml\n", "```\n<!-- library-caller-example:end -->"
+CALLER_START = "<!-- library-caller-example:start -->\n```yaml\n"
+CALLER_END = "```\n<!-- library-caller-example:end -->"
 PROGRAM = """\
 from gpushare.components import deploy
 
