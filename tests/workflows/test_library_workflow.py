@@ -52,6 +52,7 @@ def test_the_reusable_workflow_is_called_with_the_program_directory_and_stacks()
     assert jobs["compare"]["strategy"]["matrix"]["stack"] == jobs["preview"]["strategy"]["matrix"]["stack"] \
         == "${{ fromJSON(inputs.stacks) }}"
     assert "inputs.preview" in jobs["preview"]["if"]
+    assert jobs["compare"]["if"] == "inputs.stacks != '[]'" and "inputs.stacks != '[]'" in jobs["preview"]["if"]
     assert "head.repo.full_name == github.repository" in jobs["preview"]["if"], "forks get no OIDC token"
     assert jobs["preview"]["needs"] == "compare", "the report must replace the comparison, not race it"
     plan = step("compare", "plan base and head, compare")["run"]
