@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -92,3 +93,26 @@ def test_a_module_the_proxy_refuses_is_said_to_skip(monkeypatch):
     assert go_builds.announcement(["a", "autoscalercheck"], [], ["autoscalercheck"], {}) == (
         "make test: the Go tools are built (cached under /var/cache/me/gpushare); not served by the Go module proxy, "
         "so its tests skip: autoscalercheck\n")
+
+
+def test_a_build_in_progress_is_announced_as_to_build_without_waiting_for_it(tmp_path):
+    """Another process holds the tool's build lock: the dry run neither waits nor passes the lock."""
+    if reason := unavailable_reason(ROOT / "tools" / "re2check" / "build", "the build announcement"):
+        pytest.skip(reason)
+    if not shutil.which("flock"):
+        pytest.skip("flock is not installed: the build scripts take no lock")
+    # The key folder the script uses: found by building once into another cache.
+    subprocess.run([str(ROOT / "tools" / "re2check" / "build")], check=True, capture_output=True, timeout=300,
+                   env={**os.environ, "GPUSHARE_CACHE": str(tmp_path / "probe")})
+    (key,) = [p.name for p in (tmp_path / "probe" / "re2check").iterdir()]
+    held = tmp_path / "cache" / "re2check" / key
+    held.mkdir(parents=True)
+    with subprocess.Popen(["flock", str(held / ".lock"), "sleep", "60"]) as holder:
+        try:
+            time.sleep(0.5)
+            start = time.monotonic()
+            done = announce("re2check", cache=tmp_path / "cache")
+            assert time.monotonic() - start < 30
+            assert "building 1 of 1 Go tools first" in done.stderr, done.stderr
+        finally:
+            holder.kill()

@@ -4,9 +4,10 @@
 
 Each `tools/<tool>/build` is asked whether its binary is cached by running it with a stand-in `go` that answers
 `go version` and `go env` with the real Go (so the cache key is the real one) and fails anything that would
-download or build, and a stand-in `flock` that never waits: the script prints its cached path and exits 0, or
-stops at its first download or build. The figures per tool are the table in docs/testing.md ("The Go tools
-`make test` builds"), so the page and the message cannot drift apart. Stdlib only: it runs before anything else.
+download or build, and a `flock -n` that never waits for a build in progress (nor passes its lock): the script
+prints its cached path and exits 0, or stops at the lock or at its first download or build. The figures per tool
+are the table in docs/testing.md ("The Go tools `make test` builds"), so the page and the message cannot drift
+apart. Stdlib only: it runs before anything else.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def dry_run(tool: str, stand_ins: Path, go: str) -> int:
     """`tools/<tool>/build` with the stand-ins: 0 when its binary is cached, NOT_SERVED, or another status when it
     would build."""
     env = {**os.environ, "GO": str(stand_ins / "go"), "GPUSHARE_REAL_GO": go,
+           "GPUSHARE_REAL_FLOCK": shutil.which("flock") or "flock",
            "PATH": f"{stand_ins}{os.pathsep}{os.environ.get('PATH', '')}"}
     try:
         done = subprocess.run([str(ROOT / "tools" / tool / "build")], env=env, capture_output=True, text=True,
@@ -77,11 +79,19 @@ def dry_run(tool: str, stand_ins: Path, go: str) -> int:
     return done.returncode
 
 
+STAND_IN_FLOCK = """#!/bin/sh
+# Never wait for a build in progress, and never go past its lock: a held lock means not built yet.
+exec "$GPUSHARE_REAL_FLOCK" -n "$@"
+"""
+
+
 def stand_ins(folder: Path) -> Path:
-    for name, text in (("go", STAND_IN_GO), ("flock", "#!/bin/sh\nexit 0\n")):
-        path = folder / name
-        path.write_text(text)
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    """`go`, and `flock` where the real one exists (without it the build scripts take no lock)."""
+    for name, text in (("go", STAND_IN_GO), ("flock", STAND_IN_FLOCK if shutil.which("flock") else None)):
+        if text:
+            path = folder / name
+            path.write_text(text)
+            path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return folder
 
 
