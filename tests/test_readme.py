@@ -122,25 +122,40 @@ def test_deployed_file_example_is_read_by_the_guard(tmp_path):
     assert pools["t4ts"].os_sku == "Ubuntu" and pools["system"].mode == "System"
 
 
-def test_tenant_example_is_accepted_under_the_default_mig_strategy():
-    """The onboarding example's quota names what its pool advertises under `migStrategy: single` (the default),
-    so a user who copies it onto such a pool is not refused."""
-    import yaml
+def test_every_page_has_a_title_of_its_own():
+    """Two pages titled alike ("Config reference" was the guide's and the generated list's) send a reader to the
+    wrong one."""
+    titles = {}
+    for path in PAGES[1:]:
+        first = path.read_text().splitlines()[0]
+        assert first.startswith("# "), f"{path.name}: first line must be its title"
+        titles.setdefault(first[2:].split(":")[0].strip().lower(), []).append(path.name)
+    assert not {title: names for title, names in titles.items() if len(names) > 1}
 
-    from gpushare.stackfile.config import parse_config
 
-    text = page("tenants.md")
-    section = text[text.index("To add a tenant, add to the stack file"):]
-    block = section[section.index("```yaml\n") + len("```yaml\n"):section.index("```\n", section.index("```yaml\n") + 8)]
-    tenants = yaml.safe_load(block)["gpushare:tenants"]
-    raw = {
-        "azure-native:location": "westeurope",
-        "gpushare:cluster": {"name": "gpushare-readme", "kubernetesVersion": "1.36"},
-        # The pool the example names, as stacks/Pulumi.prod.yaml defines it, under the default strategy.
-        "gpushare:pools": [{"name": "h100mig", "vmSize": "Standard_NC40ads_H100_v5", "mig": "MIG3g",
-                            "sharing": {"strategy": "time-slicing", "replicas": 2}, "count": 2}],
-        "gpushare:tenants": tenants,
-    }
-    stack = parse_config(raw, source="docs/tenants.md", stack="readme")
-    assert stack.operator.mig_strategy.value == "single"
-    assert dict(stack.tenants[0].quota)
+def test_the_cost_page_names_every_workflow_that_prices_its_comment():
+    workflows = [p.name for p in (ROOT / ".github" / "workflows").glob("*.yml") if "--prices" in p.read_text()]
+    assert workflows
+    text = page("cost.md")
+    assert all(name in text for name in workflows), workflows
+    assert "do not pass `--prices`" not in text
+
+
+def test_sharing_modes_names_a_time_sliced_mig_slice_as_the_plan_advertises_it(capsys):
+    """Under `migStrategy: mixed` a time-sliced MIG slice is `nvidia.com/mig-<slice>.shared` (stacks/Pulumi.prod.yaml's
+    h100mig), not `nvidia.com/gpu.shared` as the page once said."""
+    import json
+
+    from gpushare.cli import main
+
+    assert main(["plan", str(ROOT / "stacks" / "Pulumi.prod.yaml"), "--json"]) == 0
+    pool = next(p for p in json.loads(capsys.readouterr().out)["pools"] if p["name"] == "h100mig")
+    time_slicing = next(line for line in page("sharing-modes.md").splitlines() if line.startswith("| time-slicing"))
+    assert pool["resource"] == "nvidia.com/mig-3g.47gb.shared" and f"`{pool['resource']}`" in time_slicing
+
+
+def test_the_operator_page_cites_the_cdi_source_the_code_cites():
+    """AKS's bootstrap turns CDI on in containerd: the page says so with the source the chart values cite."""
+    code = (ROOT / "gpushare" / "sharing" / "operator_values.py").read_text()
+    cited = re.search(r"Azure/AgentBaker#\d+", code)[0]
+    assert cited in page("operator.md") and "no AKS source shows" not in page("operator.md")

@@ -106,8 +106,9 @@ ACCESS = Section((
 ), model=Access)
 WINDOW = Section((
     Field("day", STRING, "The weekday of the weekly maintenance window.", enum=WeekDay),
-    Field("start", STRING, "When the window opens, \"HH:MM\" UTC (quoted: YAML reads an unquoted 02:00 as a "
-                           "number).",
+    Field("start", STRING, "When the window opens, \"HH:MM\" UTC. Quote it: YAML 1.1 (PyYAML, so plan) reads an "
+                           "unquoted time from 1:00 on without a leading zero, e.g. 22:30, as the base-60 number "
+                           "1350, refused; 00:00 to 09:59 with the zero, e.g. 02:00, stay text.",
           pattern=WINDOW_START_RE, empty_is_default=False,
           rule="must be a UTC time \"HH:MM\" from \"00:00\" to \"23:59\""),
     Field("hours", INTEGER, "How long the window lasts.",
@@ -361,8 +362,14 @@ def _parse_window(c: Checker, value: Any, path: str) -> MaintenanceWindow | None
 
 def _window_start(c: Checker, value: Any, path: str) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
-        # YAML 1.1 (PyYAML, hence `plan`) reads an unquoted 22:30 as the base-60 number 1350.
-        c.add(path, f"YAML reads an unquoted time as a number (here {value}); quote it, e.g. start: \"02:00\"")
+        # YAML 1.1 (PyYAML, hence `plan`) reads an unquoted 22:30 as the base-60 number 1350 (its int resolver wants a
+        # first digit 1-9, so 02:00 stays a string); the Pulumi CLI's YAML 1.2 keeps "22:30" a string.
+        hours, minutes = divmod(value, 60)
+        if 0 <= value < 24 * 60:
+            c.add(path, f"YAML 1.1 reads an unquoted {hours}:{minutes:02d} as the base-60 number {value}; quote it: "
+                        f"start: \"{hours:02d}:{minutes:02d}\"")
+        else:
+            c.add(path, f"YAML 1.1 reads an unquoted time as a number (here {value}); quote it, e.g. start: \"22:30\"")
         return None
     return c.check(WINDOW["start"], value, path)
 

@@ -35,19 +35,24 @@ STACK_FILE = Section((
 ))
 
 
-PYTHON_ONLY_SYNTAX = ("(?P=", "\\A", "\\Z", "(?i", "(?x", "(?s", "(?m", "(?a", "(?L", "(?u")
-"""Python `re` syntax with no ECMA-262 equivalent: a declared pattern must not use it (`ecma_pattern` refuses)."""
+NOT_PORTABLE = ("(?P=", "(?=", "(?!", "(?<=", "(?<!", "\\A", "\\Z", "(?i", "(?x", "(?s", "(?m", "(?a", "(?L", "(?u")
+"""Regular-expression syntax that one of the engines validators use lacks: Python-only backreferences, anchors and
+inline flags, lookaround (not in Go's RE2). A declared pattern must not use it (`portable_pattern` refuses)."""
+NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+BACKREFERENCE = re.compile(r"\\[1-9]")
 
 
-def ecma_pattern(compiled: re.Pattern[str]) -> str:
-    """A validator pattern as JSON Schema writes it: an ECMA-262 regular expression (JSON Schema 2020-12, section
-    6.4; what ajv and the YAML language server compile, and check-jsonschema's default engine). Python's named groups
-    `(?P<name>...)` become ECMA's `(?<name>...)`; JSON Schema has no flags, so under re.IGNORECASE each ASCII letter
-    outside an escape becomes both cases (`[sS]`, in a class `a-f` -> `a-fA-F`). Anything else Python-only is a bug
-    in the declaration."""
+def portable_pattern(compiled: re.Pattern[str]) -> str:
+    """A validator pattern as JSON Schema writes it, in the syntax every common engine reads: ECMA-262 (JSON Schema
+    2020-12 section 6.4; ajv, the YAML language server, check-jsonschema's default), Python's `re` (the jsonschema
+    package, `check-jsonschema --regex-variant python`) and Go's RE2. Named groups have no spelling all three read
+    (Python wants `(?P<name>...)`, which ECMA-262 refuses; ECMA's `(?<name>...)` Python refuses), so they become
+    plain groups: the schema only matches, it never reads a group. JSON Schema has no flags, so under
+    re.IGNORECASE each ASCII letter outside an escape becomes both cases (`[sS]`, in a class `a-f` -> `a-fA-F`)."""
     pattern = compiled.pattern
-    assert not any(token in pattern for token in PYTHON_ONLY_SYNTAX), f"not ECMA-262: {pattern}"
-    pattern = pattern.replace("(?P<", "(?<")
+    assert not any(token in pattern for token in NOT_PORTABLE), f"not portable: {pattern}"
+    assert not BACKREFERENCE.search(pattern), f"a backreference (not in RE2): {pattern}"
+    pattern = NAMED_GROUP.sub("(", pattern)
     return _both_cases(pattern) if compiled.flags & re.IGNORECASE else pattern
 
 
@@ -58,11 +63,6 @@ def _both_cases(pattern: str) -> str:
         if char == "\\":
             out.append(pattern[i:i + 2])
             i += 2
-            continue
-        if pattern.startswith("(?<", i) and not pattern.startswith(("(?<=", "(?<!"), i):
-            end = pattern.index(">", i)  # a group's name keeps its case
-            out.append(pattern[i:end + 1])
-            i = end + 1
             continue
         if char == "[" and not in_class:
             in_class = True
@@ -110,7 +110,7 @@ def _value_schema(field: Field) -> dict[str, Any]:
     if field.enum_values:
         schema["enum"] = list(field.enum_values)
     if field.pattern is not None:
-        schema["pattern"] = ecma_pattern(field.pattern)
+        schema["pattern"] = portable_pattern(field.pattern)
     for key, value in (("minimum", field.minimum), ("maximum", field.maximum),
                        ("exclusiveMinimum", field.exclusive_minimum)):
         if value is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from gpushare.model.stack import (
     Access,
@@ -164,13 +165,29 @@ def test_every_cluster_problem_is_reported_at_once():
         f"{C}.upgrades.window.hours", f"{C}.apiServer.authorizedIpRanges[0]"])
 
 
-def test_unquoted_window_start_in_yaml_is_explained(tmp_path):
-    """PyYAML (YAML 1.1) reads `start: 22:30` as the base-60 number 1350: say to quote it."""
-    text = ("config:\n  azure-native:location: westeurope\n  gpushare:cluster:\n    name: c1\n"
-            "    upgrades:\n      window: {day: Sunday, start: 22:30}\n"
+def _window_stack(start: str) -> str:
+    return ("config:\n  azure-native:location: westeurope\n  gpushare:cluster:\n    name: c1\n"
+            f"    upgrades:\n      window: {{day: Sunday, start: {start}}}\n"
             "  gpushare:pools:\n    - {name: t4, vmSize: Standard_NC4as_T4_v3}\n")
+
+
+@pytest.mark.parametrize(("written", "number", "quoted"), [("22:30", 1350, '"22:30"'), ("10:00", 600, '"10:00"'),
+                                                          ("2:00", 120, '"02:00"')])
+def test_unquoted_window_start_read_as_a_number_is_explained(tmp_path, written, number, quoted):
+    """PyYAML (YAML 1.1) reads `start: 22:30` as the base-60 number 1350: say so, and the quoted form to write."""
     from gpushare.errors import ConfigError
 
+    assert yaml.safe_load(f"start: {written}") == {"start": number}
     with pytest.raises(ConfigError) as raised:
-        load_stack_file(write_stack(tmp_path, text))
-    assert_problems(raised.value.problems, [(f"{C}.upgrades.window.start", ("1350", "quote it"))])
+        load_stack_file(write_stack(tmp_path, _window_stack(written)))
+    assert_problems(raised.value.problems, [(f"{C}.upgrades.window.start",
+                                             (f"unquoted {written} as the base-60 number {number}",
+                                              f"quote it: start: {quoted}"))])
+
+
+@pytest.mark.parametrize("written", ["02:00", "00:30", "09:59"])
+def test_unquoted_window_start_with_a_leading_zero_is_text_and_accepted(tmp_path, written):
+    """YAML 1.1's base-60 integers start with 1-9: `02:00` stays the string "02:00" in PyYAML, as in YAML 1.2."""
+    assert yaml.safe_load(f"start: {written}") == {"start": written}
+    stack = load_stack_file(write_stack(tmp_path, _window_stack(written)))
+    assert stack.cluster.upgrades.window.start == written

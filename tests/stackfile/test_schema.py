@@ -7,6 +7,7 @@ import ast
 import copy
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,96 @@ def test_ajv_refuses_a_python_only_pattern(tmp_path):
     assert verdict["compiled"] is False and "Invalid" in verdict["error"]
 
 
+SHIPPED_SCHEMAS = sorted((REPO_ROOT / "gpushare").rglob("*.schema.json"))
+
+
+def schema_patterns(node: Any) -> list[str]:
+    """Every `pattern` in a schema document."""
+    if isinstance(node, dict):
+        return ([node["pattern"]] if isinstance(node.get("pattern"), str) else []) + \
+            [p for value in node.values() for p in schema_patterns(value)]
+    if isinstance(node, list):
+        return [p for value in node for p in schema_patterns(value)]
+    return []
+
+
+def strings_in(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        return {s for key, value in node.items() for s in strings_in(key) | strings_in(value)}
+    if isinstance(node, list):
+        return {s for value in node for s in strings_in(value)}
+    return {node} if isinstance(node, str) else set()
+
+
+def re2_verdicts(patterns: list[str], values: list[str]) -> list[dict[str, Any]]:
+    """Go's regexp (RE2) on each pattern: its compile error, or which values it matches (tools/re2check)."""
+    from tests.go_tools import built_or_skip
+
+    binary = built_or_skip(REPO_ROOT / "tools" / "re2check" / "build", "the schema's RE2 check", timeout=300)
+    done = subprocess.run([str(binary)], input=json.dumps([{"pattern": p, "values": values} for p in patterns]),
+                          capture_output=True, text=True, check=True, timeout=60)
+    return json.loads(done.stdout)
+
+
+def test_every_schema_pattern_compiles_in_python_re_ecma_262_and_go_re2():
+    """Issue 39: the named groups `(?<subscription>...)` compiled in ECMA-262 only; Python's `re` (the jsonschema
+    package) refused them, so validating a stack with it failed on the schema itself."""
+    patterns = sorted({p for schema in SHIPPED_SCHEMAS for p in schema_patterns(json.loads(schema.read_text()))})
+    assert len(patterns) > 20
+    unreadable = []
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            unreadable.append(("python re", pattern, str(error)))
+        try:
+            regress.Regex(pattern, flags="u")
+        except regress.RegressError as error:
+            unreadable.append(("ECMA-262", pattern, str(error)))
+    unreadable += [("go RE2", v["pattern"], v["error"]) for v in re2_verdicts(patterns, []) if v["error"]]
+    assert not unreadable
+
+
+def test_the_three_engines_match_the_same_values():
+    """Every pattern, on every string of the example stacks and a few IDs, matches alike in Python's `re`,
+    ECMA-262 and RE2 (unanchored, as JSON Schema's `pattern` is)."""
+    patterns = sorted(set(schema_patterns(stack_file_schema())))
+    values = sorted(set().union(*(strings_in(yaml.safe_load(s.read_text())) for s in EXAMPLE_STACKS)) | {
+        "/subscriptions/3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3/resourceGroups/rg/providers/Microsoft.Network/"
+        "virtualNetworks/v/subnets/s",
+        "/SUBSCRIPTIONS/3F2C9A10-7B1D-4C55-9E0A-2B8F6D41C7E3/resourcegroups/rg/providers/microsoft.network/"
+        "virtualnetworks/v/subnets/s", "02:00", "22:30", "24:00", "Standard_NC4as_T4_v3", "10.0.0.0/16", "x y"})
+    for verdict in re2_verdicts(patterns, values):
+        pattern = verdict["pattern"]
+        python = [re.search(pattern, v) is not None for v in values]
+        ecma = [regress.Regex(pattern, flags="u").find(v) is not None for v in values]
+        assert python == ecma == verdict["matches"], pattern
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS, ids=lambda p: p.name)
+def test_pythons_jsonschema_validates_every_example_stack(stack):
+    """The jsonschema package, with its own `pattern` (Python's `re`), as a Python user would validate a stack."""
+    errors = list(jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text())).iter_errors(
+        yaml.safe_load(stack.read_text())))
+    assert not errors, [e.message for e in errors]
+
+
+def test_check_jsonschema_with_pythons_regex_validates_every_example_stack():
+    tool = Path(sys.executable).with_name("check-jsonschema")
+    done = subprocess.run([str(tool), "--regex-variant", "python", "--schemafile", str(SCHEMA_FILE),
+                           *map(str, EXAMPLE_STACKS)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_pattern_no_engine_shares_is_refused_when_the_schema_is_made():
+    from gpushare.stackfile.schema import portable_pattern
+
+    assert portable_pattern(re.compile(r"^(?P<sub>[a-z]+)/(?P<rg>\w+)$")) == r"^([a-z]+)/(\w+)$"
+    for pattern in (r"^(?=a)", r"^(a)\1$", r"\Aa"):
+        with pytest.raises(AssertionError):
+            portable_pattern(re.compile(pattern))
+
+
 @pytest.mark.parametrize(("value", "valid"), [
     ("/subscriptions/3f2c9a10-7b1d-4c55-9e0a-2b8f6d41c7e3/resourceGroups/rg/providers/Microsoft.Network/"
      "virtualNetworks/v/subnets/s", True),
@@ -102,9 +193,9 @@ def test_ajv_refuses_a_python_only_pattern(tmp_path):
 def test_a_case_insensitive_pattern_is_case_insensitive_in_the_schema_too(value, valid):
     """JSON Schema has no flags: the validator's re.IGNORECASE (ARM IDs are case-insensitive) is spelt out."""
     from gpushare.stackfile.network_config import SUBNET_ID_RE
-    from gpushare.stackfile.schema import ecma_pattern
+    from gpushare.stackfile.schema import portable_pattern
     assert bool(SUBNET_ID_RE.match(value)) is valid
-    assert (regress.Regex(ecma_pattern(SUBNET_ID_RE), flags="u").find(value) is not None) is valid
+    assert (regress.Regex(portable_pattern(SUBNET_ID_RE), flags="u").find(value) is not None) is valid
 
 
 def test_schema_says_cross_field_rules_stay_in_the_validator():

@@ -41,8 +41,9 @@ def steps(doc: dict):
             yield name, job, step
 
 
-def test_both_workflows_exist():
-    assert [p.name for p in FILES] == ["deploy.yml", "preview.yml"]
+def test_the_workflows_exist():
+    """This repository's PR previews and deploys, and the reusable workflow for library users."""
+    assert [p.name for p in FILES] == ["deploy.yml", "library-preview.yml", "preview.yml"]
 
 
 def test_zizmor_finds_nothing_of_medium_severity_or_higher():
@@ -88,7 +89,8 @@ def test_least_privilege_and_no_untrusted_expressions_in_shell(path):
         permissions = job["permissions"]
         uses = [s.get("uses", "") for s in job.get("steps", [])]
         azure = any(u.startswith("azure/login@") for u in uses)
-        comments = any(u.startswith("actions/github-script@") for u in uses)
+        comments = any(u.startswith(("actions/github-script@", "marocchino/sticky-pull-request-comment@"))
+                       for u in uses)
         assert (permissions.get("id-token") == "write") == azure, f"{name}: id-token only where Azure is used"
         assert (permissions.get("pull-requests") == "write") == comments, f"{name}: pull-requests only to comment"
         assert set(permissions) <= {"contents", "id-token", "pull-requests"}

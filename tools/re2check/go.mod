@@ -1,0 +1,3 @@
+module gpushare.local/re2check
+
+go 1.22
