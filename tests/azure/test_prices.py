@@ -9,7 +9,6 @@ import pytest
 
 from gpushare.azure.prices import (
     CLUSTER_FEE_QUERY,
-    MAX_RETRY_WAIT_SECONDS,
     PriceReader,
     PricesError,
     PriceSheet,
@@ -17,6 +16,7 @@ from gpushare.azure.prices import (
     pick_vm_meter,
     read_saved_answer,
 )
+from gpushare.azure.remote_read import MAX_RETRY_WAIT_SECONDS
 from tests.https_stub import StubResponse
 from tests.prices_stub import (
     PricesStub,
@@ -200,4 +200,4 @@ def test_a_saved_answer_that_does_not_fit_is_refused(tmp_path, content, region, 
     path.write_text(content if content is not None else json.dumps(sheet().to_json()))
     with pytest.raises(PricesError, match=expected) as error:
         read_saved_answer(path, region, currency)
-    assert error.value.exit_code == 4
+    assert error.value.exit_code == 2, "a file the user named is fixed like a stack file"
