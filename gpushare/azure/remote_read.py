@@ -31,6 +31,8 @@ MAX_RETRY_WAIT_SECONDS = 10.0
 MAX_JSON_DEPTH = 64
 """Deeper than any answer read here (an ARM resource SKU is 5 levels, a Prometheus vector 4)."""
 CHUNK_BYTES = 64 * 1024
+_sleep = time.sleep
+"""The wait between tries (tests record it instead)."""
 DEADLINE_HINT = (f"raise it with --read-deadline SECONDS or {READ_DEADLINE_ENV}=SECONDS (default "
                  f"{DEFAULT_DEADLINE_SECONDS:.0f}), or check the network and the server")
 
@@ -97,7 +99,7 @@ class ReadDeadline:
         if seconds >= self.remaining():
             raise ReadBoundError(f"{doing}: the server asked to retry later, after the read deadline of "
                                  f"{self.seconds:g} s (set by {self.source}); retry later, or {DEADLINE_HINT}")
-        time.sleep(seconds)
+        _sleep(seconds)
 
 
 def retry_wait(retry_after: str | None, attempt: int, now: float | None = None) -> float:
