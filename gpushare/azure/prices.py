@@ -264,7 +264,7 @@ class PriceReader:
         for attempt in range(RETRIES + 1):
             request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "gpushare"})
             try:
-                remaining = self._deadline.check(f"reading {what}")
+                remaining = self._deadline.check(what)
                 with urllib.request.urlopen(request, timeout=min(TIMEOUT_SECONDS, remaining),
                                             context=self._context) as response:
                     body = read_body(response, limit=MAX_PAGE_BYTES, deadline=self._deadline, what=what)
@@ -281,7 +281,7 @@ class PriceReader:
                 raise PricesError(f"{what} answered HTTP {exc.code}: {detail or exc.reason}") from None
             except (urllib.error.URLError, TimeoutError, OSError) as exc:
                 if self._deadline.remaining() <= 0:
-                    raise PricesError(str(self._deadline.exceeded(f"reading {what}")),
+                    raise PricesError(str(self._deadline.exceeded(what)),
                                       hint=SAVED_ANSWER_HINT) from None
                 if attempt < RETRIES:
                     self._wait(retry_wait(None, attempt), what)
@@ -499,6 +499,12 @@ def prices_file_schema() -> dict[str, Any]:
                        f"`report --prices FILE`. Currency: {CURRENCY_RULES}.",
         "type": "object",
         "required": ["kind", "version", "region", "currency", "readAt", "items"],
+        # One currency per file: each item's currencyCode, where it has one, is the file's (JSON Schema cannot
+        # compare two values, so one branch per currency).
+        "allOf": [{"if": {"properties": {"currency": {"const": code}}},
+                   "then": {"properties": {"items": {"additionalProperties": {
+                       "items": {"properties": {"currencyCode": {"const": code}}}}}}}}
+                  for code in DOCUMENTED_CURRENCIES],
         "properties": {
             "kind": {"const": SAVED_ANSWER_KIND},
             "version": {"const": SAVED_ANSWER_VERSION},

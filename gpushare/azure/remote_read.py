@@ -83,15 +83,15 @@ class ReadDeadline:
     def remaining(self) -> float:
         return self.seconds - (time.monotonic() - self.started)
 
-    def exceeded(self, doing: str) -> ReadBoundError:
-        return ReadBoundError(f"{doing} did not finish within the read deadline of {self.seconds:g} s (set by "
+    def exceeded(self, what: str) -> ReadBoundError:
+        return ReadBoundError(f"{what}: no complete answer within the read deadline of {self.seconds:g} s (set by "
                               f"{self.source}); {DEADLINE_HINT}")
 
-    def check(self, doing: str) -> float:
+    def check(self, what: str) -> float:
         """The seconds left, or `ReadBoundError` when none are."""
         remaining = self.remaining()
         if remaining <= 0:
-            raise self.exceeded(doing)
+            raise self.exceeded(what)
         return remaining
 
     def sleep(self, seconds: float, doing: str) -> None:
@@ -140,19 +140,19 @@ def read_body(stream: Any, *, limit: int, deadline: ReadDeadline, what: str,
     size = 0
     sock = socket_of(stream)
     while True:
-        remaining = deadline.check(f"reading the answer of {what}")
+        remaining = deadline.check(what)
         if sock is not None and sock.fileno() != -1:  # -1: closed once the whole body was read
             sock.settimeout(remaining)
         try:
             chunk = stream.read1(CHUNK_BYTES, **read1_kwargs)
         except (TimeoutError, *timeouts):
-            raise deadline.exceeded(f"reading the answer of {what}") from None
+            raise deadline.exceeded(what) from None
         except (http.client.IncompleteRead, ConnectionError, *cut_short) as err:
             raise ReadBoundError(f"{what}: the answer was cut short after {size} bytes ({type(err).__name__}); "
                                  "retry, and check the network or the server if it persists") from None
         except OSError as err:
             if "timed out" in str(err):
-                raise deadline.exceeded(f"reading the answer of {what}") from None
+                raise deadline.exceeded(what) from None
             raise ReadBoundError(f"{what}: the answer was cut short after {size} bytes ({err}); retry") from None
         if not chunk:
             if getattr(stream, "length", None):  # http.client: the end came before Content-Length's bytes did

@@ -79,7 +79,7 @@ class PrometheusReader:
         azure-core."""
         request = urllib.request.Request(endpoint, data=body, headers=FORM_HEADERS, method="POST")
         try:
-            remaining = self.deadline.check(f"querying {endpoint}")
+            remaining = self.deadline.check(endpoint)
             with urllib.request.urlopen(request, timeout=min(TIMEOUT_SECONDS, remaining)) as response:
                 return read_body(response, limit=MAX_ANSWER_BYTES, deadline=self.deadline, what=endpoint)
         except ReadBoundError as err:
@@ -93,7 +93,7 @@ class PrometheusReader:
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
             if self.deadline.remaining() <= 0:
-                raise bound_error(self.deadline.exceeded(f"querying {endpoint}")) from None
+                raise bound_error(self.deadline.exceeded(endpoint)) from None
             if isinstance(reason, TimeoutError):
                 raise too_slow(endpoint) from None
             raise unreachable(endpoint, reason) from None

@@ -115,7 +115,7 @@ def test_a_server_that_never_finishes_answering_ends_at_the_deadline(arm, tmp_pa
     arm.route(paths["skus"], StubResponse(200, {"value": []}, fault=fault, drip_seconds=1.0))
 
     result = gpushare(arm, "preflight", preflight_stack(tmp_path), "--read-deadline", str(DEADLINE))
-    one_error(result, "skus", f"did not finish within the read deadline of {DEADLINE} s (set by --read-deadline)",
+    one_error(result, "skus", f"no complete answer within the read deadline of {DEADLINE} s (set by --read-deadline)",
               "raise it with --read-deadline SECONDS or GPUSHARE_READ_DEADLINE=SECONDS")
 
 
@@ -124,7 +124,7 @@ def test_the_deadline_can_be_set_in_the_environment_for_the_program_too(arm, tmp
     arm.route(paths["pools"], StubResponse(200, {"value": []}, fault=Fault.SILENT))
 
     result = gpushare(arm, "preflight", preflight_stack(tmp_path), GPUSHARE_READ_DEADLINE="2")
-    one_error(result, "pools", "did not finish within the read deadline of 2 s (set by GPUSHARE_READ_DEADLINE)")
+    one_error(result, "pools", "no complete answer within the read deadline of 2 s (set by GPUSHARE_READ_DEADLINE)")
 
 
 @pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "99999"])
