@@ -184,7 +184,7 @@ def check_nesting(body: bytes, what: str, limit: int = MAX_JSON_DEPTH) -> None:
             depth -= 1
 
 
-def load_json(body: bytes, what: str) -> Any:
+def load_json(body: bytes | str, what: str) -> Any:
     """`body` decoded, nesting checked first; a body that is not JSON is a `ValueError` as from `json.loads`."""
-    check_nesting(body, what)
+    check_nesting(body.encode() if isinstance(body, str) else body, what)
     return json.loads(body)
