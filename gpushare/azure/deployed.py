@@ -131,8 +131,8 @@ def read_live(
 
     Makes exactly one list call (the pager may follow `nextLink` pages). `credential` defaults to
     `DefaultAzureCredential`; `base_url` and `client_kwargs` (e.g. `retry_total`, `connection_verify`) go to the
-    `ContainerServiceClient` over `CLIENT_DEFAULTS` (`arm.client_settings`; a `deadline` too). Every failure becomes an `AzureReadError` naming the cluster
-    and the fix.
+    `ContainerServiceClient` over `CLIENT_DEFAULTS` (`arm.client_settings`, which also takes the run's `deadline`).
+    Every failure becomes an `AzureReadError` naming the cluster and the fix.
     """
     what = (
         f"could not read the node pools of AKS cluster {cluster} "

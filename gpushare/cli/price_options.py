@@ -30,5 +30,6 @@ def price_sheet(args: argparse.Namespace, region: str, vm_sizes: Sequence[str]) 
     if args.prices is None:
         return None
     if args.prices == LIVE:
-        return PriceReader(os.environ, deadline=read_deadline(args)).read(region, vm_sizes, args.currency or DEFAULT_CURRENCY)
+        reader = PriceReader(os.environ, deadline=read_deadline(args))
+        return reader.read(region, vm_sizes, args.currency or DEFAULT_CURRENCY)
     return read_saved_answer(Path(args.prices), region, args.currency)

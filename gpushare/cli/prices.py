@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.template:
         document = fill_in_template(stack.location, args.currency, priced_meters(stack), needs_cluster_fee(stack))
     else:
-        document = PriceReader(os.environ, deadline=read_deadline(args)).read(stack.location, priced_vm_sizes(stack), args.currency).to_json()
+        reader = PriceReader(os.environ, deadline=read_deadline(args))
+        document = reader.read(stack.location, priced_vm_sizes(stack), args.currency).to_json()
     print(json.dumps(document, indent=2))
     return 0

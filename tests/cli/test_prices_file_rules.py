@@ -1,7 +1,8 @@
 """What a prices file must be (issue 39; docs/cost.md, "What a prices file must be"): one ISO 4217 currency the
-Azure Retail Prices API serves, every item in it; every retailPrice a number from 0 to MAX_HOURLY_PRICE. A file given to `plan --prices
-FILE` (or `report`, `usage`) that breaks a rule fails the command (exit 2), as it does as `gpushare:metrics.prices`,
-naming every bad value at once: a PR's CI must not show a cost from a file nobody can trust."""
+Azure Retail Prices API serves, every item in it; every retailPrice a number from 0 to MAX_HOURLY_PRICE. A file
+given to `plan --prices FILE` (or `report`, `usage`) that breaks a rule fails the command (exit 2), as it does as
+`gpushare:metrics.prices`, naming every bad value at once: a PR's CI must not show a cost from a file nobody can
+trust."""
 
 from __future__ import annotations
 
