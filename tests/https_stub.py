@@ -149,8 +149,12 @@ def _handler_for(stub: HttpsStub) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             if response.fault is Fault.DRIP:
                 self._drip(payload, response.drip_seconds)
-            else:
+                return
+            try:
                 self.wfile.write(payload)
+            except OSError:  # the client stopped reading (a body over its limit) and hung up
+                self.close_connection = True
+                return
             if response.fault is Fault.CUT_SHORT:
                 self.close_connection = True
 
