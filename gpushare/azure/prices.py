@@ -292,11 +292,10 @@ class PriceReader:
 
     def _wait(self, seconds: float, what: str) -> None:
         """The wait before a retry, or `PricesError` when it would end past the deadline."""
-        if seconds >= self._deadline.remaining():
-            raise PricesError(str(ReadBoundError(f"{what} asked to retry after {seconds:g} s, past the read deadline "
-                                                 f"of {self._deadline.seconds:g} s; retry later")),
-                              hint=SAVED_ANSWER_HINT)
-        self._sleep(seconds)
+        try:
+            self._deadline.sleep(seconds, what, self._sleep)
+        except ReadBoundError as exc:
+            raise PricesError(str(exc), hint=SAVED_ANSWER_HINT) from None
 
     def _cached(self, url: str) -> list[Mapping[str, Any]] | None:
         path = self._cache / f"{hashlib.sha256(url.encode()).hexdigest()}.json"

@@ -15,7 +15,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,15 +94,16 @@ class ReadDeadline:
             raise self.exceeded(what)
         return remaining
 
-    def sleep(self, seconds: float, doing: str) -> None:
-        """Wait `seconds` before a retry, or `ReadBoundError` when the retry would start past the deadline."""
+    def sleep(self, seconds: float, doing: str, sleep: Callable[[float], object] | None = None) -> None:
+        """Wait `seconds` (with `sleep`, else `time.sleep`) before a retry, or `ReadBoundError` when the retry would
+        start past the deadline."""
         if seconds >= self.remaining():
             raise ReadBoundError(f"{doing}: the server asked to retry later, after the read deadline of "
                                  f"{self.seconds:g} s (set by {self.source}); retry later, or {DEADLINE_HINT}")
-        _sleep(seconds)
+        (sleep or _sleep)(seconds)
 
 
-def retry_wait(retry_after: str | None, attempt: int, now: float | None = None) -> float:
+def retry_wait(retry_after: str | None, attempt: int) -> float:
     """The wait before try `attempt + 1`: `Retry-After` (seconds or an HTTP date, RFC 9110 section 10.2.3) when it
     is a time, else 2**attempt s; never below 0 or above `MAX_RETRY_WAIT_SECONDS`."""
     wait = float(2 ** attempt)
@@ -112,7 +113,7 @@ def retry_wait(retry_after: str | None, attempt: int, now: float | None = None) 
         except ValueError:
             try:
                 when = email.utils.parsedate_to_datetime(retry_after)
-                wait = when.timestamp() - (time.time() if now is None else now)
+                wait = when.timestamp() - time.time()
             except (TypeError, ValueError, OverflowError, IndexError):
                 pass
     if math.isnan(wait):
