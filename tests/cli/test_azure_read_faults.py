@@ -152,3 +152,11 @@ def test_a_body_larger_than_any_arm_answer_is_refused_as_it_arrives(arm, tmp_pat
     arm.route(paths["skus"], StubResponse(200, huge))
 
     one_error(gpushare(arm, "preflight", preflight_stack(tmp_path)), "skus", "the answer is larger than 32 MiB")
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "inf"])
+def test_a_read_deadline_option_that_is_not_seconds_is_a_usage_error(tmp_path, capsys, value):
+    with pytest.raises(SystemExit) as exit_:
+        main(["preflight", preflight_stack(tmp_path), "--read-deadline", value])
+    assert exit_.value.code == 2
+    assert f"--read-deadline={value!r}: the read deadline is a number of seconds above 0" in capsys.readouterr().err
