@@ -4,11 +4,13 @@ It listens on 127.0.0.1 only, over TLS with a certificate from a throwaway `trus
 policy refuses to send a token over plain HTTP, and a kubeconfig carries its cluster's CA, so a plain-HTTP stub
 would not exercise the real clients. It serves canned responses per route, records every request, and answers a
 route nobody registered with a 400 in the API's own error shape (`no_route`), so a wrong URL never passes for
-"not found". Nothing here touches the internet.
+"not found". A response may also be a fault a real server or network shows (`Fault`): no answer at all, a body that
+trickles in a byte at a time, a body cut short. Nothing here touches the internet.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import ssl
 import tempfile
@@ -22,12 +24,23 @@ from pathlib import Path
 import trustme
 
 
+class Fault(enum.Enum):
+    SILENT = "silent"
+    """Accept the request and never answer (until the stub closes)."""
+    DRIP = "drip"
+    """Send the status and headers, then the body one byte every `drip_seconds`."""
+    CUT_SHORT = "cut-short"
+    """Announce the body's length plus 1,000 bytes, send the body, close the connection."""
+
+
 @dataclass(frozen=True)
 class StubResponse:
     status: int
     body: object = None
-    """JSON-serialisable value, or a `str` sent as is (a malformed body, pod logs)."""
+    """JSON-serialisable value, or a `str` or `bytes` sent as is (a malformed or huge body, pod logs)."""
     headers: Mapping[str, str] = field(default_factory=dict)
+    fault: Fault | None = None
+    drip_seconds: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,8 @@ class HttpsStub:
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        self.closing = threading.Event()
+        """Set when the stub closes: a silent or dripping answer stops."""
         self._routes: dict[Hashable, list[StubResponse]] = {}
         self._lock = threading.Lock()
         self._tmp = tempfile.TemporaryDirectory(prefix="httpsstub-")
@@ -96,6 +111,7 @@ class HttpsStub:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
@@ -117,15 +133,41 @@ def _handler_for(stub: HttpsStub) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             response = stub._respond(method, self.path, self.headers, _body(raw))
-            text = isinstance(response.body, str)
-            payload = b"" if response.body is None else (response.body if text else json.dumps(response.body)).encode()
+            if response.fault is Fault.SILENT:
+                stub.closing.wait()
+                self.close_connection = True
+                return
+            text = isinstance(response.body, str | bytes)
+            payload = (b"" if response.body is None else response.body if isinstance(response.body, bytes)
+                       else (response.body if text else json.dumps(response.body)).encode())
             self.send_response(response.status)
             self.send_header("Content-Type", stub.text_content_type if text else "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(payload)))
+            extra = 1000 if response.fault is Fault.CUT_SHORT else 0
+            self.send_header("Content-Length", str(len(payload) + extra))
             for name, value in response.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(payload)
+            if response.fault is Fault.DRIP:
+                self._drip(payload, response.drip_seconds)
+                return
+            try:
+                self.wfile.write(payload)
+            except OSError:  # the client stopped reading (a body over its limit) and hung up
+                self.close_connection = True
+                return
+            if response.fault is Fault.CUT_SHORT:
+                self.close_connection = True
+
+        def _drip(self, payload: bytes, seconds: float) -> None:
+            self.close_connection = True
+            for index in range(len(payload)):
+                try:
+                    self.wfile.write(payload[index:index + 1])
+                    self.wfile.flush()
+                except OSError:  # the client gave up
+                    return
+                if stub.closing.wait(seconds):
+                    return
 
         def do_GET(self) -> None:
             self._serve("GET")

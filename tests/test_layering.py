@@ -123,4 +123,5 @@ def test_an_offline_plan_loads_only_what_it_uses():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.splitlines() == [
-        "['gpushare.cli.plan', 'gpushare.cli.price_options', 'gpushare.cli.stack_argument']", "[]"]
+        "['gpushare.cli.plan', 'gpushare.cli.price_options', 'gpushare.cli.read_deadline', "
+        "'gpushare.cli.stack_argument']", "[]"]

@@ -13,13 +13,15 @@ read tells the user.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gpushare.azure.remote_read import ReadDeadline
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.model.environment_variables import ARM_ENDPOINT_ENV, AUTHORITY_ENV, SUBSCRIPTION_ENV
 from gpushare.model.stack import AzureEnvironment, StackConfig
@@ -45,10 +47,11 @@ CLIENT_DEFAULTS: Mapping[str, float] = {
 }
 """Azure SDK settings for every read, overridable per call.
 
-azure-core retries 408, 429, 500, 502, 503 and 504 and connection errors, honouring Retry-After. Its defaults
-(10 retries, 300 s socket timeouts, a week's overall timeout) could stall a `pulumi preview` for many minutes;
-here: at most 3 retries, waits of 0, 2 and 4 s between them unless Retry-After asks otherwise (each capped at
-10 s), 10 s to connect, 60 s to read, and 90 s for the whole call including retries."""
+azure-core retries 408, 429, 500, 502, 503 and 504 and connection errors. Its defaults (10 retries, 300 s socket
+timeouts, a week's overall timeout) could stall a `pulumi preview` for many minutes; here: at most 3 retries, waits
+of 0, 2 and 4 s between them, or what Retry-After asks capped at 10 s (`gpushare.azure.sdk_bounds`, which azure-core
+does not cap), 10 s to connect, 60 s of silence, 90 s for the whole call including retries, and all of it inside the
+command's read deadline (`gpushare.azure.remote_read`)."""
 
 CREDENTIAL_HINT = (
     "log in with `az login` (and `az account set --subscription <id>`), or in CI set AZURE_CLIENT_ID, "
@@ -125,10 +128,23 @@ class AzureReads:
 
     target: ArmTarget
     credential: TokenCredential
+    deadline: ReadDeadline = field(default_factory=lambda: ReadDeadline.from_environ(os.environ))
+    """The command's (the CLI's `--read-deadline`), else one from GPUSHARE_READ_DEADLINE started here."""
 
     def read_kwargs(self) -> dict[str, object]:
         """What `deployed.read_live` and `region_offers.read_region` take besides their own arguments."""
-        return {"credential": self.credential, **self.target.client_kwargs()}
+        return {"credential": self.credential, "deadline": self.deadline, **self.target.client_kwargs()}
+
+
+def client_settings(client_kwargs: Mapping[str, object]) -> dict[str, object]:
+    """An azure-mgmt client's keywords: `CLIENT_DEFAULTS` under `client_kwargs`, bounded by the `deadline` among them
+    (else one from GPUSHARE_READ_DEADLINE) through `gpushare.azure.sdk_bounds`'s retry policy and transport."""
+    from gpushare.azure import sdk_bounds
+
+    settings = {**CLIENT_DEFAULTS, **client_kwargs}
+    deadline = settings.pop("deadline", None) or ReadDeadline.from_environ(os.environ)
+    assert isinstance(deadline, ReadDeadline)
+    return sdk_bounds.client_settings(deadline, settings)
 
 
 def default_credential(environment: AzureEnvironment | None = None) -> TokenCredential:

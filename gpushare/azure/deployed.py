@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpushare.azure.arm import (
-    CLIENT_DEFAULTS,
     DEFAULT_ARM_URL,
     arm_code,
+    client_settings,
     default_credential,
     describe,
     read_error,
     unexpected_body,
 )
+from gpushare.azure.remote_read import ReadBoundError
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL, StackConfig
 
@@ -151,8 +152,8 @@ def read_live(
 
     Makes exactly one list call (the pager may follow `nextLink` pages). `credential` defaults to
     `DefaultAzureCredential`; `base_url` and `client_kwargs` (e.g. `retry_total`, `connection_verify`) go to the
-    `ContainerServiceClient` over `CLIENT_DEFAULTS`. Every failure becomes an `AzureReadError` naming the cluster
-    and the fix.
+    `ContainerServiceClient` over `CLIENT_DEFAULTS` (`arm.client_settings`, which also takes the run's `deadline`).
+    Every failure becomes an `AzureReadError` naming the cluster and the fix.
     """
     what = (
         f"could not read the node pools of AKS cluster {cluster} "
@@ -190,10 +191,12 @@ def read_cluster_resource(
 
     owned = credential is None
     token_source = default_credential() if owned else credential
-    settings = {**CLIENT_DEFAULTS, **client_kwargs}
     try:
-        with ContainerServiceClient(token_source, subscription_id, base_url=base_url, **settings) as client:
+        with ContainerServiceClient(token_source, subscription_id, base_url=base_url,
+                                    **client_settings(client_kwargs)) as client:
             return fetch(client)
+    except ReadBoundError as err:
+        raise AzureReadError(f"{what}: {err}") from None
     except ResourceNotFoundError as err:
         if arm_code(err) != "SubscriptionNotFound":
             return None

@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpushare.azure.arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, describe, read_error, unexpected_body
+from gpushare.azure.arm import DEFAULT_ARM_URL, client_settings, describe, read_error, unexpected_body
+from gpushare.azure.remote_read import ReadBoundError
 from gpushare.errors import AzureReadError
 from gpushare.model.stack import AzureEnvironment
 
@@ -70,13 +71,15 @@ def read_query_endpoint(workspace_id: str, *, credential: TokenCredential, base_
 
     workspace = Workspace.from_id(workspace_id)
     what = f"could not read Azure Monitor workspace {workspace_id} (gpushare:metrics.workspaceId)"
-    settings = {**CLIENT_DEFAULTS, **client_kwargs}
+    settings = client_settings(client_kwargs)
     try:
         with MonitorWorkspacesMgmtClient(credential, workspace.subscription_id, base_url=base_url,
                                          **settings) as client:
             resource = client.azure_monitor_workspaces.get(workspace.resource_group, workspace.name)
             metrics = resource.properties.metrics if resource.properties else None
             endpoint = metrics.prometheus_query_endpoint if metrics else None
+    except ReadBoundError as err:
+        raise AzureReadError(f"{what}: {err}") from None
     except ResourceNotFoundError as err:
         raise AzureReadError(
             f"{what}: Azure has no such workspace ({describe(err)}); check gpushare:metrics.workspaceId, e.g. "

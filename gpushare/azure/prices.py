@@ -24,7 +24,9 @@ them, per query; every `retailPrice` a number per hour in `currency`.
 Read with the standard library (urllib): TLS trust is the system store, or the file `REQUESTS_CA_BUNDLE` or
 `SSL_CERT_FILE` names (how a mirror or a test stub is trusted); `GPUSHARE_PRICES_ENDPOINT` replaces
 `https://prices.azure.com` (scheme and host). A 429 or 5xx is retried a few times (honouring Retry-After, capped);
-every request times out. Answers are cached for a day under `$XDG_CACHE_HOME/gpushare/prices` (or
+every read ends within the command's read deadline, a page is at most `MAX_PAGE_BYTES` and its JSON nests at most
+`remote_read.MAX_JSON_DEPTH` deep (`gpushare.azure.remote_read`), and every item's `retailPrice` is a price
+(`price_problem`). Answers are cached for a day under `$XDG_CACHE_HOME/gpushare/prices` (or
 `~/.cache/gpushare/prices`), keyed by the request URL.
 """
 
@@ -33,6 +35,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import ssl
 import time
 import urllib.error
@@ -43,6 +46,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpushare.azure.remote_read import (
+    ReadBoundError,
+    ReadDeadline,
+    check_nesting,
+    read_body,
+    retry_wait,
+)
 from gpushare.errors import GpushareError
 from gpushare.model.environment_variables import PRICES_ENDPOINT_ENV
 
@@ -51,12 +61,18 @@ PRICES_PATH = "/api/retail/prices"
 DEFAULT_CURRENCY = "USD"
 DOCUMENTED_CURRENCIES = ("USD", "AUD", "BRL", "CAD", "CHF", "CNY", "DKK", "EUR", "GBP", "INR", "JPY", "KRW", "NOK",
                          "NZD", "RUB", "SEK", "TWD")
-"""The currencies Microsoft Learn lists for the API ("Supported currencies"); only named in messages: the API's own
-answer decides (an answer in another currency than asked is refused)."""
+"""The currencies Microsoft Learn lists for the API ("Supported currencies", each an ISO 4217 code). Asking the API
+for another is left to its answer (an answer in another currency than asked is refused); a saved answer must be in
+one of these (`read_saved_answer`): every figure gpushare prints is this API's list price."""
+MAX_HOURLY_PRICE = 1_000_000
+"""The highest `retailPrice` accepted, per hour: the dearest VM sizes list at about USD 100 an hour, about KRW
+140,000 in the API's weakest currency; a price above this is a typo or a corrupt answer, not a price."""
 CACHE_SECONDS = 24 * 3600
 TIMEOUT_SECONDS = 20
+"""Silence allowed while connecting or waiting for an answer, within the read deadline."""
 RETRIES = 3
-MAX_RETRY_WAIT_SECONDS = 10
+MAX_PAGE_BYTES = 4 * 1024 * 1024
+"""A page holds at most 100 items of about 600 bytes."""
 MAX_PAGES = 50
 """A size in one region has a few dozen meters (Linux, Windows, Spot, Low Priority, DevTest): one page. More than
 this many pages means the filter did not apply."""
@@ -78,13 +94,20 @@ HOW_TO_PRICE = ("cost: not priced (no --prices given); `plan --prices` reads lis
 
 
 class PricesError(GpushareError):
-    """Prices could not be read, or a saved answer does not fit the stack: exits like other Azure reads."""
+    """Prices could not be read: exits like other Azure reads."""
 
     exit_code = 4
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
         self.hint = hint
+
+
+class PricesFileError(PricesError):
+    """A saved answer the user named is unreadable, invalid or does not fit the stack: a file to fix, like an invalid
+    stack file (exit 2), whichever command was given it."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -202,8 +225,10 @@ def _cache_dir(environ: Mapping[str, str]) -> Path:
 class PriceReader:
     """Reads and caches one region's items per query; `sleep` and `now` are there for tests."""
 
-    def __init__(self, environ: Mapping[str, str], *, sleep=time.sleep, now=time.time) -> None:
+    def __init__(self, environ: Mapping[str, str], *, deadline: ReadDeadline | None = None, sleep=time.sleep,
+                 now=time.time) -> None:
         self.endpoint = prices_endpoint(environ)
+        self._deadline = deadline or ReadDeadline.from_environ(environ)
         self._context = _ssl_context(environ)
         self._cache = _cache_dir(environ)
         self._sleep = sleep
@@ -235,29 +260,42 @@ class PriceReader:
                           f"one VM size; its filter did not apply")
 
     def _page(self, url: str, currency: str) -> Mapping[str, Any]:
+        what = f"the Azure Retail Prices API at {self.endpoint}"
         for attempt in range(RETRIES + 1):
             request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "gpushare"})
             try:
-                with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS, context=self._context) as response:
-                    body = response.read()
+                remaining = self._deadline.check(what)
+                with urllib.request.urlopen(request, timeout=min(TIMEOUT_SECONDS, remaining),
+                                            context=self._context) as response:
+                    body = read_body(response, limit=MAX_PAGE_BYTES, deadline=self._deadline, what=what)
                 break
+            except ReadBoundError as exc:
+                raise PricesError(str(exc), hint=SAVED_ANSWER_HINT) from None
             except urllib.error.HTTPError as exc:
                 if (exc.code == 429 or exc.code >= 500) and attempt < RETRIES:
-                    self._sleep(_retry_wait(exc.headers.get("Retry-After"), attempt))
+                    self._wait(retry_wait(exc.headers.get("Retry-After"), attempt), what)
                     continue
-                detail = exc.read().decode("utf-8", "replace")[:300]
+                detail = _error_detail(exc, self._deadline, what)
                 if exc.code == 400 and "currency" in detail.lower():
                     raise _currency_error(currency, self.endpoint) from None
-                raise PricesError(f"the Azure Retail Prices API at {self.endpoint} answered HTTP {exc.code}: "
-                                  f"{detail or exc.reason}") from None
+                raise PricesError(f"{what} answered HTTP {exc.code}: {detail or exc.reason}") from None
             except (urllib.error.URLError, TimeoutError, OSError) as exc:
+                if self._deadline.remaining() <= 0:
+                    raise PricesError(str(self._deadline.exceeded(what)),
+                                      hint=SAVED_ANSWER_HINT) from None
                 if attempt < RETRIES:
-                    self._sleep(_retry_wait(None, attempt))
+                    self._wait(retry_wait(None, attempt), what)
                     continue
                 reason = getattr(exc, "reason", exc)
-                raise PricesError(f"the Azure Retail Prices API at {self.endpoint} cannot be reached: {reason}",
-                                  hint="check the network, or use a saved answer: `plan --prices FILE`") from None
+                raise PricesError(f"{what} cannot be reached: {reason}", hint=SAVED_ANSWER_HINT) from None
         return _checked_page(body, self.endpoint, currency)
+
+    def _wait(self, seconds: float, what: str) -> None:
+        """The wait before a retry, or `PricesError` when it would end past the deadline."""
+        try:
+            self._deadline.sleep(seconds, what, self._sleep)
+        except ReadBoundError as exc:
+            raise PricesError(str(exc), hint=SAVED_ANSWER_HINT) from None
 
     def _cached(self, url: str) -> list[Mapping[str, Any]] | None:
         path = self._cache / f"{hashlib.sha256(url.encode()).hexdigest()}.json"
@@ -278,12 +316,16 @@ class PriceReader:
             pass  # a read-only home only costs the next run a new read
 
 
-def _retry_wait(retry_after: str | None, attempt: int) -> float:
+SAVED_ANSWER_HINT = "check the network, or use a saved answer: `plan --prices FILE`"
+
+
+def _error_detail(exc: urllib.error.HTTPError, deadline: ReadDeadline, what: str) -> str:
+    """The first 300 characters of an error's body, read within the deadline ("" when it cannot be)."""
     try:
-        wait = float(retry_after) if retry_after is not None else 2.0 ** attempt
-    except ValueError:
-        wait = 2.0 ** attempt
-    return min(max(wait, 0.0), MAX_RETRY_WAIT_SECONDS)
+        body = read_body(exc.fp, limit=64 * 1024, deadline=deadline, what=what) if exc.fp else b""
+    except ReadBoundError:
+        body = b""
+    return body.decode("utf-8", "replace")[:300]
 
 
 def _currency_error(currency: str, endpoint: str) -> PricesError:
@@ -292,11 +334,14 @@ def _currency_error(currency: str, endpoint: str) -> PricesError:
 
 
 def _checked_page(body: bytes, endpoint: str, currency: str) -> Mapping[str, Any]:
+    what = f"the Azure Retail Prices API at {endpoint}"
     try:
+        check_nesting(body, what)
         page = json.loads(body)
-    except (ValueError, RecursionError):
-        raise PricesError(f"the Azure Retail Prices API at {endpoint} answered something that is not JSON: "
-                          f"{body[:120]!r}") from None
+    except ReadBoundError as exc:
+        raise PricesError(str(exc)) from None
+    except ValueError:
+        raise PricesError(f"{what} answered something that is not JSON: {body[:120]!r}") from None
     if not isinstance(page, dict) or not isinstance(page.get("Items"), list) \
             or not all(isinstance(item, dict) for item in page["Items"]) \
             or not isinstance(page.get("NextPageLink"), str | None):
@@ -305,55 +350,101 @@ def _checked_page(body: bytes, endpoint: str, currency: str) -> Mapping[str, Any
     answered = {page.get("BillingCurrency"), *(item.get("currencyCode") for item in page["Items"])} - {None}
     if answered - {currency}:
         raise _currency_error(currency, endpoint)
+    for index, item in enumerate(page["Items"]):
+        if problem := price_problem(item.get("retailPrice"), currency):
+            raise PricesError(f"{what} answered an item that is not a price: Items[{index}] ({_meter(item)}): "
+                              f"retailPrice {problem}; retry, and report it if it persists",
+                              hint=SAVED_ANSWER_HINT)
     return page
+
+
+def price_problem(price: object, currency: str) -> str | None:
+    """What is wrong with a `retailPrice` (None: a price per hour): a number, finite, at least 0 and at most
+    `MAX_HOURLY_PRICE`. The API sends one in every item; JSON's decoder also takes NaN and Infinity."""
+    if price is None:
+        return "is empty"
+    if not isinstance(price, int | float) or isinstance(price, bool):
+        return f"{json.dumps(price)[:40]} is not a number"
+    if not math.isfinite(price):
+        return f"{price} is not a finite number"
+    if price < 0:
+        return f"{price} is negative: a list price is 0 or more"
+    if price > MAX_HOURLY_PRICE:
+        return (f"{price:g} is above {MAX_HOURLY_PRICE:,} {currency} an hour, more than any VM size lists at in any "
+                "currency the API serves")
+    return None
+
+
+def _meter(item: Mapping[str, Any]) -> str:
+    return str(item.get("meterName") or item.get("skuName") or "?")
 
 
 # --- saved answers ----------------------------------------------------------------------------------------------
 
 
 def read_saved_answer(path: Path, region: str, currency: str | None) -> PriceSheet:
-    """A file `gpushare prices STACK` wrote, for this region (and currency, when one is asked for)."""
+    """A file `gpushare prices STACK` wrote, for this region (and currency, when one is asked for); every way it
+    does not fit is a `PricesFileError` (exit 2), every bad value in it named at once."""
+    write = f"`gpushare prices STACK > {path.name}`"
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
+        check_nesting(text, str(path))
+        doc = json.loads(text)
     except OSError as exc:
-        raise PricesError(f"{path}: cannot be read ({exc.strerror or exc})",
-                          hint=f"write it with `gpushare prices STACK > {path.name}`, or name the file that has it"
-                          ) from None
-    except (ValueError, RecursionError):
-        raise PricesError(f"{path}: not JSON; expected what `gpushare prices STACK > {path.name}` writes") from None
+        raise PricesFileError(f"{path}: cannot be read ({exc.strerror or exc})",
+                              hint=f"write it with {write}, or name the file that has it") from None
+    except (ValueError, ReadBoundError):
+        raise PricesFileError(f"{path}: not JSON; expected what {write} writes") from None
     if not isinstance(doc, dict) or doc.get("kind") != SAVED_ANSWER_KIND or doc.get("version") != SAVED_ANSWER_VERSION \
             or not isinstance(doc.get("items"), dict) or not isinstance(doc.get("currency"), str) \
             or not all(isinstance(v, list) and all(isinstance(i, dict) for i in v) for v in doc["items"].values()):
-        raise PricesError(f"{path}: not a saved prices answer (kind {SAVED_ANSWER_KIND!r}, version "
-                          f"{SAVED_ANSWER_VERSION}); write one with `gpushare prices STACK > {path.name}`")
+        raise PricesFileError(f"{path}: not a saved prices answer (kind {SAVED_ANSWER_KIND!r}, version "
+                              f"{SAVED_ANSWER_VERSION}); write one with {write}")
     if doc.get("region") != region:
-        raise PricesError(f"{path}: holds prices for region {doc.get('region')!r}, but the stack is in {region!r}; "
-                          f"write one for this stack with `gpushare prices STACK > {path.name}`")
-    if currency is not None and doc.get("currency") != currency:
-        raise PricesError(f"{path}: holds prices in {doc.get('currency')!r}, not {currency!r} (--currency): "
-                          f"{CURRENCY_RULES}",
-                          hint=f"drop --currency to use the file's {doc.get('currency')}, or write one in {currency} "
-                               f"with `gpushare prices STACK --currency {currency} > {path.name}`")
-    if empty := _not_filled_in(doc):
-        raise PricesError(f"{path}: {len(empty)} value(s) not filled in: {'; '.join(empty)}",
-                          hint=f"fill each in (retailPrice: a number per hour in {doc.get('currency')}), or save "
-                               f"the API's answer with `gpushare prices STACK > {path.name}`")
-    return PriceSheet(region=region, currency=str(doc.get("currency")), read_at=str(doc.get("readAt", "")),
+        raise PricesFileError(f"{path}: holds prices for region {doc.get('region')!r}, but the stack is in "
+                              f"{region!r}; write one for this stack with {write}")
+    if doc["currency"] not in DOCUMENTED_CURRENCIES:
+        raise PricesFileError(
+            f"{path}: currency {doc['currency']!r} is not a currency the Azure Retail Prices API serves; a prices "
+            f"file is in one of its ISO 4217 codes: {', '.join(DOCUMENTED_CURRENCIES)}",
+            hint=f"write the code (EUR, not EURO or €), or save the API's answer with {write}")
+    if currency is not None and doc["currency"] != currency:
+        raise PricesFileError(f"{path}: holds prices in {doc['currency']!r}, not {currency!r} (--currency): "
+                              f"{CURRENCY_RULES}",
+                              hint=f"drop --currency to use the file's {doc['currency']}, or write one in "
+                                   f"{currency} with `gpushare prices STACK --currency {currency} > {path.name}`")
+    empty, wrong = _file_problems(doc)
+    if wrong:
+        listed = wrong + [f"{value} is not filled in" for value in empty]
+        raise PricesFileError(f"{path}: {len(listed)} value(s) not prices in {doc['currency']}: {'; '.join(listed)}",
+                              hint=f"each retailPrice is a number per hour from 0 to {MAX_HOURLY_PRICE:,}, every "
+                                   f"currencyCode the file's {doc['currency']}; or save the API's answer with {write}")
+    if empty:
+        raise PricesFileError(f"{path}: {len(empty)} value(s) not filled in: {'; '.join(empty)}",
+                              hint=f"fill each in (retailPrice: a number per hour in {doc['currency']}), or save "
+                                   f"the API's answer with {write}")
+    return PriceSheet(region=region, currency=doc["currency"], read_at=str(doc.get("readAt", "")),
                       source=str(path), items={q: tuple(items) for q, items in doc["items"].items()})
 
 
-def _not_filled_in(doc: Mapping[str, Any]) -> list[str]:
-    """Every value a template leaves empty: a `retailPrice` that is not a number (the API always sends one), an
-    empty `readAt` (the date every figure quotes)."""
+def _file_problems(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(every value a template leaves empty: a null `retailPrice`, an empty `readAt`; every value that is wrong: a
+    price that is not one (`price_problem`), an item in another currency than the file's)."""
     dated = isinstance(doc.get("readAt"), str) and doc["readAt"]
     empty = [] if dated else ["readAt (the date the prices are from, e.g. 2026-12-01)"]
+    wrong = []
     for query, items in doc["items"].items():
         for index, item in enumerate(items):
+            where = f"items.{query}[{index}]"
             price = item.get("retailPrice")
-            if not isinstance(price, int | float) or isinstance(price, bool) or price < 0:
-                meter = item.get("meterName") or item.get("skuName") or "?"
-                empty.append(f"items.{query}[{index}].retailPrice ({meter}, per {item.get('unitOfMeasure', 'hour')})")
-    return empty
+            if price is None:
+                empty.append(f"{where}.retailPrice ({_meter(item)}, per {item.get('unitOfMeasure', 'hour')})")
+            elif problem := price_problem(price, doc["currency"]):
+                wrong.append(f"{where}.retailPrice ({_meter(item)}): {problem}")
+            if "currencyCode" in item and item["currencyCode"] != doc["currency"]:
+                wrong.append(f"{where}.currencyCode {json.dumps(item['currencyCode'])[:40]} is not the file's "
+                             f"currency {doc['currency']}: one file, one currency, never converted")
+    return empty, wrong
 
 
 # --- a file to fill in by hand ----------------------------------------------------------------------------------
@@ -388,13 +479,16 @@ def prices_file_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a saved answer: what `read_saved_answer` accepts (a filled-in template
     too; an empty one fails it, as the reader refuses it). Written to `prices-file.schema.json` (package data) by
     `gpushare schema --prices > <that file>`; a test keeps the two equal and the schema agreeing with the reader."""
-    price = {"type": "number", "minimum": 0, "description": "per unitOfMeasure (1 Hour), in the file's currency"}
+    price = {"type": "number", "minimum": 0, "maximum": MAX_HOURLY_PRICE,
+             "description": "per unitOfMeasure (1 Hour), in the file's currency"}
+    currency = {"enum": list(DOCUMENTED_CURRENCIES),
+                "description": "an ISO 4217 code the Azure Retail Prices API serves; one per file"}
     item = {"type": "object", "required": ["retailPrice"],
             "properties": {"retailPrice": price,
                            "meterName": {"type": "string"}, "skuName": {"type": "string"},
                            "productName": {"type": "string"}, "unitOfMeasure": {"type": "string"},
                            "type": {"type": "string"}, "effectiveStartDate": {"type": "string"},
-                           "currencyCode": {"type": "string"}}}
+                           "currencyCode": currency}}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://gpushare.invalid/prices-file.schema.json",
@@ -404,11 +498,18 @@ def prices_file_schema() -> dict[str, Any]:
                        f"`report --prices FILE`. Currency: {CURRENCY_RULES}.",
         "type": "object",
         "required": ["kind", "version", "region", "currency", "readAt", "items"],
+        # One currency per file: each item's currencyCode, where it has one, is the file's (JSON Schema cannot
+        # compare two values, so one branch per currency).
+        "allOf": [{"if": {"properties": {"currency": {"const": code}}},
+                   "then": {"properties": {"items": {"additionalProperties": {
+                       "items": {"properties": {"currencyCode": {"const": code}}}}}}}}
+                  for code in DOCUMENTED_CURRENCIES],
         "properties": {
             "kind": {"const": SAVED_ANSWER_KIND},
             "version": {"const": SAVED_ANSWER_VERSION},
             "region": {"type": "string", "description": "armRegionName: the stack's azure-native:location"},
-            "currency": {"type": "string", "description": "the currency of every retailPrice"},
+            "currency": {**currency, "description": "the currency of every retailPrice: an ISO 4217 code the Azure "
+                                                    "Retail Prices API serves"},
             "readAt": {"type": "string", "minLength": 1,
                        "description": "when the prices were read (ISO 8601): the price date every figure quotes"},
             "source": {"type": "string"},

@@ -14,13 +14,15 @@ Bodies are parsed into plain dataclasses with every field's type checked, so pre
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpushare.azure.arm import CLIENT_DEFAULTS, DEFAULT_ARM_URL, arm_code, describe, read_error, unexpected_body
+from gpushare.azure.arm import DEFAULT_ARM_URL, arm_code, client_settings, describe, read_error, unexpected_body
 
 # The node-pool parser's typed field access: the same rules (null is unset, a wrong type fails loudly) here.
 from gpushare.azure.deployed import _Fields, _json_type, _Malformed
+from gpushare.azure.remote_read import ReadBoundError, ReadDeadline
 from gpushare.errors import AzureReadError
 
 if TYPE_CHECKING:
@@ -131,15 +133,18 @@ def read_region(subscription_id: str, location: str, *, credential: TokenCredent
     from azure.mgmt.compute import ComputeManagementClient
     from azure.mgmt.containerservice import ContainerServiceClient
 
-    settings = {**CLIENT_DEFAULTS, **client_kwargs}
     arm_url = base_url or DEFAULT_ARM_URL
     where = f"in {location} (subscription {subscription_id})"
-    with ComputeManagementClient(credential, subscription_id, base_url=base_url, **settings) as compute:
+    # Each client its own transport (closed with it), both on one deadline.
+    client_kwargs.setdefault("deadline", ReadDeadline.from_environ(os.environ))
+    with ComputeManagementClient(credential, subscription_id, base_url=base_url,
+                                 **client_settings(client_kwargs)) as compute:
         skus = _read(f"could not list the VM sizes offered {where}", arm_url, lambda: [
             sku.as_dict() for sku in compute.resource_skus.list(filter=f"location eq '{location}'")])
         usages = _read(f"could not read the vCPU quota {where}", arm_url, lambda: [
             usage.as_dict() for usage in compute.usage.list(location)])
-    with ContainerServiceClient(credential, subscription_id, base_url=base_url, **settings) as aks:
+    with ContainerServiceClient(credential, subscription_id, base_url=base_url,
+                                **client_settings(client_kwargs)) as aks:
         versions = _read(f"could not list the Kubernetes versions AKS offers {where}", arm_url,
                          lambda: aks.managed_clusters.list_kubernetes_versions(location).as_dict())
     return RegionOffers(
@@ -156,6 +161,8 @@ def _read(what: str, arm_url: str, call):
 
     try:
         return call()
+    except ReadBoundError as err:
+        raise AzureReadError(f"{what}: {err}") from None
     except ResourceNotFoundError as err:
         hint = ("check the subscription id, and that the credentials belong to its tenant"
                 if arm_code(err) == "SubscriptionNotFound" else

@@ -4,9 +4,10 @@ Also `python -m gpushare`. STACK is a stack file's path, or a stack name in the 
 directory upwards (its Pulumi.yaml) or given by `--project DIR`.
 
 Exit codes: 0 success (also when the reader closes stdout early, `plan STACK | head -1`), 1 a preflight check
-failed or `verify` found a mismatch, 2 invalid stack file or deployed-pools file (and argparse's usage errors) or no
-subscription to read, 3 guard violation, 4 Azure or the cluster could not be read, 5 the output could not be written
-(a full disk). A `GpushareError` prints one `error:` block (plus `hint:`); anything else is a bug and keeps its
+failed or `verify` found a mismatch, 2 invalid stack file, deployed-pools file or prices file (and argparse's usage
+errors), no subscription to read or a read deadline that is not seconds, 3 guard violation, 4 Azure, the prices
+API, Prometheus or the cluster could not be read (also: no complete answer within the read deadline), 5 the output
+could not be written (a full disk). A `GpushareError` prints one `error:` block (plus `hint:`); anything else is a bug and keeps its
 traceback.
 """
 

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         cost = plan_cost(args, stack)
     except PricesError as exc:
-        raise PricesError(f"prices: {exc}; run without --prices for the dashboard without cost", exc.hint) from None
+        raise type(exc)(f"prices: {exc}; run without --prices for the dashboard without cost", exc.hint) from None
     currency = cost["currency"] if cost else None
     if args.format == "json":
         print(json.dumps(dashboard_json(stack, currency), indent=2))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from gpushare.azure.deployed import read_file
 from gpushare.azure.guard.report import GuardReport, raise_for_violations
 from gpushare.azure.guard.run import check_file
-from gpushare.azure.prices import PricesError
+from gpushare.azure.prices import PricesError, PricesFileError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.long_run_warning import with_long_run_warning
@@ -95,8 +95,10 @@ def run(args: argparse.Namespace) -> int:
         sheet = price_sheet(args, stack.location, priced_vm_sizes(stack, deployed))
         cost = stack_cost(stack, sheet, deployed) if sheet else None
         warnings += spot_cap_warnings(cost) if cost else []
+    except PricesFileError:
+        raise  # a file the user named that is not a fitting prices file: fixed like the stack file, not skipped
     except PricesError as exc:
-        # The plan stands without prices: say why there is no cost (on the cost line and as a warning), carry on.
+        # The API could not be read: the plan stands without prices; say why (on the cost line and as a warning).
         unpriced = f"{exc}" + (f"; {exc.hint}" if exc.hint else "")
         warnings.append(f"prices: {unpriced}")
     document = plan_document(stack, resources, warnings, guard, cost, unpriced)

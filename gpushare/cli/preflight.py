@@ -5,7 +5,7 @@ maintenance windows, against the baseline), one for a created cluster with subne
 (whether it exists yet, and its identity), one per subnet of your own and one per role assignment the program creates.
 
 Exit codes: 0 every check passed, 1 a check failed, 2 invalid stack file or no subscription to read, 4 Azure could
-not be read (unreachable, credentials refused, role missing).
+not be read (unreachable, credentials refused, role missing, no answer within `--read-deadline`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from gpushare.azure.deployed import read_live
 from gpushare.azure.deployed_cluster import read_live_cluster, read_maintenance_schedules
 from gpushare.azure.preflight.report import raise_for_failures, render_text
 from gpushare.azure.preflight.run import evaluate, read_for_preflight
+from gpushare.cli.read_deadline import add_read_deadline_option, read_deadline
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.model.stack import own_subnets
 from gpushare.stackfile.config import parse_stack_file
@@ -38,6 +39,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="on an existing cluster, also read Kubernetes for a GPU Operator or NVIDIA device plugin "
                              "already installed (default: not read)")
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context for that read (implies the read)")
+    add_read_deadline_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     stack = parse_stack_file(read_stack_argument(args))
     target = arm_target(stack, os.environ)
     with SharedCredential(stack.azure.environment, os.environ) as credential:
-        reads = AzureReads(target, credential)
+        reads = AzureReads(target, credential, read_deadline(args))
         cluster = stack.cluster
         # The guard's own reader: the same one call `pulumi preview` makes.
         deployed = read_live(target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs())

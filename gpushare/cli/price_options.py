@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gpushare.azure.prices import CURRENCY_RULES, DEFAULT_CURRENCY, PriceReader, PriceSheet, read_saved_answer
+from gpushare.cli.read_deadline import add_read_deadline_option, read_deadline
 
 LIVE = "live"
 """`--prices` without a file: read the Azure Retail Prices API."""
@@ -20,12 +21,15 @@ def add_price_options(parser: argparse.ArgumentParser) -> None:
              "(`gpushare prices STACK > FILE`, or `prices STACK --template` filled in by hand)")
     parser.add_argument("--currency", metavar="CODE", type=str.upper, default=None,
                         help=f"currency of the prices (default {DEFAULT_CURRENCY}): {CURRENCY_RULES}")
+    add_read_deadline_option(parser)
 
 
 def price_sheet(args: argparse.Namespace, region: str, vm_sizes: Sequence[str]) -> PriceSheet | None:
-    """None without `--prices`; raises `PricesError` when they cannot be had."""
+    """None without `--prices`; raises `PricesError` when they cannot be had (`PricesFileError`, exit 2, for a FILE
+    that is not a fitting prices file: the user named it, so it is fixed, not skipped)."""
     if args.prices is None:
         return None
     if args.prices == LIVE:
-        return PriceReader(os.environ).read(region, vm_sizes, args.currency or DEFAULT_CURRENCY)
+        reader = PriceReader(os.environ, deadline=read_deadline(args))
+        return reader.read(region, vm_sizes, args.currency or DEFAULT_CURRENCY)
     return read_saved_answer(Path(args.prices), region, args.currency)

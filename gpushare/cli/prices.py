@@ -10,6 +10,7 @@ import json
 import os
 
 from gpushare.azure.prices import CURRENCY_RULES, DEFAULT_CURRENCY, PriceReader, fill_in_template
+from gpushare.cli.read_deadline import add_read_deadline_option, read_deadline
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.review.cost import needs_cluster_fee, priced_meters, priced_vm_sizes
 from gpushare.stackfile.config import parse_stack_file
@@ -27,6 +28,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--template", action="store_true",
                         help="read nothing: print a file to fill in by hand (the stack's sizes and meters, every "
                              "retailPrice and readAt empty) that `plan --prices FILE` reads once filled in")
+    add_read_deadline_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -35,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.template:
         document = fill_in_template(stack.location, args.currency, priced_meters(stack), needs_cluster_fee(stack))
     else:
-        document = PriceReader(os.environ).read(stack.location, priced_vm_sizes(stack), args.currency).to_json()
+        reader = PriceReader(os.environ, deadline=read_deadline(args))
+        document = reader.read(stack.location, priced_vm_sizes(stack), args.currency).to_json()
     print(json.dumps(document, indent=2))
     return 0

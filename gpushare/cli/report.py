@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gpushare.azure.prices import PricesError
+from gpushare.azure.prices import PricesError, PricesFileError
 from gpushare.cli.inputs import read_input
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.review.markdown import DEFAULT_MAX_CHARS, GITHUB_COMMENT_LIMIT
@@ -50,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
                 raise PricesError("the preview names no region (no ManagedCluster step, no `azure-native:location` "
                                   "in its config)")
             sheet = price_sheet(args, region, preview_vm_sizes(preview))
+        except PricesFileError:
+            raise  # as in `plan`: a named file that does not fit is an error to fix
         except PricesError as exc:
             problem = f"{exc}" + (f"; {exc.hint}" if exc.hint else "")
     sys.stdout.write(render_report(preview, args.stack, args.max_chars, sheet, problem))

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         cost = plan_cost(args, stack)
     except PricesError as exc:
-        raise PricesError(f"prices: {exc}; run without --prices for the rules without cost", exc.hint) from None
+        raise type(exc)(f"prices: {exc}; run without --prices for the rules without cost", exc.hint) from None
     if args.format == RULE_FILE:
         print(rule_file(stack, stack.metrics, cost), end="")
         return 0

@@ -20,8 +20,10 @@ from gpushare.azure.monitor_workspace import (
     Workspace,
     read_query_endpoint,
 )
-from gpushare.azure.prices import PricesError
+from gpushare.azure.prices import PricesError, PricesFileError
+from gpushare.azure.remote_read import ReadDeadline
 from gpushare.cli.price_options import add_price_options
+from gpushare.cli.read_deadline import read_deadline
 from gpushare.cli.rules import plan_cost, require_metrics
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.errors import ConfigError, ConfigProblem
@@ -87,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
                             "managed stack to query its workspace (gpushare:metrics.workspaceId)")])
     try:
         cost = plan_cost(args, stack)
+    except PricesFileError:
+        raise
     except PricesError as exc:
         print(f"warning: prices: {exc}; the report has no cost", file=sys.stderr)
         cost = None
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     window = args.window or metrics.window
     at = args.at if args.at is not None else time.time()
     with SharedCredential(stack.azure.environment, os.environ) as credential:
-        reader = prometheus_reader(stack, url, credential)
+        reader = prometheus_reader(stack, url, credential, read_deadline(args))
         source, samples = read_usage(reader, stack.stack, pools, window, at, raw=args.raw_series)
     document = usage_document(stack, pools, samples, window, at, len(reader.queries),
                               cost["currency"] if cost else None, metrics.idle_below, source)
@@ -107,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def prometheus_reader(stack: StackConfig, url: str | None, credential: SharedCredential) -> PrometheusReader:
+def prometheus_reader(stack: StackConfig, url: str | None, credential: SharedCredential,
+                      deadline: ReadDeadline) -> PrometheusReader:
     """`url` read as is; a workspace's query endpoint (given, or with no URL on a managed stack the one its
     `workspaceId` reports, one ARM GET) read signed in with the run's Azure credential."""
     scope = PROMETHEUS_SCOPES[stack.azure.environment]
@@ -115,9 +120,9 @@ def prometheus_reader(stack: StackConfig, url: str | None, credential: SharedCre
         assert stack.metrics is not None and stack.metrics.workspace_id is not None
         workspace_id = stack.metrics.workspace_id
         target = arm_target(stack, os.environ, Workspace.from_id(workspace_id).subscription_id)
-        url = read_query_endpoint(workspace_id, credential=credential, **target.client_kwargs())
+        url = read_query_endpoint(workspace_id, credential=credential, deadline=deadline, **target.client_kwargs())
         print(f"querying Azure Monitor workspace {workspace_id} at {url}", file=sys.stderr)
-        return WorkspacePrometheusReader(url, credential=credential, scope=scope)
+        return WorkspacePrometheusReader(url, deadline=deadline, credential=credential, scope=scope)
     if WORKSPACE_ENDPOINT_RE.match(url):
-        return WorkspacePrometheusReader(url, credential=credential, scope=scope)
-    return PrometheusReader(url)
+        return WorkspacePrometheusReader(url, deadline=deadline, credential=credential, scope=scope)
+    return PrometheusReader(url, deadline=deadline)

@@ -2,13 +2,15 @@
 
 The kubeconfig is found as kubectl finds it: `--kubeconfig`, else `KUBECONFIG` (paths joined by `:`), else
 `~/.kube/config`. Responses are kept as the API's JSON (`_preload_content=False`), which `gpushare.kubernetes.verify` reads.
-Every failure to reach the API server or to be let in becomes a `ClusterAccessError` (exit 4) naming which one.
+Every failure to reach the API server or to be let in becomes a `ClusterAccessError` (exit 4) naming which one. Each
+API call keeps the read deadline (`GPUSHARE_READ_DEADLINE`; per call, since `verify --wait` and `--smoke` poll for
+as long as they are told) and a bounded body (`gpushare.azure.remote_read`): a silent or dripping API server, a
+body cut short, too large or nested too deep is one such error too.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import secrets
@@ -24,6 +26,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
+from gpushare.azure.remote_read import ReadBoundError, ReadDeadline, load_json, read_body
 from gpushare.errors import ClusterAccessError
 from gpushare.kubernetes.gpu_software import GpuSoftware
 from gpushare.kubernetes.verify.api_json import ClusterSnapshot
@@ -42,7 +45,10 @@ from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 REQUEST_TIMEOUT = (10, 60)
-"""(connect, read) seconds per API call."""
+"""(connect, read) seconds per API call, each within the read deadline."""
+MAX_ANSWER_BYTES = 128 * 1024 * 1024
+"""The largest answer read: a node list of AKS's largest cluster (5,000 nodes of 5 to 15 KB each, their image lists
+included) stays below this."""
 CREDENTIALS_HINT = (
     "for an AKS cluster with Entra ID: `az aks get-credentials --resource-group RG --name CLUSTER` and, if the "
     "kubeconfig runs kubelogin, `kubelogin convert-kubeconfig -l azurecli` (kubelogin must be on PATH)"
@@ -76,8 +82,13 @@ def api_client(kubeconfig: Path | None, context: str | None) -> tuple[client.Api
             error = ClusterAccessError(f"{joined}: no context {chosen!r}")
             error.hint = f"contexts in the kubeconfig: {', '.join(names) or 'none'}; pick one with --context NAME"
             raise error
+        # urllib3's default retries (3) would wait out a silent server's read timeout four times; a read is not
+        # retried, so a call ends within the read deadline. Connecting is still retried.
+        configuration = type.__call__(client.Configuration)
+        configuration.retries = urllib3.Retry(total=3, read=0)
         with _logged_errors() as errors:
-            api = config.new_client_from_config(config_file=joined, context=chosen, persist_config=False)
+            api = config.new_client_from_config(config_file=joined, context=chosen, persist_config=False,
+                                                client_configuration=configuration)
         if errors:
             error = ClusterAccessError(f"the credential plugin of context {chosen} in {joined} failed: {errors[0]}")
             error.hint = CREDENTIALS_HINT
@@ -144,8 +155,8 @@ def _access_error(api: client.ApiClient, what: str, exc: Exception) -> ClusterAc
 
 def _api_message(exc: ApiException) -> str:
     try:
-        return json.loads(exc.body).get("message", "")
-    except (TypeError, ValueError, AttributeError):
+        return str(load_json(exc.body, "the error").get("message", ""))[:300]
+    except (TypeError, ValueError, AttributeError, ReadBoundError):
         return str(exc.body or "")[:200]
 
 
@@ -153,16 +164,41 @@ def call(api: client.ApiClient, what: str, request: Callable[..., Any], *args: A
          missing_ok: bool = False, forbidden_ok: bool = False, **kwargs: Any) -> Any:
     """One API call returning its JSON (None for a 404 when `missing_ok`, FORBIDDEN for a 403 when `forbidden_ok`);
     failures become ClusterAccessError."""
+    deadline = ReadDeadline.from_environ(os.environ)
     try:
-        return _decode(_send(api, what, request, *args, missing_ok=missing_ok, **kwargs))
+        response = _send(api, what, request, *args, missing_ok=missing_ok, deadline=deadline, **kwargs)
     except _Forbidden:
         if forbidden_ok:
             return FORBIDDEN
         raise
+    body = _body(api, what, response, deadline)
+    try:
+        return load_json(body, f"the API server {_server(api)} to {what}") if body else None
+    except ReadBoundError as exc:
+        raise _bound_error(api, what, exc) from None
+    except ValueError:
+        error = ClusterAccessError(f"the API server {_server(api)} answered {what} with a body that is not JSON "
+                                   f"({body[:80]!r})")
+        error.hint = "is the kubeconfig's server a Kubernetes API server? a proxy there answers in another shape"
+        raise error from None
 
 
-def _decode(response: Any) -> Any:
-    return json.loads(response.data) if response is not None and response.data else None
+def _body(api: client.ApiClient, what: str, response: Any, deadline: ReadDeadline) -> bytes:
+    """The answer's body, read as it arrives within `deadline` and `MAX_ANSWER_BYTES` (b"" for no answer)."""
+    if response is None:
+        return b""
+    try:
+        return read_body(response, limit=MAX_ANSWER_BYTES, deadline=deadline, what=f"the API server to {what}",
+                         timeouts=(urllib3.exceptions.ReadTimeoutError,),
+                         cut_short=(urllib3.exceptions.ProtocolError,), decode_content=True)
+    except ReadBoundError as exc:
+        raise _bound_error(api, what, exc) from None
+
+
+def _bound_error(api: client.ApiClient, what: str, exc: ReadBoundError) -> ClusterAccessError:
+    error = ClusterAccessError(f"{_server(api)}: {exc}")
+    error.hint = "check the cluster's health in the Azure portal, and your network path to its API server"
+    return error
 
 
 class _Forbidden(ClusterAccessError):
@@ -174,9 +210,12 @@ class _Forbidden(ClusterAccessError):
 
 
 def _send(api: client.ApiClient, what: str, request: Callable[..., Any], *args: Any,
-          missing_ok: bool = False, **kwargs: Any) -> Any:
+          missing_ok: bool = False, deadline: ReadDeadline | None = None, **kwargs: Any) -> Any:
+    deadline = deadline or ReadDeadline.from_environ(os.environ)
+    remaining = deadline.remaining()
+    timeout = tuple(min(seconds, remaining) for seconds in REQUEST_TIMEOUT)
     try:
-        return request(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **kwargs)
+        return request(*args, _preload_content=False, _request_timeout=timeout, **kwargs)
     except ApiException as exc:
         if missing_ok and exc.status == 404:
             return None
@@ -184,6 +223,8 @@ def _send(api: client.ApiClient, what: str, request: Callable[..., Any], *args: 
             raise _Forbidden(_access_error(api, what, exc)) from None
         raise _access_error(api, what, exc) from None
     except (urllib3.exceptions.HTTPError, OSError, ConfigException) as exc:
+        if deadline.remaining() <= 0:
+            raise _bound_error(api, what, deadline.exceeded(f"the API server to {what}")) from None
         raise _access_error(api, what, exc) from None
 
 
@@ -315,9 +356,10 @@ def _run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeo
             phase = (pod.get("status") or {}).get("phase") or "Pending"
             log = ""
             if expect.pool in finished:
-                response = _send(api, f"read the log of pod {namespace}/{name}", core.read_namespaced_pod_log,
-                                 name, namespace)
-                log = response.data.decode(errors="replace") if response is not None else ""
+                what = f"read the log of pod {namespace}/{name}"
+                deadline = ReadDeadline.from_environ(os.environ)
+                response = _send(api, what, core.read_namespaced_pod_log, name, namespace, deadline=deadline)
+                log = _body(api, what, response, deadline).decode(errors="replace")
             results.append(SmokeResult(expect.pool, phase, (pod.get("spec") or {}).get("nodeName"), log,
                                        "" if expect.pool in finished else _pod_detail(pod)))
         return results

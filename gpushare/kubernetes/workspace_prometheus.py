@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING
 
 from gpushare.azure.arm import CREDENTIAL_HINT, read_error
 from gpushare.azure.monitor_workspace import PROMETHEUS_SCOPES
+from gpushare.azure.remote_read import ReadBoundError
 from gpushare.kubernetes.prometheus_api import (
     FORM_HEADERS,
+    MAX_ANSWER_BYTES,
     TIMEOUT_SECONDS,
     PrometheusReader,
     PrometheusReadError,
     api_error,
+    bound_error,
     too_slow,
 )
 from gpushare.model.stack import AzureEnvironment
@@ -51,25 +54,29 @@ class WorkspacePrometheusReader(PrometheusReader):
             BearerTokenCredentialPolicy,
             HeadersPolicy,
             ProxyPolicy,
-            RetryPolicy,
             UserAgentPolicy,
         )
         from azure.core.rest import HttpRequest
 
+        from gpushare.azure.sdk_bounds import BoundedRetryPolicy, BoundedTransport
+
         assert self.credential is not None
         # Retries as every ARM read's (arm.CLIENT_DEFAULTS), except a read timeout: a query that took 120 s once
-        # takes as long again.
+        # takes as long again. Waits and reads within the command's deadline (`gpushare.azure.sdk_bounds`).
         policies = [HeadersPolicy(), UserAgentPolicy(base_user_agent="gpushare"), ProxyPolicy(),
-                    RetryPolicy(retry_total=3, retry_read=0, retry_backoff_factor=1.0, retry_backoff_max=10,
-                                timeout=3 * TIMEOUT_SECONDS),
+                    BoundedRetryPolicy(self.deadline, retry_total=3, retry_read=0, retry_backoff_factor=1.0,
+                                       retry_backoff_max=10, timeout=3 * TIMEOUT_SECONDS),
                     BearerTokenCredentialPolicy(self.credential, self.scope)]
         what = f"{endpoint} (signed in for {self.scope})"
+        transport = BoundedTransport(self.deadline, limit=MAX_ANSWER_BYTES, **self.transport_kwargs)
         try:
-            with PipelineClient(self.url, policies=policies, **self.transport_kwargs) as client:
+            with PipelineClient(self.url, policies=policies, transport=transport) as client:
                 response = client.send_request(
                     HttpRequest("POST", endpoint, content=body, headers=FORM_HEADERS),
                     connection_timeout=10, read_timeout=TIMEOUT_SECONDS)
                 status, text, reason = response.status_code, response.read(), response.reason
+        except ReadBoundError as err:
+            raise bound_error(err) from None
         except ClientAuthenticationError as err:
             raise read_error(f"could not query {what}", err, self.url, QUERY_ROLE_HINT) from None
         except (ServiceRequestTimeoutError, ServiceResponseTimeoutError):

@@ -34,3 +34,7 @@ leaves the authority to azure-identity instead of taking `azure-native:environme
 PRICES_ENDPOINT_ENV = "GPUSHARE_PRICES_ENDPOINT"
 """A scheme and host in place of `https://prices.azure.com` (a mirror, or a test stub). Set by the user; read by
 `gpushare.azure.prices.prices_endpoint` (`gpushare prices`, `plan --prices`)."""
+READ_DEADLINE_ENV = "GPUSHARE_READ_DEADLINE"
+"""Seconds every remote read of one command must finish within, retries and waits included (default 120). Set by the
+user, or by the commands' `--read-deadline`, which wins; read by `gpushare.azure.remote_read.ReadDeadline` for the
+Azure reads (the CLI's and the program's guard and preflight), the Azure Retail Prices API and Prometheus."""

@@ -92,16 +92,21 @@ def rules_cover(reader: PrometheusReader, stack: str, window: str, at: float) ->
     return bool(found) and max(s.value for s in found) >= RECORDED_COVERAGE * expected
 
 
+BY_LABELS = ("pool",)
+"""Every figure's query aggregates by pool (and some by namespace too): an answer's series must carry it."""
+
+
 def read_usage(reader: PrometheusReader, stack: str, pools: tuple[ShowbackPool, ...], window: str,
                at: float, raw: bool = False) -> tuple[str, dict[str, list[Sample]]]:
     """("recorded" or "raw", each figure's samples): the rule group's series where it has recorded the whole window
     (fast: range selectors), else, or with `raw`, subqueries of the same expressions over the raw series."""
     if not raw and rules_cover(reader, stack, window, at):
         return "recorded", {name: reader.query(recorded_query(fold, RECORDED[record], pools, window,
-                                                                name.startswith("namespace")), at)
+                                                                name.startswith("namespace")), at, BY_LABELS)
                             for name, (fold, _, record) in QUERIES.items()}
-    return "raw", {name: reader.query(window_query(fold, expression, pools, window), at)
+    return "raw", {name: reader.query(window_query(fold, expression, pools, window), at, BY_LABELS)
                    for name, (fold, expression, _) in QUERIES.items()}
+
 
 
 def _by_pool(samples: list[Sample]) -> dict[str, float]:

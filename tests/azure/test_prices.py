@@ -9,7 +9,6 @@ import pytest
 
 from gpushare.azure.prices import (
     CLUSTER_FEE_QUERY,
-    MAX_RETRY_WAIT_SECONDS,
     PriceReader,
     PricesError,
     PriceSheet,
@@ -17,6 +16,7 @@ from gpushare.azure.prices import (
     pick_vm_meter,
     read_saved_answer,
 )
+from gpushare.azure.remote_read import MAX_RETRY_WAIT_SECONDS
 from tests.https_stub import StubResponse
 from tests.prices_stub import (
     PricesStub,
@@ -125,6 +125,21 @@ def test_a_long_retry_after_is_capped_so_a_plan_never_hangs(stub, retry_after):
     assert clock.slept == [MAX_RETRY_WAIT_SECONDS] and MAX_RETRY_WAIT_SECONDS == 10
 
 
+@pytest.mark.parametrize("retry_after, waited", [
+    ("1e400", MAX_RETRY_WAIT_SECONDS), ("Wed, 18 May 2033 03:33:20 GMT", MAX_RETRY_WAIT_SECONDS), ("nan", 1.0),
+    ("inf", MAX_RETRY_WAIT_SECONDS), ("-inf", 0.0), ("soon", 1.0)],
+    ids=["overflow", "http-date", "nan", "inf", "minus-inf", "not-a-time"])
+def test_any_retry_after_is_a_wait_from_0_to_the_cap(stub, retry_after, waited):
+    """What float() makes of a header (inf, nan) and dates an hour or years ahead are all waits the cap bounds; one
+    that is no time at all is the backoff's first step (1 s)."""
+    stub.serve(vm_filter(REGION, T4), [meters_of(T4, REGION, 0.6)],
+               first=[StubResponse(429, {"Error": {"Code": "TooManyRequests"}}, {"Retry-After": retry_after})])
+    stub.serve(fee_filter(REGION), [cluster_fee_items(REGION)])
+    clock = Clock()
+    assert reader(clock).read(REGION, [T4]).vm_meter(T4).hourly == 0.6
+    assert clock.slept == [waited]
+
+
 def test_persistent_server_errors_give_up_with_one_message(stub):
     stub.serve(vm_filter(REGION, T4), [[]], first=[StubResponse(500, "boom")] * 5)
     with pytest.raises(PricesError, match="answered HTTP 500") as error:
@@ -200,4 +215,4 @@ def test_a_saved_answer_that_does_not_fit_is_refused(tmp_path, content, region, 
     path.write_text(content if content is not None else json.dumps(sheet().to_json()))
     with pytest.raises(PricesError, match=expected) as error:
         read_saved_answer(path, region, currency)
-    assert error.value.exit_code == 4
+    assert error.value.exit_code == 2, "a file the user named is fixed like a stack file"

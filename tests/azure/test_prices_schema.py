@@ -69,6 +69,13 @@ DOCUMENTS = {
     "items a list": edited(answer, lambda d: d.update(items=[])),
     "an item not an object": edited(answer, lambda d: d["items"][T4].append("x")),
     "no currency": edited(answer, lambda d: d.pop("currency")),
+    "currency EURO": edited(answer, lambda d: d.update(currency="EURO")),
+    "currency in lower case": edited(answer, lambda d: d.update(currency="usd")),
+    "currency EUR throughout": edited(answer, lambda d: [d.update(currency="EUR")] + [
+        item.update(currencyCode="EUR") for items in d["items"].values() for item in items]),
+    "two currencies": edited(answer, lambda d: d["items"][T4][0].update(currencyCode="EUR")),
+    "an absurd price": edited(answer, lambda d: d["items"][T4][0].update(retailPrice=1e9)),
+    "the highest price": edited(answer, lambda d: d["items"][T4][0].update(retailPrice=1_000_000)),
     "extra keys kept": edited(answer, lambda d: d.update(comment="from the mirror")),
 }
 

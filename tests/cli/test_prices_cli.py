@@ -138,10 +138,9 @@ def test_a_saved_answer_for_another_region_is_refused_by_prices_consumers(stub, 
     _, out, _ = run(capsys, "prices", "dev")
     saved = tmp_path / "prices.json"
     saved.write_text(out.replace('"region": "westeurope"', '"region": "eastus"'))
-    code, out, _ = run(capsys, "plan", "dev", "--json", "--prices", str(saved))
-    assert code == 0
-    assert any("holds prices for region 'eastus', but the stack is in 'westeurope'" in w
-               for w in json.loads(out)["warnings"])
+    code, out, err = run(capsys, "plan", "dev", "--json", "--prices", str(saved))
+    assert (code, out) == (2, ""), "a file named on the command line that does not fit fails the plan, as in CI"
+    assert err.startswith(f"error: {saved}: holds prices for region 'eastus', but the stack is in 'westeurope'")
 
 
 def test_compare_of_priced_plans_leads_with_the_monthly_change(stub, capsys, tmp_path):
@@ -235,12 +234,13 @@ def test_prices_template_lists_the_stacks_meters_empty_and_plan_reads_it_once_fi
         "Standard_D4ds_v5": ["D4ds v5"], "aks": ["Standard"]}
     empty = tmp_path / "prices.json"
     empty.write_text(out)
-    code, out, _ = run(capsys, "plan", str(stack), "--prices", str(empty))
-    assert code == 0
-    (line,) = [line for line in out.splitlines() if line.startswith("cost:")]
-    assert line.startswith(f"cost: not priced: {empty}: 5 value(s) not filled in: readAt (the date the prices are "
+    code, out, err = run(capsys, "plan", str(stack), "--prices", str(empty))
+    assert (code, out) == (2, "")
+    (line, hint) = err.splitlines()
+    assert line.startswith(f"error: {empty}: 5 value(s) not filled in: readAt (the date the prices are "
                            "from, e.g. 2026-12-01); items.Standard_NC40ads_H100_v5[0].retailPrice (NC40ads H100 v5")
     assert "items.aks[0].retailPrice (Standard Uptime SLA, per 1 Hour)" in line
+    assert hint.startswith("hint: fill each in (retailPrice: a number per hour in USD)")
 
     prices = {("Standard_NC40ads_H100_v5", False): 7.0, ("Standard_NC4as_T4_v3", True): 0.1,
               ("Standard_D4ds_v5", False): 0.2, ("aks", False): 0.1}
@@ -267,12 +267,10 @@ def test_the_currency_rule_is_stated_once_and_applied_as_stated(stub, capsys, tm
     saved.write_text(out)
     code, out, _ = run(capsys, "plan", "dev", "--json", "--prices", str(saved))
     assert json.loads(out)["cost"]["currency"] == "USD", "without --currency the file's own"
-    code, out, _ = run(capsys, "plan", "dev", "--json", "--prices", str(saved), "--currency", "eur")
-    document = json.loads(out)
-    assert code == 0 and document["cost"] is None
-    assert document["costUnpriced"].startswith(f"{saved}: holds prices in 'USD', not 'EUR' (--currency): "
-                                               f"{CURRENCY_RULES}")
-    assert "drop --currency to use the file's USD" in document["costUnpriced"]
+    code, out, err = run(capsys, "plan", "dev", "--json", "--prices", str(saved), "--currency", "eur")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {saved}: holds prices in 'USD', not 'EUR' (--currency): {CURRENCY_RULES}")
+    assert "hint: drop --currency to use the file's USD" in err
 
 
 def test_plan_prices_unreachable_says_why_on_the_cost_line(stub, capsys):

@@ -17,6 +17,7 @@ import yaml
 
 from gpushare.azure.arm import SharedCredential
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
+from gpushare.azure.remote_read import ReadDeadline
 from gpushare.cli import main
 from gpushare.cli.usage import prometheus_reader
 from gpushare.kubernetes.workspace_prometheus import WorkspacePrometheusReader
@@ -358,7 +359,7 @@ def test_a_managed_stack_is_read_from_its_workspace_signed_in_to_the_same_figure
     # --prometheus naming the workspace's endpoint skips the ARM read (a loopback stub is not *.prometheus.monitor.
     # azure.com, so the reader is built as for one).
     reader = prometheus_reader(parse_stack_file(read_stack_file(managed_stack)), "https://ws-gpus-a1b2.westeurope.prometheus."
-                               "monitor.azure.com", SharedCredential(AzureEnvironment.PUBLIC, {}))
+                               "monitor.azure.com", SharedCredential(AzureEnvironment.PUBLIC, {}), ReadDeadline())
     assert isinstance(reader, WorkspacePrometheusReader) and reader.scope == PROMETHEUS_SCOPE
 
 

@@ -72,13 +72,12 @@ def test_report_prices_file_through_the_cli(tmp_path, capsys):
     assert main(["report", str(tmp_path / "preview.json"), "--prices", str(tmp_path / "prices.json")]) == 0
     out = capsys.readouterr().out
     assert "| Cost/month |" in out and "+$1,314/month at max" in out
-    # A saved answer of another region: one line, no cost column, exit 0.
+    # A saved answer of another region: the file named is wrong, an error to fix (exit 2), as in `plan`.
     (tmp_path / "prices.json").write_text(json.dumps(sheet({"Standard_NC4as_T4_v3": 0.6}).to_json())
                                           .replace('"westeurope"', '"eastus"'))
-    assert main(["report", str(tmp_path / "preview.json"), "--prices", str(tmp_path / "prices.json")]) == 0
-    out = capsys.readouterr().out
-    assert "| Cost/month |" not in out
-    assert "_Cost: not shown: " in out and "holds prices for region 'eastus'" in out
+    assert main(["report", str(tmp_path / "preview.json"), "--prices", str(tmp_path / "prices.json")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "holds prices for region 'eastus'" in err
 
 
 def test_without_prices_the_comment_is_unchanged():
