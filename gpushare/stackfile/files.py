@@ -51,12 +51,12 @@ class StackFile:
 
 
 MAX_FILE_BYTES = 1024 * 1024
-"""The largest stack file read: the largest stack gpushare accepts (99 pools, 1,000 tenants) is about a tenth of it
-written out with comments, and a PR's file larger than this would take seconds of parsing alone."""
+"""The largest stack file read: 99 pools and 1,000 tenants (each with two pools, a quota and a group) are about
+190 KB, and a PR's file larger than this would take seconds of parsing alone."""
 MAX_VALUES = 100_000
 """The most values (each scalar, list and mapping, an alias counted as every value it repeats) a stack file may
-expand to. The largest stack gpushare accepts is a few tens of thousands; a few lines of nested aliases (a "billion
-laughs" file) expand to millions, which `plan` would spend minutes and gigabytes encoding and checking."""
+expand to. 99 pools and 1,000 tenants are about 17,000; a few lines of nested aliases (a "billion laughs" file)
+expand to millions, which `plan` would spend minutes and gigabytes encoding and checking."""
 MAX_DEPTH = 64
 """The most levels of lists and mappings. A stack file's values are a few levels deep (operator values a dozen);
 the checks and the JSON encoder recurse per level, and Python's recursion limit is 1,000 frames."""
