@@ -150,3 +150,22 @@ def test_the_bounds_admit_what_a_stack_needs(tmp_path):
 
     assert [pool.name for pool in stack.pools] == [f"p{i}" for i in range(MAX_GPU_POOLS)]
     assert stack.pools[-1].labels == (("since", "2024-01-01"),)
+
+
+def test_config_the_engine_passes_as_json_is_held_to_the_same_bounds():
+    """Under `pulumi preview`/`up` the config arrives JSON-encoded, and Python's JSON reader takes Infinity and NaN
+    and raises ValueError on an integer past 4,300 digits: a Spot price is refused, not a traceback."""
+    from gpushare.errors import ConfigError
+    from gpushare.stackfile.config import decode_engine_config, parse_config
+
+    config = decode_engine_config({
+        "azure-native:location": "westeurope", "gpushare:cluster": '{"name": "c"}',
+        "gpushare:pools": f'[{{"name": "t4", "vmSize": "{T4}", "spot": {{"maxPrice": Infinity}}}}]',
+        "gpushare:tenants": "9" * 5_000,
+    })
+    with pytest.raises(ConfigError) as error:
+        parse_config(config, source="deploy(config)", stack="dev")
+
+    problems = {problem.path: problem.message for problem in error.value.problems}
+    assert problems["gpushare:pools[0].spot.maxPrice"].startswith("must be a finite price in USD per hour, got inf")
+    assert problems["gpushare:tenants"].startswith("expected a list of tenants, got a string")
