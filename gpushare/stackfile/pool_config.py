@@ -157,7 +157,7 @@ MAX_GPU_POOLS = 99
 cluster"), and a cluster keeps at least one system pool. Past it `pulumi up` fails at the 100th pool; it also keeps
 the pools' chain (each waits for the one before) short: the Pulumi SDK walks that chain recursively for every
 dependency it declares (pulumi 3.272.0, `sdk/python/lib/pulumi/runtime/resource_cycle_breaker.py`
-`_with_transitive_deps`), which exhausts Python's recursion limit near a thousand pools."""
+`_with_transitive_deps`): 300 pools planned, 1,000 ended in a RecursionError there after 90 s."""
 POOLS_FIELD = Field(POOLS_KEY, ARRAY, "The GPU node pools, created one after another in file order.", required=True,
                     min_items=1, max_items=MAX_GPU_POOLS, items=Field("pool", OBJECT, "A GPU node pool.",
                                                                       section=POOL))
