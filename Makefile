@@ -14,7 +14,7 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime-$(call checksum,requirements.txt pyp
 TEST_STAMP := $(VENV)/.installed-test-$(call checksum,requirements.txt requirements-dev.txt pyproject.toml)
 STACK ?= dev
 
-.PHONY: plan test bench bench-admission clean
+.PHONY: plan test bench bench-tenants bench-admission clean
 
 # $(1): the requirements file, $(2): the stamp's kind (stale stamps of that kind are removed).
 define install
@@ -60,6 +60,10 @@ test: $(TEST_STAMP)
 
 bench: $(RUNTIME_STAMP)
 	$(BIN)/python benchmarks/plan_benchmark.py
+
+# A plan's time against its tenants (0 to 1,000, the most a stack holds): linear, docs/benchmarks.md#tenants.
+bench-tenants: $(RUNTIME_STAMP)
+	$(BIN)/python -m benchmarks.tenant_benchmark
 
 # The tenant policies' admission overhead on the real control plane (tools/controlplane, built on first use; needs Go
 # and the test tools: the control plane's harness is in tests/).

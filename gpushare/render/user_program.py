@@ -68,14 +68,14 @@ def _as_the_pulumi_cli_runs_it(directory: Path) -> Iterator[None]:
     """The program's directory as the working directory and first on the import path; offline Azure checks."""
     from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV, STACK_FILE_ENV
 
-    cwd, path = Path.cwd(), list(sys.path)
+    cwd, path, directory = Path.cwd(), list(sys.path), directory.resolve()  # resolved before the chdir below
     with mock.patch.dict(os.environ):
         os.environ.pop(STACK_FILE_ENV, None)
         os.environ.pop(DEPLOYED_FILE_ENV, None)
         os.environ[OFFLINE_ENV] = "1"
         try:
             os.chdir(directory)
-            sys.path.insert(0, str(directory.resolve()))
+            sys.path.insert(0, str(directory))
             yield
         finally:
             os.chdir(cwd)
@@ -91,8 +91,9 @@ def _where(exc: BaseException, main: Path) -> str:
 
 
 def _run_main(main: Path) -> None:
+    """Run the program file, `main` an absolute path: the program runs in its own directory."""
     try:
-        runpy.run_path(str(main.resolve()), run_name="__main__")
+        runpy.run_path(str(main), run_name="__main__")
     except SystemExit as exc:
         raise _ProgramExit(f"sys.exit({exc.code!r})") from exc
 
@@ -106,6 +107,7 @@ def run_user_program(directory: Path, stack: str, config: dict[str, str],
     from gpushare.components import deployment
 
     main = program_file(directory)
+    program = main.resolve()  # the program runs in its directory: a relative DIR means nothing there
     validated: list[StackConfig] = []
     real_deploy = deployment.deploy
 
@@ -117,7 +119,7 @@ def run_user_program(directory: Path, stack: str, config: dict[str, str],
     # The program may import deploy from either module: both names lead to the observed call.
     with _as_the_pulumi_cli_runs_it(directory), mock.patch.object(gpushare.components, "deploy", observed_deploy), \
             mock.patch.object(deployment, "deploy", observed_deploy):
-        recording = run_pulumi(lambda: _run_main(main), stack=stack, config=config, preview=True, check=False,
+        recording = run_pulumi(lambda: _run_main(program), stack=stack, config=config, preview=True, check=False,
                                existing_cluster=existing_cluster)
     if isinstance(recording.error, pulumi.RunError):
         # deploy()'s own stop (bad mapping, guard, preflight): its message is the whole story.

@@ -40,7 +40,7 @@ from typing import Any
 
 from gpushare.model.keys import OPERATOR_KEY, POOLS_KEY
 from gpushare.model.stack import Cluster, GpuPool, MigStrategy, Operator, StackConfig
-from gpushare.stackfile.checks import Checker
+from gpushare.stackfile.checks import Checker, name_indexes
 
 AUTOSCALER_RELEASE = "cluster-autoscaler 1.33.5, 1.34.4 and 1.35.1 as AKS runs them"
 UPSTREAM_ISSUE = "kubernetes/autoscaler#8095"
@@ -205,7 +205,7 @@ def check_autoscaler_readiness(c: Checker, raw_pools: Any, pools: tuple[GpuPool,
     found = unready_pools(pools, operator.mig_strategy, other_nodes(cluster))
     if not found.autoscaled or not found.pools or found.healthy or cluster.existing:
         return
-    index = {item.get("name"): i for i, item in enumerate(raw_pools) if isinstance(item, dict)}
+    index = name_indexes(raw_pools)
     names = ", ".join(pool.name for pool in found.pools)
     why = (f"in a cluster that autoscales (pools {', '.join(found.autoscaled)} do), {_RULE}; pools {names} could "
            f"make {found.counts} unready, and {_THRESHOLD}")

@@ -51,6 +51,14 @@ def record_name_or_find_earlier(seen: dict[str, int], item: Any, index: int) -> 
     return None
 
 
+def name_indexes(raw_items: Any) -> dict[str, int]:
+    """Each raw list item's index by its `name`, for items whose name is a string: a name written as a list or
+    mapping is reported where the item is parsed, and cannot index anything."""
+    items = raw_items if isinstance(raw_items, list) else []
+    return {item["name"]: i for i, item in enumerate(items)
+            if isinstance(item, dict) and isinstance(item.get("name"), str)}
+
+
 class Checker:
     """Collects problems instead of stopping at the first, so one run shows them all."""
 

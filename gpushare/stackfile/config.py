@@ -173,7 +173,7 @@ def decode_engine_config(values: dict[str, str]) -> dict[str, Any]:
     for key, value in values.items():
         try:
             decoded[key] = json.loads(value) if key.startswith(f"{NS}:") else value
-        except (TypeError, json.JSONDecodeError):
+        except (TypeError, ValueError):  # JSONDecodeError, or an integer past Python's 4,300 digits
             decoded[key] = value
         if not key.startswith(f"{NS}:") and isinstance(value, str) and value.startswith('{"secure"'):
             # Only offline (`plan` hands the program the stack file's `{secure: ...}` as encoded below); the real

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpushare.model.keys import CLUSTER_KEY, POOLS_KEY
 from gpushare.model.stack import GpuPool, Network, OutboundType
-from gpushare.stackfile.checks import Checker, show
+from gpushare.stackfile.checks import Checker, name_indexes, show
 from gpushare.stackfile.declarations import STRING, Field, Section
 
 SUBNET_ID_RE = re.compile(
@@ -128,7 +128,7 @@ def check_pool_subnets(c: Checker, network: Network, raw_pools: Any, pools: Sequ
     node-pool-unique-subnet.md, "All subnets assigned to node pools must belong to the same virtual network"). A
     cluster gpushare creates without `network.subnetId` lives in a VNet AKS makes, where no subnet of yours can be;
     an existing cluster's VNet is read by `preflight`."""
-    indexes = {item.get("name"): i for i, item in enumerate(raw_pools or []) if isinstance(item, dict)}
+    indexes = name_indexes(raw_pools)
     if network.subnet_id is None:
         if existing:
             # The cluster's VNet is read by preflight; offline, two pools in different VNets cannot both be in it.

@@ -152,8 +152,15 @@ POOL = Section((
                           "serving); fixed at creation.", default_text="regular priority", section=SPOT,
           empty_is_default=False),
 ), model=GpuPool)
+MAX_GPU_POOLS = 99
+"""AKS allows 100 node pools per cluster (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum node pools per
+cluster"), and a cluster keeps at least one system pool. Past it `pulumi up` fails at the 100th pool; it also keeps
+the pools' chain (each waits for the one before) short: the Pulumi SDK walks that chain recursively for every
+dependency it declares (pulumi 3.272.0, `sdk/python/lib/pulumi/runtime/resource_cycle_breaker.py`
+`_with_transitive_deps`): 300 pools planned, 1,000 ended in a RecursionError there after 90 s."""
 POOLS_FIELD = Field(POOLS_KEY, ARRAY, "The GPU node pools, created one after another in file order.", required=True,
-                    min_items=1, items=Field("pool", OBJECT, "A GPU node pool.", section=POOL))
+                    min_items=1, max_items=MAX_GPU_POOLS, items=Field("pool", OBJECT, "A GPU node pool.",
+                                                                      section=POOL))
 POOL_KEYS = POOL.keys
 
 
@@ -395,6 +402,10 @@ def parse_pools(c: Checker, value: Any, operator: Operator) -> tuple[GpuPool, ..
         return ()
     if not isinstance(value, list) or not value:
         c.add(POOLS_KEY, f"expected a list of at least one GPU pool, got {kind_of(value)} {show(value)}; {example}")
+        return ()
+    if len(value) > MAX_GPU_POOLS:
+        c.add(POOLS_KEY, f"{len(value)} GPU pools; AKS allows 100 node pools per cluster, one of them the system "
+                         f"pool, so at most {MAX_GPU_POOLS}; split the pools over clusters")
         return ()
     pools = []
     seen: dict[str, int] = {}

@@ -3,7 +3,9 @@ the user's own node labels, taints and Azure tags, the OS disk, max pods, and Sp
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 from decimal import Decimal
 from typing import Any
 
@@ -208,6 +210,11 @@ def _spot_max_price(c: Checker, given: Any, path: str) -> float | None:
     if isinstance(given, bool) or not isinstance(given, (int, float)):
         c.add(path, f"expected -1 (up to the on-demand price) or a price in USD per hour above 0, "
                     f"got {kind_of(given)} {show(given)}")
+        return None
+    if not math.isfinite(given if isinstance(given, float) else 0.0) or abs(given) > sys.float_info.max:
+        # `plan` refuses .inf and .nan when it reads the file; the engine's config is JSON, whose decoder reads
+        # Infinity and NaN (and AKS's Decimal check below has no exponent for them).
+        c.add(path, f"must be a finite price in USD per hour, got {given}; write -1 to pay up to the on-demand price")
         return None
     if given != SPOT_MARKET_PRICE and given <= 0:
         c.add(path, f"must be -1 (up to the on-demand price) or above 0 (USD per hour, AKS's "

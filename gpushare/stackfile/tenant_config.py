@@ -46,9 +46,14 @@ TENANT = Section((
     Field("guaranteed", BOOLEAN, "GPU pods must be Guaranteed QoS (CPU and memory requests equal to limits)."),
     QUEUE_FIELD,
 ), model=Tenant)
+MAX_TENANTS = 1_000
+"""The most tenants a stack holds. Kubernetes sets no such bound, but each tenant is a namespace with about five
+objects and an admission policy of its own: `plan` (and `pulumi preview`) spend about 20 ms of CPU per tenant,
+linearly (docs/benchmarks.md), so 1,000 tenants plan in about 20 s, and a stack file in a pull request (untrusted
+input) cannot make CI run for minutes."""
 TENANTS_FIELD = Field(TENANTS_KEY, ARRAY, "Teams sharing this cluster, each a namespace bound to its pools; needs "
                                           "Kubernetes 1.30 or newer.",
-                      default=(), items=Field("tenant", OBJECT, "A team.", section=TENANT))
+                      default=(), max_items=MAX_TENANTS, items=Field("tenant", OBJECT, "A team.", section=TENANT))
 TENANT_KEYS = TENANT.keys
 
 
@@ -156,6 +161,11 @@ def parse_tenants(c: Checker, value: Any, raw_pools: Any, pools: tuple[GpuPool, 
     example = "e.g.\n      gpushare:tenants:\n        - {name: vision, pools: [t4]}"
     if not isinstance(value, list):
         c.add(TENANTS_KEY, f"expected a list of tenants, got {kind_of(value)} {show(value)}; {example}")
+        return ()
+    if len(value) > MAX_TENANTS:
+        c.add(TENANTS_KEY, f"{len(value)} tenants; at most {MAX_TENANTS:,} (each adds a namespace, its objects and "
+                           "an admission policy, and the plan's time grows with them); split the tenants over "
+                           "clusters, or give teams one tenant")
         return ()
     # Pool names as written, so a pool with its own problems is not reported again as unknown here.
     pool_names = [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \

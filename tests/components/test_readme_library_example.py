@@ -175,3 +175,19 @@ def test_plan_program_refuses_what_it_cannot_plan_with_one_message_and_no_traceb
     assert code == 2 and out == ""
     assert message.format(dir=directory) in err, err
     assert "Traceback" not in err
+
+
+def test_plan_program_takes_a_directory_relative_to_the_current_one(capsys, tmp_path, monkeypatch):
+    """`plan --program ml-infra prod`, as typed beside the program: its config and its program are found, and an
+    error in the program names the file as given."""
+    source = readme_program().replace('"westeurope"', 'pulumi.Config("ml").require("location")')
+    program_dir(tmp_path, source)
+    (tmp_path / "ml-infra" / "Pulumi.prod.yaml").write_text("config:\n  ml:location: swedencentral\n")
+    monkeypatch.chdir(tmp_path)
+
+    code, out, err = run_cli(capsys, "plan", "--program", "ml-infra", "prod", "--json")
+    assert code == 0, err
+    assert json.loads(out)["location"] == "swedencentral"
+    (tmp_path / "ml-infra" / "__main__.py").write_text("import pulumi\nsettings = {}\nsettings['region']\n")
+    code, _, err = run_cli(capsys, "plan", "--program", "ml-infra", "prod")
+    assert code == 2 and err.startswith("error: ml-infra/__main__.py, line 3: the program failed: KeyError: 'region'")

@@ -40,20 +40,28 @@ def load(name: str) -> Any:
     return join_all(yaml.safe_load(files(__package__).joinpath(name).read_text(encoding="utf-8")))
 
 
-def _quote_at(text: str, end: int) -> str:
-    """The quote of the CEL string literal open at `end` in `text` ('' outside any)."""
-    quote, i = "", 0
-    while i < end:
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        i += 1
-    return quote
+class _Quotes:
+    """Which CEL string literal is open where in `text`, read once from left to right as `fill` asks for ever
+    later positions (reading from the start each time was quadratic in a template's length)."""
+
+    def __init__(self, text: str) -> None:
+        self._text, self._i, self._quote = text, 0, ""
+
+    def at(self, end: int) -> str:
+        """The quote of the literal open at `end` ('' outside any); `end` no smaller than the last one asked."""
+        text, i, quote = self._text, self._i, self._quote
+        while i < end:
+            char = text[i]
+            if quote:
+                if char == "\\":
+                    i += 1
+                elif char == quote:
+                    quote = ""
+            elif char in "'\"":
+                quote = char
+            i += 1
+        self._i, self._quote = i, quote
+        return quote
 
 
 def _escaped(value: str, quote: str) -> str:
@@ -69,6 +77,7 @@ def fill(template: str, values: Mapping[str, str], *, cel: bool = True, partial:
     is CEL, so a value inside a string literal is escaped for it; otherwise (a message) values go in as they are.
     `partial`: leave names `values` lacks for a later fill."""
     fragments = load("fragments.yaml")
+    quotes = _Quotes(template)
     out, last = [], 0
     for match in _PLACEHOLDER.finditer(template):
         name = match.group(1)
@@ -78,7 +87,7 @@ def fill(template: str, values: Mapping[str, str], *, cel: bool = True, partial:
             if name in fragments:
                 raise KeyError(f"admission policy CEL: ${{{name}}} is both a fragment and a value of this policy")
             value = values[name]
-            out.append(_escaped(value, _quote_at(template, match.start())) if cel else value)
+            out.append(_escaped(value, quotes.at(match.start())) if cel else value)
         elif name in fragments:
             out.append(fill(fragments[name], values, cel=cel, partial=partial))
         elif partial:
