@@ -319,15 +319,16 @@ def toleration(taint: str) -> dict[str, str]:
     key_value, _, effect = taint.rpartition(":")
     key, has_value, value = key_value.partition("=")
     # A pod that requests an extended resource gets `{key: <resource>, operator: Exists, effect: NoSchedule}` at
-    # creation (ExtendedResourceToleration, on in AKS: kubernetes/kubernetes
-    # plugin/pkg/admission/extendedresourcetoleration/admission.go); on every later update of a pod that is not
-    # BestEffort, PodTolerationRestriction merges its tolerations (plugin/pkg/admission/podtolerationrestriction
-    # `Admit`), and MergeTolerations drops one another covers (pkg/util/tolerations `isSuperset`), so an `Equal`
-    # toleration of that key would vanish and update validation refuses a changed list ("existing toleration can not
-    # be modified"): the pod could never be updated again (no label, no finalizer removed, no Job completed). Written
-    # as that plugin writes it, there is nothing to drop. Every resource the NVIDIA device plugin advertises is under
-    # `nvidia.com/`; other keys (the tenant and Spot taints) stay `Equal`: nothing covers them, and a tenant's
-    # isolation rests on the value.
+    # creation (ExtendedResourceToleration, on in AKS: kubernetes/kubernetes v1.34.4
+    # plugin/pkg/admission/extendedresourcetoleration/admission.go), after PodTolerationRestriction's merge
+    # (pkg/kubeapiserver/options/plugins.go orders it second). On every later update of a pod that is not BestEffort,
+    # PodTolerationRestriction merges the tolerations again (plugin/pkg/admission/podtolerationrestriction `Admit`),
+    # and MergeTolerations drops one that another covers (pkg/util/tolerations `isSuperset`): an `Equal` toleration
+    # of that key vanishes and update validation refuses the changed list (pkg/apis/core/validation
+    # `validateOnlyAddedTolerations`: "existing toleration can not be modified"), so the pod could never be updated
+    # again (no label, no finalizer removed, no Job completed). Written as that plugin writes it, nothing is dropped.
+    # Every resource the NVIDIA device plugin advertises is under `nvidia.com/`; other keys (the tenant and Spot
+    # taints) stay `Equal`: nothing covers them, and a tenant's isolation rests on the value.
     if has_value and not (effect == "NoSchedule" and key.startswith(RESOURCE_PREFIX)):
         return {"key": key, "operator": "Equal", "value": value, "effect": effect}
     return {"key": key, "operator": "Exists", "effect": effect}
