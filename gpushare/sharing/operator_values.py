@@ -26,7 +26,13 @@ from gpushare.model.stack import (
     DriverOwner,
     StackConfig,
 )
-from gpushare.sharing.device_plugin import DEFAULT_CONFIG_KEY, PluginConfig, config_map_data, plugin_configs
+from gpushare.sharing.device_plugin import (
+    DEFAULT_CONFIG_KEY,
+    RESOURCE_PREFIX,
+    PluginConfig,
+    config_map_data,
+    plugin_configs,
+)
 from gpushare.sharing.pool_facts import stack_pool_facts
 
 CHART_NAME = "gpu-operator"
@@ -312,10 +318,23 @@ def unknown_value_paths(values: Mapping, chart_version: str) -> list[str]:
 
 
 def toleration(taint: str) -> dict[str, str]:
-    """The toleration matching exactly one AKS node taint, `key=value:Effect` or `key:Effect`."""
+    """The toleration of one AKS node taint, `key=value:Effect` or `key:Effect`, in the form no admission plugin
+    rewrites after the pod is created: `Equal` with the value, but `Exists` for a NoSchedule taint keyed by an NVIDIA
+    resource name (the GPU taint `nvidia.com/gpu=present:NoSchedule`)."""
     key_value, _, effect = taint.rpartition(":")
     key, has_value, value = key_value.partition("=")
-    if has_value:
+    # A pod that requests an extended resource gets `{key: <resource>, operator: Exists, effect: NoSchedule}` at
+    # creation (ExtendedResourceToleration, on in AKS: kubernetes/kubernetes v1.34.4
+    # plugin/pkg/admission/extendedresourcetoleration/admission.go), after PodTolerationRestriction's merge
+    # (pkg/kubeapiserver/options/plugins.go orders it second). On every later update of a pod that is not BestEffort,
+    # PodTolerationRestriction merges the tolerations again (plugin/pkg/admission/podtolerationrestriction `Admit`),
+    # and MergeTolerations drops one that another covers (pkg/util/tolerations `isSuperset`): an `Equal` toleration
+    # of that key vanishes and update validation refuses the changed list (pkg/apis/core/validation
+    # `validateOnlyAddedTolerations`: "existing toleration can not be modified"), so the pod could never be updated
+    # again (no label, no finalizer removed, no Job completed). Written as that plugin writes it, nothing is dropped.
+    # Every resource the NVIDIA device plugin advertises is under `nvidia.com/`; other keys (the tenant and Spot
+    # taints) stay `Equal`: nothing covers them, and a tenant's isolation rests on the value.
+    if has_value and not (effect == "NoSchedule" and key.startswith(RESOURCE_PREFIX)):
         return {"key": key, "operator": "Equal", "value": value, "effect": effect}
     return {"key": key, "operator": "Exists", "effect": effect}
 

@@ -307,8 +307,7 @@ def test_smoke_runs_a_pod_per_pool_shows_its_log_and_deletes_the_namespace(kube,
     created = next(r.body for r in kube.requests if r.method == "POST" and r.path == SMOKE_PODS)
     spec = created["spec"]
     assert spec["nodeSelector"] == {"gpushare.io/pool": "a100mig"}
-    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
-                                    "effect": "NoSchedule"}]
+    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert spec["containers"][0]["resources"] == {"limits": {"nvidia.com/mig-1g.5gb": "1"}}
     assert spec["containers"][0]["command"] == ["nvidia-smi", "-L"]
     assert kube.count("DELETE", f"/api/v1/namespaces/{SMOKE_NS}") == 1

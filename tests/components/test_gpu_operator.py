@@ -28,7 +28,8 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden" / "device_plugin"
 DEPLOYER = "5c0f3e2a-8b71-4d9e-a6c4-2f1b7e9d3a58"
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+"""The form ExtendedResourceToleration writes (`sharing.operator_values.toleration`)."""
 
 
 def deploy(config: StackConfig) -> Recording:
@@ -143,10 +144,9 @@ def test_gpu_taint_on_pools_is_what_the_operator_tolerates(recordings):
     recording = recordings["mig-single"]
     taints = recording.get(AGENT_POOL, "a100mig-agentpool").inputs["nodeTaints"]
     assert taints == [GPU_TAINT]
-    key_value, effect = taints[0].rsplit(":", 1)
-    key, value = key_value.split("=")
+    key, effect = taints[0].split("=")[0], taints[0].rsplit(":", 1)[1]
     assert release_values(recording)["daemonsets"]["tolerations"] == [
-        {"key": key, "operator": "Equal", "value": value, "effect": effect}]
+        {"key": key, "operator": "Exists", "effect": effect}]
 
 
 # --- config rollout: content-addressed keys -------------------------------------------------------------------

@@ -7,9 +7,15 @@ so a pod the scheduler binds stays Pending on its node, and `spec.nodeName` is t
   LimitRanger, ServiceAccount, ResourceQuota, PodSecurity, ValidatingAdmissionPolicy, ... stay on:
   `--enable-admission-plugins` adds to them) plus those AKS enables on top (AKS FAQ, "What Kubernetes admission
   controllers does AKS support?": ExtendedResourceToleration, PodNodeSelector, PodTolerationRestriction,
-  NodeRestriction); a self-signed serving certificate it makes itself (`--cert-dir`); service-account signing keys
-  made here; users from a static token file (`--token-auth-file`): an admin (system:masters) and one user per tenant
-  group, with the group's Entra object ID as its group, as AKS's Entra ID integration puts them in the token.
+  NodeRestriction: ExtendedResourceToleration adds `{key: <resource>, operator: Exists, effect: NoSchedule}` to a pod
+  requesting an extended resource, PodTolerationRestriction merges a pod's tolerations on every create and update);
+  `--allow-privileged=true`, as on AKS, whose own DaemonSets (kube-proxy, the CSI drivers) and the GPU Operator's
+  run privileged: a privileged pod is refused only by Pod Security where a namespace enforces `baseline` or
+  `restricted` (aks-docs use-psa.md: Pod Security Admission is on, and a namespace without a label enforces
+  nothing), not by the API server's validation; a self-signed serving certificate it makes itself (`--cert-dir`);
+  service-account signing keys made here; users from a static token file (`--token-auth-file`): an admin
+  (system:masters) and one user per tenant group, with the group's Entra object ID as its group, as AKS's Entra ID
+  integration puts them in the token.
 - kube-controller-manager: `--use-service-account-credentials` (each controller acts as its own service account, as
   on AKS), the controllers pods need (serviceaccount: without it ServiceAccount admission refuses every pod), the
   ones `edit` needs (clusterrole-aggregation fills the aggregated `edit` role's rules) and the one that type-checks
@@ -357,7 +363,7 @@ def _start(plane: ControlPlane, bin_dir: Path, users: dict[str, list[str]],
         str(bin_dir / "kube-apiserver"), f"--etcd-servers=http://127.0.0.1:{client}",
         "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={port}", f"--cert-dir={certs}",
         "--authorization-mode=Node,RBAC", f"--token-auth-file={folder / 'tokens.csv'}",
-        f"--enable-admission-plugins={','.join(AKS_ADMISSION_PLUGINS)}",
+        f"--enable-admission-plugins={','.join(AKS_ADMISSION_PLUGINS)}", "--allow-privileged=true",
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         f"--service-account-key-file={sa_pub}", f"--service-account-signing-key-file={sa_key}",
         f"--service-cluster-ip-range={SERVICE_CIDR}", f"--audit-policy-file={folder / 'audit.yaml'}",
@@ -450,19 +456,63 @@ def register_nodes(plane: ControlPlane, stack) -> dict[str, list[str]]:
     placed: dict[str, list[str]] = {}
     for pool, nodes in node_objects(stack).items():
         for obj in nodes:
-            status = obj.pop("status")
-            created = plane.create(obj)
-            created["status"] = status
-            path = f"/api/v1/nodes/{obj['metadata']['name']}"
-            updated = plane.request("PUT", path + "/status", created)
-            # The API server taints every new Node node.kubernetes.io/not-ready:NoSchedule (the Node registry's
-            # PrepareForCreate, TaintNodesByCondition); the node lifecycle controller lifts it once the kubelet
-            # reports Ready. That controller is off here (no kubelet renews the Leases), so it is lifted as it would.
-            updated["spec"]["taints"] = [t for t in updated["spec"].get("taints", [])
-                                         if t["key"] != "node.kubernetes.io/not-ready"]
-            plane.request("PUT", path, updated)
-            placed.setdefault(pool, []).append(obj["metadata"]["name"])
+            placed.setdefault(pool, []).append(register_node(plane, obj))
     return placed
+
+
+def register_node(plane: ControlPlane, obj: dict[str, Any]) -> str:
+    """Creates one Node of `node_objects` and writes its status, Ready and schedulable; returns its name."""
+    obj = dict(obj)
+    status = obj.pop("status")
+    created = plane.create(obj)
+    created["status"] = status
+    path = f"/api/v1/nodes/{obj['metadata']['name']}"
+    updated = plane.request("PUT", path + "/status", created)
+    # The API server taints every new Node node.kubernetes.io/not-ready:NoSchedule (the Node registry's
+    # PrepareForCreate, TaintNodesByCondition); the node lifecycle controller lifts it once the kubelet reports
+    # Ready. That controller is off here (no kubelet renews the Leases), so it is lifted as it would.
+    updated["spec"]["taints"] = [t for t in updated["spec"].get("taints", [])
+                                 if t["key"] != "node.kubernetes.io/not-ready"]
+    plane.request("PUT", path, updated)
+    return obj["metadata"]["name"]
+
+
+# --- the kubelet's part ------------------------------------------------------------------------------------------
+
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def kubelet_status(pod: dict[str, Any], phase: str) -> dict[str, Any]:
+    """The status a kubelet writes for the pod's containers once they run (`Running`) or all exited 0
+    (`Succeeded`)."""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    running = phase == "Running"
+    state = {"running": {"startedAt": now}} if running else {
+        "terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}}
+    return {"phase": phase, "startTime": now,
+            "conditions": [{"type": "Ready", "status": str(running), "lastTransitionTime": now,
+                            **({} if running else {"reason": "PodCompleted"})}],
+            "containerStatuses": [{"name": c["name"], "image": c["image"], "imageID": "", "ready": running,
+                                   "restartCount": 0, "started": running, "state": state}
+                                  for c in pod["spec"]["containers"]]}
+
+
+def set_pod_phase(plane: ControlPlane, pod: dict[str, Any], phase: str) -> None:
+    """Writes `kubelet_status` through the pod's `status` subresource, as the kubelet of its node does."""
+    meta = pod["metadata"]
+    plane.request("PATCH", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
+                  {"status": kubelet_status(pod, phase)}, content_type=MERGE_PATCH)
+
+
+def finish_deletion(plane: ControlPlane, namespace: str, name: str) -> None:
+    """What the kubelet does for a pod marked for deletion once its containers stopped: it deletes it for good
+    (grace period 0); a pod that still has finalizers stays until they are removed."""
+    try:
+        plane.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/{name}",
+                      {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+    except ApiError as error:
+        if error.status != 404:
+            raise
 
 
 # --- what the plan renders --------------------------------------------------------------------------------------

@@ -3,8 +3,9 @@ Kubernetes 1.34 control plane, with the objects gpushare compiles for two tenant
 and each own a dedicated one. The real job controller creates the pods of the Jobs Kueue unsuspends and the real
 scheduler places them on the fake Nodes.
 
-One test, one story, because each step starts from the state the previous one left (and a second test could run on
-another xdist worker, with a control plane and a Kueue of its own)."""
+Two stories, each one test because each step starts from the state the previous one left (a second test could run
+on another xdist worker, with a control plane and a Kueue of its own): borrowing and reclaim on the shared pool, and
+a Job of the plan's podSpec on a dedicated pool run to completion, which gives its quota back."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import yaml
 
 from gpushare.kubernetes.kueue_admission import QUEUE_NAME_LABEL
 from gpushare.kubernetes.queues import queue_manifests
+from gpushare.kubernetes.tenants import pod_spec
 from gpushare.model.stack import POOL_LABEL
 from gpushare.stackfile.config import parse_config
 from tests.controlplane import kueue
@@ -22,6 +24,7 @@ from tests.controlplane.controlplane import (
     ControlPlane,
     ensure_namespace,
     register_nodes,
+    set_pod_phase,
     start_control_plane,
     stop_control_plane,
     unavailable_reason,
@@ -91,14 +94,15 @@ def reason(obj: dict[str, Any], kind: str) -> tuple[str, str]:
     return c["reason"], c.get("message", "")
 
 
-def submit(plane: ControlPlane, tenant: str, name: str) -> None:
+def submit(plane: ControlPlane, tenant: str, name: str, spec: dict[str, Any] | None = None) -> None:
     """A Job as a tenant's user submits it to its LocalQueue: suspended (what Kueue's Job webhook would make it, which
-    is not registered here), one pod asking for one time-sliced GPU share and a little cpu and memory."""
+    is not registered here); its pod `spec`, by default one pod asking for one time-sliced GPU share and a little cpu
+    and memory."""
     resources = {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu.shared": "1"}
     plane.create({
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": tenant, "labels": {QUEUE_NAME_LABEL: tenant}},
-        "spec": {"suspend": True, "parallelism": 1, "completions": 1, "template": {"spec": {
+        "spec": {"suspend": True, "parallelism": 1, "completions": 1, "backoffLimit": 0, "template": {"spec": spec or {
             "restartPolicy": "Never",
             "containers": [{"name": "main", "image": "busybox",
                             "resources": {"requests": resources, "limits": {"nvidia.com/gpu.shared": "1"}}}]}}}})
@@ -137,12 +141,14 @@ def scheduled_on(plane: ControlPlane, tenant: str, name: str) -> list[str]:
     return nodes if nodes and all(nodes) else []
 
 
-def shared_usage(plane: ControlPlane, tenant: str) -> tuple[str, str]:
-    """(total, borrowed) nvidia.com/gpu.shared the tenant's ClusterQueue uses on the shared pool's flavor."""
+def shared_usage(plane: ControlPlane, tenant: str, flavor_name: str = "shared",
+                 resource_name: str = "nvidia.com/gpu.shared") -> tuple[str, str]:
+    """(total, borrowed) of the resource the tenant's ClusterQueue uses on the flavor (the shared pool's
+    nvidia.com/gpu.shared by default)."""
     queue = cluster_queues(plane)[tenant]
     for flavor in queue["status"].get("flavorsUsage", []):
-        if flavor["name"] == "shared":
-            resource = next(r for r in flavor["resources"] if r["name"] == "nvidia.com/gpu.shared")
+        if flavor["name"] == flavor_name:
+            resource = next(r for r in flavor["resources"] if r["name"] == resource_name)
             return resource["total"], resource.get("borrowed", "0")
     return "0", "0"
 
@@ -190,8 +196,7 @@ def test_a_tenant_queues_borrows_the_idle_owners_share_and_is_preempted_when_the
                    timeout=WAIT)
     template = job(plane, "alpha", "alpha-2")["spec"]["template"]["spec"]
     assert template["nodeSelector"] == {POOL_LABEL: "shared"}
-    assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in \
-        template["tolerations"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in template["tolerations"]
     play_the_kubelet(plane, "beta")
     assert plane.wait_for("alpha-2's pod scheduled", lambda: scheduled_on(plane, "alpha", "alpha-2"),
                           timeout=WAIT) == shared_node
@@ -216,3 +221,50 @@ def test_a_tenant_queues_borrows_the_idle_owners_share_and_is_preempted_when_the
                           timeout=WAIT) == shared_node
     assert scheduled_on(plane, "alpha", "alpha-1") == shared_node
 
+
+
+def completed(plane: ControlPlane, tenant: str, name: str) -> bool:
+    return condition(job(plane, tenant, name), "Complete") == "True"
+
+
+def test_a_plan_job_through_the_local_queue_runs_to_completion_and_gives_its_quota_back(kueue_plane, stack):
+    """alpha's plan podSpec (one whole A100 on its own pool, whose quota is 1 and lends and borrows nothing) as a queued
+    Job: admitted, run and succeeded (written as the kubelet would), its pod's `batch.kubernetes.io/job-tracking`
+    finalizer removed by the Job controller (a pod update the API server refused with gpushare's former `Equal`
+    toleration of the GPU taint, issue 39) and the Job completed; Kueue then finishes its Workload and admits the
+    next Job, which waited for that quota."""
+    plane = kueue_plane
+    alpha = next(t for t in stack.tenants if t.name == "alpha")
+    spec = pod_spec(stack, alpha)
+    assert spec["nodeSelector"] == {POOL_LABEL: "alphaown"}
+    submit(plane, "alpha", "plan-1", spec)
+    plane.wait_for("plan-1 admitted", lambda: admitted(plane, "alpha", "plan-1"), timeout=WAIT)
+    assert plane.wait_for("plan-1's pod scheduled", lambda: scheduled_on(plane, "alpha", "plan-1"),
+                          timeout=WAIT) == plane.nodes["alphaown"]
+    plane.wait_for("alpha using its own pool's GPU", lambda: shared_usage(
+        plane, "alpha", "alphaown", "nvidia.com/gpu") == ("1", "0"), timeout=WAIT)
+    submit(plane, "alpha", "plan-2", spec)
+    queued = plane.wait_for("plan-2 pending", lambda: pending(plane, "alpha", "plan-2"), timeout=WAIT)
+    assert "insufficient unused quota for nvidia.com/gpu in flavor alphaown" in reason(queued, "QuotaReserved")[1]
+
+    run_plan_job(plane, "plan-1")
+    # plan-1's end gave the quota back: plan-2, which waited for it, is admitted and runs; then none is used.
+    plane.wait_for("plan-2 admitted once plan-1 finished", lambda: admitted(plane, "alpha", "plan-2"), timeout=WAIT)
+    run_plan_job(plane, "plan-2")
+    plane.wait_for("alpha's quota on its own pool all given back", lambda: shared_usage(
+        plane, "alpha", "alphaown", "nvidia.com/gpu") == ("0", "0"), timeout=WAIT)
+
+
+def run_plan_job(plane: ControlPlane, name: str) -> None:
+    """The admitted Job's pod bound on alphaown, Running, Succeeded; the Job controller removes its finalizer and
+    completes the Job, and Kueue finishes its Workload."""
+    assert plane.wait_for(f"{name}'s pod bound", lambda: scheduled_on(plane, "alpha", name),
+                          timeout=WAIT) == plane.nodes["alphaown"]
+    [pod] = plane.list("v1", "Pod", "alpha", selector=f"job-name={name}")
+    assert pod["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+    set_pod_phase(plane, pod, "Running")
+    set_pod_phase(plane, pod, "Succeeded")
+    plane.wait_for(f"{name} complete", lambda: completed(plane, "alpha", name), timeout=WAIT)
+    assert not plane.get("v1", "Pod", pod["metadata"]["name"], "alpha")["metadata"].get("finalizers")
+    plane.wait_for(f"{name}'s Workload finished", lambda: condition(workload(plane, "alpha", name),
+                                                                     "Finished") == "True", timeout=WAIT)

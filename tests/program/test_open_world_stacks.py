@@ -133,12 +133,13 @@ def test_user_labels_taints_disk_pods_and_tags_reach_the_agent_pool(document):
 
 def test_every_gpu_node_taint_is_tolerated_by_the_operator_nfd_and_the_tenant_pod(document):
     values = release(document)["values"]
-    expected = {("example.com/dedicated", "vision"), ("gpushare.io/tenant", "vision"),
-                ("kubernetes.azure.com/scalesetpriority", "spot"), ("nvidia.com/gpu", "present")}
+    # The GPU taint as ExtendedResourceToleration writes it (any value), the others by their value.
+    expected = {("example.com/dedicated", "Equal", "vision"), ("gpushare.io/tenant", "Equal", "vision"),
+                ("kubernetes.azure.com/scalesetpriority", "Equal", "spot"), ("nvidia.com/gpu", "Exists", None)}
     for tolerations in (values["daemonsets"]["tolerations"],
                         values["node-feature-discovery"]["worker"]["tolerations"],
                         document["tenants"][0]["podSpec"]["tolerations"]):
-        assert {(t["key"], t["value"]) for t in tolerations} == expected
+        assert {(t["key"], t["operator"], t.get("value")) for t in tolerations} == expected
 
 
 def test_a_spot_t4_pool_is_spot_in_azure_and_warned_about(document):

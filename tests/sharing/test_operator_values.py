@@ -175,10 +175,22 @@ def test_tolerations_follow_the_pools_taints_not_a_literal(monkeypatch):
 
 @pytest.mark.parametrize(
     ("taint", "expected"),
-    [("nvidia.com/gpu=present:NoSchedule",
-      {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}),
+    [# Exactly what ExtendedResourceToleration adds to a pod requesting nvidia.com/gpu: an Equal one beside it is
+     # dropped by PodTolerationRestriction on the pod's first update, which the API server then refuses
+     # (tests/controlplane/test_lifecycle_on_a_real_control_plane.py shows it on the real API server).
+     ("nvidia.com/gpu=present:NoSchedule", {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}),
+     ("nvidia.com/gpu.shared=yes:NoSchedule",
+      {"key": "nvidia.com/gpu.shared", "operator": "Exists", "effect": "NoSchedule"}),
+     # The plugin adds NoSchedule only: another effect is covered by nothing, and keeps its value.
+     ("nvidia.com/gpu=present:NoExecute",
+      {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoExecute"}),
+     # A tenant's isolation rests on the value, and the Spot taint's key is no resource a pod requests.
+     ("gpushare.io/tenant=vision:NoSchedule",
+      {"key": "gpushare.io/tenant", "operator": "Equal", "value": "vision", "effect": "NoSchedule"}),
+     ("kubernetes.azure.com/scalesetpriority=spot:NoSchedule",
+      {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}),
      ("dedicated:NoExecute", {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"})],
-    ids=["key-value", "key-only"],
+    ids=["gpu-taint", "another-nvidia-resource", "gpu-key-noexecute", "tenant", "spot", "key-only"],
 )
 def test_toleration_from_taint(taint, expected):
     assert toleration(taint) == expected

@@ -79,7 +79,9 @@ def pod(*containers: dict[str, Any], pool: str | None = None, init: list[dict[st
 
 
 VOID = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
-TOLERATE_GPU = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+TOLERATE_GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+"""The form gpushare writes (and AKS's ExtendedResourceToleration adds); users may still write the `Equal` one."""
+TOLERATE_GPU_EQUAL = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
 TOLERATE_ALL = {"operator": "Exists"}
 
 
@@ -282,6 +284,8 @@ def daemon_set_pod(*containers: dict[str, Any], **fields: Any) -> dict[str, Any]
 JUDGED_ADMITTED = {
     "non-GPU pod on its own pool, tolerating the GPU taint, device-less": (
         pod(container(env=VOID), pool="t4ts", tolerations=[TOLERATE_GPU]), "vision"),
+    "the GPU taint tolerated with operator Equal on its own pool": (
+        pod(container(limits=gpu()), pool="h100mig", tolerations=[TOLERATE_GPU_EQUAL]), "vision"),
     "its own tenant taint": (
         pod(container(limits=gpu()), pool="h100mig", tolerations=[TOLERATE_GPU, tolerate_tenant("vision")]),
         "vision"),
@@ -340,6 +344,9 @@ ALL_GPUS = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
 JUDGED_REJECTED = {
     "tolerates the GPU taint, selects no pool": (
         pod(container(env=VOID), tolerations=[TOLERATE_GPU]), "vision",
+        [reach("spec.tolerations[0] tolerates nvidia.com/gpu")]),
+    "tolerates the GPU taint with operator Equal, selects no pool": (
+        pod(container(env=VOID), tolerations=[TOLERATE_GPU_EQUAL]), "vision",
         [reach("spec.tolerations[0] tolerates nvidia.com/gpu")]),
     "tolerates everything, selects another tenant's pool": (
         pod(container(env=VOID), pool="a100", tolerations=[TOLERATE_GPU, TOLERATE_ALL]), "vision",

@@ -16,8 +16,7 @@ def test_smoke_pod_requests_one_unit_on_the_pool_with_its_tolerations():
     assert manifest["metadata"]["namespace"] == "gpushare-smoke-abc123"
     assert spec["nodeSelector"] == {"gpushare.io/pool": "h100mig"}
     assert spec["containers"][0]["resources"] == {"limits": {"nvidia.com/mig-3g.47gb.shared": "1"}}
-    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
-                                    "effect": "NoSchedule"}]
+    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert spec["restartPolicy"] == "Never" and spec["securityContext"]["runAsNonRoot"] is True
 
 
