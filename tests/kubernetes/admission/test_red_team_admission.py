@@ -166,3 +166,11 @@ def test_a_node_of_a_pool_the_namespace_may_use_can_be_named(cluster):
     refused = cluster.admit(pod(container(env=VOID), pool="t4batch", tolerations=[TOLERATE_ALL],
                                 nodeName="aks-a100-12345678-vmss000000"), "monitoring", user=REPLICA_SET_CONTROLLER)
     assert node_name_elsewhere("aks-a100-12345678-vmss000000", "a node of pool a100") in refused.messages
+
+
+def test_a_node_of_a_pool_gpushare_does_not_manage_can_be_named(cluster):
+    """Another GPU pool of an existing cluster: the pod reaches no gpushare pool through it."""
+    aimed = pod(container(limits={"nvidia.com/gpu": 1}), nodeSelector={"kubernetes.azure.com/agentpool": "legacygpu"},
+                nodeName="aks-legacygpu-12345678-vmss000003")
+    decision = cluster.admit(aimed, "team-x")
+    assert decision.allowed, decision.messages

@@ -269,6 +269,11 @@ CLAUSES: dict[tuple[str, str, str], Case] = {
                DAEMON_SET_CONTROLLER),
         create(daemon_set_pod(container(env=DCGM), tolerations=[TOLERATE_ALL], nodeName="gpu-node-7"), "monitoring",
                DAEMON_SET_CONTROLLER)),
+    (SHARED, "nodeNamePool", "variables.unmanagedNode"): Case(
+        create(pod(container(limits={"nvidia.com/gpu": 1}), nodeSelector=UNMANAGED,
+                   nodeName="aks-legacygpu-12345678-vmss000000"), "team-x"),
+        create(pod(container(limits={"nvidia.com/gpu": 1}), nodeSelector=UNMANAGED,
+                   nodeName="aks-a100-12345678-vmss000000"), "team-x")),
     (SHARED, "nodeNamePool", "variables.nodeNamePool in variables.usablePools"): Case(
         create(on_node("aks-t4batch-12345678-vmss000001"), "team-x"),
         create(on_node("aks-a100-12345678-vmss000000"), "team-x")),
