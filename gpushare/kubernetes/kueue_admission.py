@@ -42,7 +42,6 @@ def local_queue_names(tenant: Tenant) -> list[str]:
     return [tenant.name]
 
 
-
 def priority_class_name(tenant: Tenant) -> str:
     """The tenant's WorkloadPriorityClass (`gpushare.kubernetes.queues.priority_class`), the one its policy lets it
     name."""
