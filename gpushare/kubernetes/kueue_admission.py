@@ -14,6 +14,9 @@ Kueue v0.19.2's lifecycle of a `batch/v1` Job labelled `kueue.x-k8s.io/queue-nam
    rules: a flavor of a pool the tenant does not list is refused;
 3. preempted or evicted: the controller suspends it and restores the template (`RestorePodSetsInfo`), which is
    queued again under rule 1.
+A CronJob whose job template names the tenant's LocalQueue is queued too: the CronJob controller copies the job
+template's labels to each Job it creates, Kueue's webhook suspends that Job, and rule 1 admits it. A Job or CronJob may
+name only the tenant's WorkloadPriorityClass (`priority_class_name`).
 Unsuspending a queued Job is Kueue's alone: anyone else doing it (with a pool of their own choosing) would skip the
 queue, so the policy refuses it. `pod-spec-changed` lets such an update be judged (a suspend change alone leaves
 the template as it was).
@@ -25,6 +28,8 @@ from gpushare.model.stack import Tenant
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 """The label a Job names its LocalQueue with (Kueue `pkg/constants` QueueLabel)."""
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+"""The label a Job names its WorkloadPriorityClass with (Kueue `pkg/constants` WorkloadPriorityClassLabel)."""
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_CONTROLLER_USER = f"system:serviceaccount:{KUEUE_NAMESPACE}:kueue-controller-manager"
 """Who Kueue's controller acts as: its chart's ServiceAccount `<fullname>-controller-manager` (`charts/kueue/templates/
@@ -36,3 +41,8 @@ def local_queue_names(tenant: Tenant) -> list[str]:
     """The LocalQueues in the tenant's namespace (`gpushare.kubernetes.queues.local_queue`)."""
     return [tenant.name]
 
+
+def priority_class_name(tenant: Tenant) -> str:
+    """The tenant's WorkloadPriorityClass (`gpushare.kubernetes.queues.priority_class`), the one its policy lets it
+    name."""
+    return f"gpushare-{tenant.name}"

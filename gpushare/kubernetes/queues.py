@@ -38,7 +38,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from gpushare.kubernetes.kueue_admission import KUEUE_NAMESPACE, local_queue_names
+from gpushare.kubernetes.kueue_admission import (
+    KUEUE_NAMESPACE,
+    PRIORITY_CLASS_LABEL,
+    local_queue_names,
+    priority_class_name,
+)
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, NODE_SHARE_FOR_PODS
 from gpushare.model.keys import QUEUES_KEY, TENANTS_KEY
 from gpushare.model.stack import StackConfig, Tenant, TenantQueue
@@ -47,8 +52,6 @@ from gpushare.sharing.queue_flavor import flavor_node_labels, flavor_tolerations
 from gpushare.stackfile.queue_config import VERIFIED_KUEUE_VERSIONS
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
-PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
-"""The label a Job names its WorkloadPriorityClass with (Kueue `pkg/constants` WorkloadPriorityClassLabel)."""
 CPU_MEMORY_FLAVOR = "gpushare-cpu-memory"
 """The flavor of the cpu/memory resource group: no node labels, so it places nothing (the GPU flavor does)."""
 UNKNOWN_NODE_MEMORY_GIB = 0
@@ -202,10 +205,6 @@ def local_queue(tenant: Tenant) -> dict[str, Any]:
     return {"apiVersion": KUEUE_API, "kind": "LocalQueue",
             "metadata": {"name": local_queue_names(tenant)[0], "namespace": tenant.name, "labels": dict(MANAGED_BY)},
             "spec": {"clusterQueue": tenant.name}}
-
-
-def priority_class_name(tenant: Tenant) -> str:
-    return f"gpushare-{tenant.name}"
 
 
 def priority_class(tenant: Tenant) -> dict[str, Any]:

@@ -400,7 +400,9 @@ def stop_control_plane(plane: ControlPlane) -> None:
 
 # --- nodes -------------------------------------------------------------------------------------------------------
 
-SYSTEM_NODE = "aks-system-00000000"
+SYSTEM_NODE = "aks-system-12345678-vmss000000"
+"""Nodes are named as AKS names VMSS nodes, `aks-<pool>-<id>-vmss<instance>`: the admission policies read a node's
+pool from its name (a DaemonSet's pods are pinned to their nodes by name)."""
 DEFAULT_NODE_MEMORY_GIB = 64
 READY_FOR = timedelta(hours=1)
 """How long before the session the fake nodes turned Ready (their Ready condition's lastTransitionTime): long enough
@@ -445,7 +447,7 @@ def node_objects(stack) -> dict[str, list[dict[str, Any]]]:
                      "memory": f"{pool.vm_size.memory_gib or DEFAULT_NODE_MEMORY_GIB}Gi", "pods": "110",
                      pool_facts.capacity.resource: str(pool_facts.capacity.per_node)}
         nodes[pool.name] = [
-            node(f"aks-{pool.name}-{i:08d}", pool.name, pool.vm_size.name, dict(pool_facts.carried_labels),
+            node(f"aks-{pool.name}-12345678-vmss{i:06d}", pool.name, pool.vm_size.name, dict(pool_facts.carried_labels),
                  list(pool_node_taints(stack, pool)), resources)
             for i in range(pool.max_nodes)]
     return nodes

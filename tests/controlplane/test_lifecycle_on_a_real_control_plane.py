@@ -59,7 +59,7 @@ def spare_nodes(control_plane, stack):
     added = []
     for pool in SPARE_POOLS:
         node = copy.deepcopy(node_objects(stack)[pool][0])
-        name = f"aks-{pool}-lifecycle"
+        name = f"aks-{pool}-12345678-vmss999999"  # the AKS VMSS form the policies read a pool from
         node["metadata"]["name"] = node["metadata"]["labels"]["kubernetes.io/hostname"] = name
         register_node(control_plane, node)
         control_plane.nodes[pool].append(name)

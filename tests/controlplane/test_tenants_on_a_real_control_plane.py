@@ -155,6 +155,53 @@ def test_jobs_pods_are_created_by_the_job_controller_and_land_on_the_tenants_poo
         assert "system:serviceaccount:kube-system:job-controller" in control_plane.pod_creators(tenant.name).values()
 
 
+def test_a_platform_daemon_set_selecting_its_pool_by_affinity_runs_a_pod_on_each_node_of_that_pool(
+        control_plane, applied):
+    """The DaemonSet controller pins each pod to its node by name, replacing the template's gpushare.io/pool terms
+    (`ReplaceDaemonSetPodNodeNameNodeAffinity`): the policy places such a pod by its node's pool, so the real
+    controller's pods are admitted, one per t4batch node, and on no other node (issue 39: every one was refused)."""
+    ensure_namespace(control_plane, "monitoring")
+    agent = judged.workload("DaemonSet", judged.pod(judged.container(env=judged.DCGM),
+                                                    tolerations=[judged.TOLERATE_ALL],
+                                                    affinity=judged.T4BATCH_AFFINITY))
+    control_plane.create(named(agent, "dcgm-exporter"), "monitoring", ADMIN)
+    nodes = control_plane.nodes["t4batch"]
+    pods = control_plane.wait_for("the DaemonSet's pod on each t4batch node", lambda: (
+        found if len(found := control_plane.list("v1", "Pod", "monitoring", selector="app=a")) == len(nodes)
+        else None))
+    pinned = sorted(p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"][0]["matchFields"][0]["values"][0] for p in pods)
+    assert pinned == sorted(nodes)
+    assert set(control_plane.pod_creators("monitoring").values()) == {
+        "system:serviceaccount:kube-system:daemon-set-controller"}
+
+
+def test_the_red_teams_later_findings_are_refused_by_the_real_api_server(control_plane, applied, stack):
+    """Issue 39, as a tenant and an admin see them: a CDI annotation patched onto a pod the scheduler placed, a
+    system priority class, and a node name of another tenant's node outside tenant namespaces."""
+    vision = next(t for t in stack.tenants if t.name == "vision")
+    user = tenant_user(vision)
+    plain = bare_pod("annotate-me", {"containers": [{"name": "c", "image": "busybox"}]})
+    control_plane.create(plain, "vision", user)
+    _node_of(control_plane, "vision", "annotate-me")
+    with pytest.raises(ApiError) as refused:
+        control_plane.request("PATCH", "/api/v1/namespaces/vision/pods/annotate-me",
+                              {"metadata": {"annotations": {"cdi.k8s.io/all": "nvidia.com/gpu=all"}}}, user,
+                              content_type="application/merge-patch+json")
+    assert "metadata.annotations[cdi.k8s.io/all] is set" in refused.value.message, refused.value.message
+    spec = {**pod_spec(stack, vision), "priorityClassName": "system-node-critical"}
+    with pytest.raises(ApiError) as refused:
+        control_plane.create(bare_pod("preemptor", spec), "vision", user)
+    assert "spec.priorityClassName is system-node-critical" in refused.value.message, refused.value.message
+    ensure_namespace(control_plane, "team-x")
+    node = control_plane.nodes["a100"][0]
+    pinned = bare_pod("pinned", {"nodeSelector": {"gpushare.io/pool": "t4batch"}, "nodeName": node, "containers": [
+        {"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": 1}}}]})
+    with pytest.raises(ApiError) as refused:
+        control_plane.create(pinned, "team-x", ADMIN)
+    assert f"spec.nodeName is {node}, a node of pool a100" in refused.value.message, refused.value.message
+
+
 # --- attacks: test_tenant_admission.py's tables, on the real API server ---------------------------------------
 
 def _cases() -> list[tuple[str, dict[str, Any], str, list[str]]]:

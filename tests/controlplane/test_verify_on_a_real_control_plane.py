@@ -73,7 +73,8 @@ DEPLOY_LABELS = {DEVICE_PLUGIN_DS: "nvidia.com/gpu.deploy.device-plugin",
                  GFD_DS: "nvidia.com/gpu.deploy.gpu-feature-discovery",
                  VALIDATOR_DS: "nvidia.com/gpu.deploy.operator-validator"}
 OPERATOR_LABELS = {"nvidia.com/gpu.present": "true", **{label: "true" for label in DEPLOY_LABELS.values()}}
-T4TS_NODE, T4BATCH_NODE, H100_NODE = "aks-t4ts-00000000", "aks-t4batch-00000000", "aks-h100mig-00000000"
+T4TS_NODE, T4BATCH_NODE, H100_NODE = ("aks-t4ts-12345678-vmss000000", "aks-t4batch-12345678-vmss000000",
+                                    "aks-h100mig-12345678-vmss000000")
 SETTLE_TIMEOUT = 60
 
 

@@ -6,10 +6,12 @@ files; this module picks each policy's entries and fills in the stack's data (na
 judges these policies with the API server's own ValidatingAdmissionPolicy plugin (`tools/vapcheck`).
 
 Who is judged. A pod is judged when it could run on a GPU pool's node: it requests an `nvidia.com/` resource,
-tolerates the GPU taint or a tenant taint (a toleration with no key and `operator: Exists` tolerates every taint),
-selects `gpushare.io/pool` by nodeSelector or by a nodeAffinity term, or sets `spec.nodeName` (a pod created with a
-node name skips the scheduler, so NoSchedule taints never stop it; the kubelet still refuses one whose nodeSelector
-does not match its node, `pkg/kubelet/lifecycle/predicate.go` GeneralPredicates). Every GPU pool carries the GPU
+tolerates the GPU taint or a tenant taint (a toleration with no key and `operator: Exists` tolerates every taint;
+only tolerations that pass NoSchedule taints count), selects `gpushare.io/pool` by nodeSelector or by a nodeAffinity
+term, or sets `spec.nodeName` (a pod created with a node name skips the scheduler, so NoSchedule taints never stop
+it; the kubelet still refuses one whose nodeSelector does not match its node, `pkg/kubelet/lifecycle/predicate.go`
+GeneralPredicates, but only once bound, so outside tenant namespaces the node's pool, as its AKS name shows it, must
+be one the pod may use). Every GPU pool carries the GPU
 taint (`model.pool_node_taints`), so a pod that does none of these cannot reach a GPU node and is not judged.
 `kube-system` and the GPU Operator's namespace are exempt but for debug containers.
 
@@ -55,7 +57,7 @@ from collections.abc import Mapping, Set
 from typing import Any
 
 from gpushare.kubernetes.admission.cel import fill, load
-from gpushare.kubernetes.kueue_admission import local_queue_names
+from gpushare.kubernetes.kueue_admission import local_queue_names, priority_class_name
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, container_defaults, shared_pools, tenant_policy_name
 from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant, tenant_taint
 from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES
@@ -192,7 +194,7 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
         flags.add("queues")
         queues = local_queue_names(tenant)
         data |= {"localQueues": "[" + ", ".join(_cel_quoted(queue) for queue in queues) + "]",
-                 "localQueueNames": ", ".join(queues)}
+                 "localQueueNames": ", ".join(queues), "priorityClassName": priority_class_name(tenant)}
     if tenant.guaranteed:
         flags.add("guaranteed")
         defaults = container_defaults(stack, tenant)

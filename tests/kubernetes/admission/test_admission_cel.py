@@ -12,7 +12,7 @@ import pytest
 
 from gpushare.kubernetes.admission.cel import fill, joined, load
 from gpushare.kubernetes.admission.policies import POLICIES
-from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, QUEUE_NAME_LABEL
+from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from gpushare.model.stack import GPU_TAINT, POOL_LABEL, TENANT_LABEL
 
 RULE_FILES = ("variables.yaml", "validations.yaml", "match_conditions.yaml", "fragments.yaml")
@@ -57,7 +57,7 @@ def test_the_rule_files_name_the_labels_and_users_gpushare_uses_elsewhere():
     constant the nodes, taints and queues use."""
     text = "\n".join(files("gpushare.kubernetes.admission").joinpath(name).read_text(encoding="utf-8")
                      for name in RULE_FILES)
-    known = {POOL_LABEL, TENANT_LABEL, GPU_TAINT.split("=")[0], QUEUE_NAME_LABEL}
+    known = {POOL_LABEL, TENANT_LABEL, GPU_TAINT.split("=")[0], QUEUE_NAME_LABEL, PRIORITY_CLASS_LABEL}
     named = set(re.findall(r"(?:gpushare\.io|kueue\.x-k8s\.io)/[a-z-]+|nvidia\.com/gpu\b", text))
     assert named == known
     assert KUEUE_CONTROLLER_USER in text

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, QUEUE_NAME_LABEL
+from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from gpushare.kubernetes.queues import pool_flavor, queue_manifests
 from gpushare.kubernetes.admission.policies import tenant_policy
 from gpushare.kubernetes.tenant_objects import tenant_manifests
@@ -139,3 +139,82 @@ def test_with_queues_off_the_tenant_policy_has_no_queue_rule():
     assert "kueue" not in str(policy)
     on = load()
     assert "kueue" in str(tenant_policy(on, on.tenants[0])[0])
+
+
+# --- CronJobs, priority classes, leaving the queue (issue 39) ---------------------------------------------------------
+
+CRONJOB_CONTROLLER = "system:serviceaccount:kube-system:cronjob-controller"
+POOL_REFUSED = ("GPU pods in namespace vision must set nodeSelector gpushare.io/pool to one of: h100mig, t4ts")
+
+
+def queued_cron_job(queue: str | None = "vision", **labels: str) -> dict[str, Any]:
+    """A CronJob whose job template names the LocalQueue (Kueue's webhook does not touch CronJobs)."""
+    job = queued_job()
+    template_labels = {**({QUEUE_NAME_LABEL: queue} if queue else {}), **labels}
+    job_spec = {k: v for k, v in job["spec"].items() if k != "suspend"}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 2 * * *", "jobTemplate": {"metadata": {"labels": template_labels},
+                                                              "spec": job_spec}}}
+
+
+def job_of(cron_job: dict[str, Any]) -> dict[str, Any]:
+    """The Job the CronJob controller creates (the job template's labels, kubernetes `pkg/controller/cronjob/utils.go`
+    getJobFromTemplate2), as Kueue's webhook leaves it: suspended when it names a queue."""
+    template = cron_job["spec"]["jobTemplate"]
+    labels = dict(template["metadata"]["labels"])
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "nightly-29000000", "labels": labels, "ownerReferences": [
+                {"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "uid": "1", "controller": True}]},
+            "spec": {**copy.deepcopy(template["spec"]), "suspend": QUEUE_NAME_LABEL in labels}}
+
+
+def test_a_cron_job_naming_the_tenants_local_queue_is_queued_like_a_job(cluster):
+    cron_job = queued_cron_job()
+    decision = cluster.admit(cron_job, "vision", user=TENANT_USER)
+    assert decision.allowed, decision.messages
+    made = cluster.admit(job_of(cron_job), "vision", user=CRONJOB_CONTROLLER)
+    assert made.allowed, made.messages
+
+
+def test_a_cron_job_outside_the_tenants_queue_must_choose_a_pool(cluster):
+    assert cluster.admit(queued_cron_job(queue=None), "vision", user=TENANT_USER).messages == [
+        f"CronJob pod template: {POOL_REFUSED}"]
+    other = cluster.admit(queued_cron_job(queue="nlp"), "vision", user=TENANT_USER).messages
+    assert other[-1].startswith("Jobs in namespace vision may name only its LocalQueue") and other[-1].endswith(
+        "; got nlp")
+    # Dropping the queue from the job template is judged, though the pod template stays as it was.
+    decision = cluster.admit(queued_cron_job(queue=None), "vision", operation="UPDATE", old=queued_cron_job(),
+                             user=TENANT_USER)
+    assert decision.messages == [f"CronJob pod template: {POOL_REFUSED}"]
+
+
+def test_a_tenant_cannot_take_a_queued_job_out_of_kueue_in_one_update(cluster):
+    """Removing the queue label and unsuspending at once, with or without a pool of its own."""
+    job = queued_job()
+    left = copy.deepcopy(job)
+    del left["metadata"]["labels"][QUEUE_NAME_LABEL]
+    left["spec"]["suspend"] = False
+    assert cluster.admit(left, "vision", operation="UPDATE", old=job, user=TENANT_USER).messages == [
+        f"Job pod template: {POOL_REFUSED}", START_REFUSED]
+    left["spec"]["template"]["spec"]["nodeSelector"] = {"gpushare.io/pool": "h100mig"}
+    assert cluster.admit(left, "vision", operation="UPDATE", old=job, user=TENANT_USER).messages == [START_REFUSED]
+
+
+PRIORITY_REFUSED = ("workloads in namespace vision may name only its Kueue WorkloadPriorityClass "
+                    "(kueue.x-k8s.io/priority-class: gpushare-vision): another would give them that priority in "
+                    "Kueue's admission and preemption, over the tenants sharing a cohort; remove the label or name "
+                    "gpushare-vision; got gpushare-nlp")
+
+
+def test_a_tenant_may_name_only_its_own_workload_priority_class(cluster):
+    own, other = {PRIORITY_CLASS_LABEL: "gpushare-vision"}, {PRIORITY_CLASS_LABEL: "gpushare-nlp"}
+    job = queued_job()
+    job["metadata"]["labels"] |= own
+    assert cluster.admit(job, "vision", user=TENANT_USER).allowed
+    job["metadata"]["labels"] |= other
+    assert cluster.admit(job, "vision", user=TENANT_USER).messages == [PRIORITY_REFUSED]
+    assert cluster.admit(queued_cron_job(**other), "vision", user=TENANT_USER).messages == [PRIORITY_REFUSED]
+    # Added to a queued Job by a label update alone.
+    stored = queued_job()
+    assert cluster.admit(job, "vision", operation="UPDATE", old=stored, user=TENANT_USER).messages == [
+        PRIORITY_REFUSED]

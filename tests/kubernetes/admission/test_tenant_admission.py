@@ -269,6 +269,17 @@ FOREIGN = ("pods in namespace vision may tolerate only nvidia.com/gpu and gpusha
 NODE_NAME = ("spec.nodeName is set: pods in namespace vision must not set spec.nodeName: a pod created with a node "
              "name skips the scheduler and the pools' taints; remove it and select the pool with nodeSelector "
              "gpushare.io/pool (one of: h100mig, t4ts)")
+
+
+def node_name_elsewhere(node: str, shown: str) -> str:
+    """The shared policy's refusal of a node name outside tenant namespaces; `shown`: what the name says of its pool."""
+    return (f"spec.nodeName is {node}, {shown}: pods outside tenant namespaces may set spec.nodeName only to a node "
+            "of a pool they may use or of one gpushare does not manage, named as AKS names nodes "
+            "(aks-<pool>-<id>-vmss<instance>): a pod created with a node name skips the scheduler and the pools' "
+            "taints; remove spec.nodeName and select the pool with nodeSelector gpushare.io/pool")
+
+
+A100_NODE = "aks-a100-12345678-vmss000000"
 A100_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
     {"matchExpressions": [{"key": "gpushare.io/pool", "operator": "In", "values": ["a100"]}]}]}}}
 DAEMON_SET_OWNER = {"name": "p", "ownerReferences": [
@@ -297,8 +308,9 @@ JUDGED_ADMITTED = {
         pod(container(), tolerations=[{"key": "CriticalAddonsOnly", "operator": "Exists"}]), "vision"),
     "a sidecar that sets NVIDIA_VISIBLE_DEVICES=void": (
         pod(container(limits=gpu()), container("sidecar", env=VOID), pool="h100mig"), "vision"),
-    "NVIDIA_VISIBLE_DEVICES=none on a non-GPU pod": (
-        pod(container(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}])), "vision"),
+    "NVIDIA_VISIBLE_DEVICES=none on a non-GPU pod of its pool": (
+        pod(container(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]), pool="t4ts",
+            tolerations=[TOLERATE_GPU]), "vision"),
     "a GPU container's envFrom with a safe prefix": (
         pod(container(limits=gpu(), env_from=[{"prefix": "APP_", "configMapRef": {"name": "c"}}]), pool="h100mig"),
         "vision"),
@@ -365,8 +377,8 @@ JUDGED_REJECTED = {
         pod(container(env=VOID), nodeName="aks-a100-12345678-vmss000000"), "vision",
         [NODE_NAME, reach("spec.nodeName is set")]),
     "spec.nodeName elsewhere, off the shared pool": (
-        pod(container(env=VOID), nodeName="aks-a100-12345678-vmss000000"), "team-x",
-        [reach("spec.nodeName is set", "team-x")]),
+        pod(container(env=VOID), nodeName=A100_NODE), "team-x",
+        [node_name_elsewhere(A100_NODE, "a node of pool a100"), reach("spec.nodeName is set", "team-x")]),
     "a tenant's own DaemonSet tolerating everything": (
         workload("DaemonSet", pod(container(env=VOID), pool="h100mig", tolerations=[TOLERATE_ALL])), "vision",
         ["DaemonSet pod template: spec.tolerations[0] tolerates every taint: " + FOREIGN]),
@@ -380,8 +392,9 @@ JUDGED_REJECTED = {
         workload("DaemonSet", pod(container(env=VOID), tolerations=[TOLERATE_ALL], affinity=A100_AFFINITY)),
         "default", ["DaemonSet pod template: " + reach("spec.tolerations[0] tolerates every taint", "default")]),
     "a bare pod forging a DaemonSet owner, with a node name": (
-        daemon_set_pod(container(env=VOID), tolerations=[TOLERATE_ALL], nodeName="aks-a100-12345678-vmss000000"),
-        "logging", [reach("spec.tolerations[0] tolerates every taint", "logging")]),
+        daemon_set_pod(container(env=VOID), tolerations=[TOLERATE_ALL], nodeName=A100_NODE),
+        "logging", [node_name_elsewhere(A100_NODE, "a node of pool a100"),
+                    reach("spec.tolerations[0] tolerates every taint", "logging")]),
     "a person's bare pod in a platform namespace": (
         pod(container(env=VOID), tolerations=[TOLERATE_ALL]), "calico-system",
         [reach("spec.tolerations[0] tolerates every taint", "calico-system")]),

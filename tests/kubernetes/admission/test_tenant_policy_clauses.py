@@ -180,6 +180,11 @@ def gpu_env_from(prefix: str | None, resource: str = "nvidia.com/mig-1g.12gb", *
     return pod(container(limits={resource: 1}, env_from=[source]), **spec)
 
 
+def on_node(node: str) -> dict[str, Any]:
+    """A GPU pod of the pool no tenant lists, created with `node` as its spec.nodeName."""
+    return pod(container(limits=gpu("nvidia.com/gpu")), pool="t4batch", nodeName=node)
+
+
 def platform_deployment(*containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
     return workload("Deployment", pod(*containers, tolerations=[TOLERATE_ALL], **spec))
 
@@ -240,6 +245,12 @@ CLAUSES: dict[tuple[str, str, str], Case] = {
     (TENANT, "runtimeClass", "!variables.runtimeClass.startsWith('nvidia')"): Case(
         create(pod(container(limits=gpu()), pool="h100mig", runtimeClassName="kata"), "vision"),
         create(pod(container(limits=gpu()), pool="h100mig", runtimeClassName="nvidia-cdi"), "vision")),
+    (TENANT, "priorityClass", "variables.debug"): Case(
+        debugged(pod(container(limits=gpu()), pool="h100mig", priorityClassName="system-node-critical"), "vision"),
+        create(pod(container(limits=gpu()), pool="h100mig", priorityClassName="system-node-critical"), "vision")),
+    (TENANT, "priorityClass", "!variables.priorityClass.startsWith('system-')"): Case(
+        create(pod(container(), priorityClassName="batch-low"), "vision"),
+        create(pod(container(), priorityClassName="system-cluster-critical"), "vision")),
     (TENANT, "notGuaranteed", "variables.debug"): Case(
         debugged(burstable(nodeSelector={"gpushare.io/pool": "h100mig"}), "vision"),
         create(burstable(nodeSelector={"gpushare.io/pool": "h100mig"}), "vision")),
@@ -251,6 +262,21 @@ CLAUSES: dict[tuple[str, str, str], Case] = {
         create(burstable(nodeSelector={"gpushare.io/pool": "h100mig"}), "vision")),
 
     # The shared policy (every other namespace: team-x, logging; platform namespaces calico-system and monitoring).
+    (SHARED, "nodeNamePool", "variables.nodeName == ''"): Case(
+        create(SHARED_POD, "team-x"), create(on_node("aks-a100-12345678-vmss000000"), "team-x")),
+    (SHARED, "nodeNamePool", "'*' in variables.platformPools"): Case(
+        create(daemon_set_pod(container(env=DCGM), tolerations=[TOLERATE_ALL], nodeName="gpu-node-7"), "calico-system",
+               DAEMON_SET_CONTROLLER),
+        create(daemon_set_pod(container(env=DCGM), tolerations=[TOLERATE_ALL], nodeName="gpu-node-7"), "monitoring",
+               DAEMON_SET_CONTROLLER)),
+    (SHARED, "nodeNamePool", "variables.unmanagedNode"): Case(
+        create(pod(container(limits={"nvidia.com/gpu": 1}), nodeSelector=UNMANAGED,
+                   nodeName="aks-legacygpu-12345678-vmss000000"), "team-x"),
+        create(pod(container(limits={"nvidia.com/gpu": 1}), nodeSelector=UNMANAGED,
+                   nodeName="aks-a100-12345678-vmss000000"), "team-x")),
+    (SHARED, "nodeNamePool", "variables.nodeNamePool in variables.usablePools"): Case(
+        create(on_node("aks-t4batch-12345678-vmss000001"), "team-x"),
+        create(on_node("aks-a100-12345678-vmss000000"), "team-x")),
     (SHARED, "platformPlaced", "!variables.platform"): Case(
         create(workload("DaemonSet", pod(container(env=VOID), pool="t4batch", tolerations=[TOLERATE_GPU])), "team-x"),
         create(workload("DaemonSet", pod(container(env=VOID), pool="h100mig", tolerations=[TOLERATE_GPU])),
