@@ -146,7 +146,6 @@ def test_other_priority_classes_and_other_namespaces_are_left_alone(cluster):
 @pytest.mark.parametrize(("node", "shown"), [
     ("aks-a100-12345678-vmss000000", "a node of pool a100"),
     ("aks-h100mig-12345678-vmss00000a", "a node of pool h100mig"),
-    ("gpu-node-7", "a name that shows no pool"),
 ])
 def test_a_pod_outside_tenant_namespaces_cannot_name_a_node_of_a_pool_it_may_not_use(cluster, node, shown):
     """It selects the untenanted pool, but a node name skips the scheduler: its selector is checked only by the kubelet,
@@ -166,6 +165,14 @@ def test_a_node_of_a_pool_the_namespace_may_use_can_be_named(cluster):
     refused = cluster.admit(pod(container(env=VOID), pool="t4batch", tolerations=[TOLERATE_ALL],
                                 nodeName="aks-a100-12345678-vmss000000"), "monitoring", user=REPLICA_SET_CONTROLLER)
     assert node_name_elsewhere("aks-a100-12345678-vmss000000", "a node of pool a100") in refused.messages
+
+
+@pytest.mark.parametrize("node", ["akswin000002", "aks-cpu-12345678-vm3", "virtual-node-aci-linux"])
+def test_a_node_named_in_another_form_is_of_no_gpushare_pool(cluster, node):
+    """gpushare creates its pools as scale sets, so their nodes are all named aks-<pool>-<id>-vmss<instance>; a Windows
+    pool's, a VirtualMachines pool's or a virtual node is another pool's, and naming it reaches no gpushare pool."""
+    decision = cluster.admit(pod(container(limits=gpu("nvidia.com/gpu")), pool="t4batch", nodeName=node), "team-x")
+    assert decision.allowed, decision.messages
 
 
 def test_a_node_of_a_pool_gpushare_does_not_manage_can_be_named(cluster):

@@ -274,8 +274,8 @@ NODE_NAME = ("spec.nodeName is set: pods in namespace vision must not set spec.n
 def node_name_elsewhere(node: str, shown: str) -> str:
     """The shared policy's refusal of a node name outside tenant namespaces; `shown`: what the name says of its pool."""
     return (f"spec.nodeName is {node}, {shown}: pods outside tenant namespaces may set spec.nodeName only to a node "
-            "of a pool they may use or of one gpushare does not manage, named as AKS names nodes "
-            "(aks-<pool>-<id>-vmss<instance>): a pod created with a node name skips the scheduler and the pools' "
+            "of a pool they may use or of one gpushare does not manage (the pool in the node's name, "
+            "aks-<pool>-<id>-vmss<instance>): a pod created with a node name skips the scheduler and the pools' "
             "taints; remove spec.nodeName and select the pool with nodeSelector gpushare.io/pool")
 
 

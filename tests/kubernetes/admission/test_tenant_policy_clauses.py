@@ -265,10 +265,10 @@ CLAUSES: dict[tuple[str, str, str], Case] = {
     (SHARED, "nodeNamePool", "variables.nodeName == ''"): Case(
         create(SHARED_POD, "team-x"), create(on_node("aks-a100-12345678-vmss000000"), "team-x")),
     (SHARED, "nodeNamePool", "'*' in variables.platformPools"): Case(
-        create(daemon_set_pod(container(env=DCGM), tolerations=[TOLERATE_ALL], nodeName="gpu-node-7"), "calico-system",
-               DAEMON_SET_CONTROLLER),
-        create(daemon_set_pod(container(env=DCGM), tolerations=[TOLERATE_ALL], nodeName="gpu-node-7"), "monitoring",
-               DAEMON_SET_CONTROLLER)),
+        create(daemon_set_pod(container(env=DCGM), tolerations=[TOLERATE_ALL], nodeName="aks-a100-12345678-vmss000000"),
+               "calico-system", DAEMON_SET_CONTROLLER),
+        create(daemon_set_pod(container(env=DCGM), tolerations=[TOLERATE_ALL], nodeName="aks-a100-12345678-vmss000000"),
+               "monitoring", DAEMON_SET_CONTROLLER)),
     (SHARED, "nodeNamePool", "variables.unmanagedNode"): Case(
         create(pod(container(limits={"nvidia.com/gpu": 1}), nodeSelector=UNMANAGED,
                    nodeName="aks-legacygpu-12345678-vmss000000"), "team-x"),
