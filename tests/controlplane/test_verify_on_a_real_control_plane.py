@@ -48,6 +48,7 @@ from tests.controlplane.controlplane import (
     READER,
     ApiError,
     ControlPlane,
+    finish_deletion,
     group_user,
     resource_path,
 )
@@ -155,17 +156,6 @@ def operator_settled(plane: ControlPlane) -> None:
         placed = {(p["metadata"]["labels"]["app"], p["spec"].get("nodeName")) for p in operator_pods(plane)}
         missing = sorted((ds, node) for ds in OPERATOR_DAEMONSETS for node in nodes if (ds, node) not in placed)
         raise AssertionError(f"{error}; no pod (DaemonSet, node): {missing}") from None
-
-
-def finish_deletions(plane: ControlPlane, pods: list[dict[str, Any]]) -> None:
-    """What the kubelet does for a pod the API marked for deletion: it stops it and deletes it for good."""
-    for pod in pods:
-        try:
-            plane.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{pod['metadata']['name']}",
-                          {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
-        except ApiError as error:
-            if error.status != 404:
-                raise
 
 
 @pytest.fixture(scope="module")
@@ -292,7 +282,8 @@ def undeployed(plane, node: str, daemon: str) -> Undo:
     doomed = plane.wait_for(f"the {daemon} pod on {node} to be deleted", lambda: [
         p for p in operator_pods(plane, daemon) if p["spec"]["nodeName"] == node
         and p["metadata"].get("deletionTimestamp")])
-    finish_deletions(plane, doomed)
+    for pod in doomed:
+        finish_deletion(plane, NAMESPACE, pod["metadata"]["name"])
 
     def undo() -> None:
         label_node(plane, node, {label: "true"})
@@ -305,7 +296,8 @@ def missing_daemon_set(plane, daemon: str, tolerations) -> Undo:
                   {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Orphan"})
     plane.wait_for(f"DaemonSet {daemon} gone", lambda: daemon not in [
         d["metadata"]["name"] for d in plane.list("apps/v1", "DaemonSet", NAMESPACE)])
-    finish_deletions(plane, operator_pods(plane, daemon))
+    for pod in operator_pods(plane, daemon):
+        finish_deletion(plane, NAMESPACE, pod["metadata"]["name"])
 
     def undo() -> None:
         plane.create(daemon_set(daemon, tolerations))
