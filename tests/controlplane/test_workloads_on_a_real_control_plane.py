@@ -1,7 +1,7 @@
 """The other workload kinds gpushare admits, followed through their whole life on the real control plane as
 `test_lifecycle_on_a_real_control_plane.py` follows Jobs and bare pods (its helpers, its spare nodes): a tenant's
 Deployment through a rolling update, a pod taken out of its selector, scaling to zero and deletion; a StatefulSet on
-the shared pool, created, updated and deleted in order; a tenant's CronJob whose Jobs run to completion under its
+the shared pool, created, updated and scaled down in order, orphaned, adopted and deleted; a tenant's CronJob whose Jobs run to completion under its
 history limit; a platform DaemonSet through an update, orphaning, adoption and deletion. The controllers create,
 update and delete the pods; this module plays the kubelet (`kubelet_pass`). Every GPU pod here asks for
 `nvidia.com/gpu`, so each pod update along the way was refused with gpushare's former `operator: Equal` toleration
@@ -181,7 +181,7 @@ def test_a_stateful_set_on_the_shared_pool_is_created_updated_and_deleted_in_ord
                                                                                     spare_nodes):
     """In a namespace of no tenant, on the pool no tenant lists (t4batch): verify's smoke pod for that pool as a
     Guaranteed server. The StatefulSet controller makes each pod only once the one before is Running and Ready and
-    replaces them from the highest ordinal down."""
+    replaces and removes them from the highest ordinal down."""
     ensure_namespace(control_plane, SHARED_NAMESPACE)
     expect = next(e for e in pool_expectations(stack) if e.pool == "t4batch")
     spec = serving(smoke_pod(expect, SHARED_NAMESPACE)["spec"])
@@ -214,6 +214,20 @@ def test_a_stateful_set_on_the_shared_pool_is_created_updated_and_deleted_in_ord
     deleted = []
     settled(control_plane, "apps/v1", "StatefulSet", "ledger", SHARED_NAMESPACE, selector, deleted)
     assert deleted == ["ledger-1"]
+
+    # `kubectl delete statefulset --cascade=orphan` and a create again (how its immutable volumeClaimTemplates are
+    # changed): the garbage collector takes ledger-0's ownerReference away, the StatefulSet controller adopts it.
+    delete(control_plane, f"/apis/apps/v1/namespaces/{SHARED_NAMESPACE}/statefulsets/ledger", "Orphan")
+    gone(control_plane, "the StatefulSet deleted", ("apps/v1", "StatefulSet", "ledger", SHARED_NAMESPACE))
+    assert not control_plane.get("v1", "Pod", "ledger-0", SHARED_NAMESPACE)["metadata"].get("ownerReferences")
+    again = copy.deepcopy(stateful_set)
+    again["spec"]["replicas"] = 1
+    again["spec"]["template"]["metadata"]["annotations"] = {"example.com/revision": "2"}
+    created = control_plane.create(again, SHARED_NAMESPACE)
+    control_plane.wait_for("ledger-0 adopted", lambda: [o["uid"] for o in control_plane.get(
+        "v1", "Pod", "ledger-0", SHARED_NAMESPACE)["metadata"].get("ownerReferences", [])] == [
+        created["metadata"]["uid"]], timeout=WAIT)
+    settled(control_plane, "apps/v1", "StatefulSet", "ledger", SHARED_NAMESPACE, selector)
     delete(control_plane, f"/apis/apps/v1/namespaces/{SHARED_NAMESPACE}/statefulsets/ledger", "Background")
     gone(control_plane, "the StatefulSet and its pod deleted", ("apps/v1", "StatefulSet", "ledger", SHARED_NAMESPACE),
          ("v1", "Pod", "ledger-0", SHARED_NAMESPACE))
