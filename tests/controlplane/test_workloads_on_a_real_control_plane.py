@@ -1,11 +1,14 @@
 """The other workload kinds gpushare admits, followed through their whole life on the real control plane as
 `test_lifecycle_on_a_real_control_plane.py` follows Jobs and bare pods (its helpers, its spare nodes): a tenant's
 Deployment through a rolling update, a pod taken out of its selector, scaling to zero and deletion; a StatefulSet on
-the shared pool, created, updated and scaled down in order, orphaned, adopted and deleted; a tenant's CronJob whose Jobs run to completion under its
-history limit; a platform DaemonSet through an update, orphaning, adoption and deletion. The controllers create,
-update and delete the pods; this module plays the kubelet (`kubelet_pass`). Every GPU pod here asks for
-`nvidia.com/gpu`, so each pod update along the way was refused with gpushare's former `operator: Equal` toleration
-of the GPU taint (issue 39)."""
+the shared pool, created, updated and scaled down in order, orphaned, adopted and deleted; a tenant's CronJob whose
+Jobs run to completion under its history limit; a platform DaemonSet through an update, orphaning, adoption and
+deletion. The controllers create, update and delete the pods; this module plays the kubelet (`kubelet_pass`).
+
+Every GPU pod here asks for `nvidia.com/gpu`. A rolling update replaces pods without updating them, but the pod
+updates along each life (a relabel, the garbage collector's orphaning, a controller's adoption, the Job controller's
+finalizer removal) were each refused with gpushare's former `operator: Equal` toleration of the GPU taint, and every
+test here failed with it (issue 39)."""
 
 from __future__ import annotations
 
