@@ -17,7 +17,8 @@ so a pod the scheduler binds stays Pending on its node, and `spec.nodeName` is t
   (system:masters) and one user per tenant group, with the group's Entra object ID as its group, as AKS's Entra ID
   integration puts them in the token.
 - kube-controller-manager: `--use-service-account-credentials` (each controller acts as its own service account, as
-  on AKS), the controllers pods need (serviceaccount: without it ServiceAccount admission refuses every pod), the
+  on AKS), the workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, CronJob) and the garbage
+  collector, the controllers pods need (serviceaccount: without it ServiceAccount admission refuses every pod), the
   ones `edit` needs (clusterrole-aggregation fills the aggregated `edit` role's rules) and the one that type-checks
   ValidatingAdmissionPolicies into their status. No node lifecycle controller: the fake nodes never renew a Lease,
   and it would taint them unreachable and evict their pods.
@@ -65,8 +66,8 @@ READER = "reader@example.com"
 AKS_ADMISSION_PLUGINS = ("ExtendedResourceToleration", "PodNodeSelector", "PodTolerationRestriction", "NodeRestriction")
 CONTROLLERS = ("serviceaccount-controller", "serviceaccount-token-controller", "namespace-controller",
                "resourcequota-controller", "replicaset-controller", "deployment-controller", "job-controller",
-               "daemonset-controller", "garbage-collector-controller", "clusterrole-aggregation-controller",
-               "validatingadmissionpolicy-status-controller")
+               "daemonset-controller", "statefulset-controller", "cronjob-controller", "garbage-collector-controller",
+               "clusterrole-aggregation-controller", "validatingadmissionpolicy-status-controller")
 SERVICE_CIDR = "10.0.0.0/24"
 START_TIMEOUT = 90
 
