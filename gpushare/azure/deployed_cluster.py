@@ -1,6 +1,6 @@
 """The managed cluster as deployed: the settings AKS fixed at its creation, read live with one ARM GET
 (`managed_clusters.get`) through azure-identity and the azure-mgmt-containerservice client, for the cluster guard
-(`gpushare.azure.cluster_guard`); for an existing cluster (`existing: true`) also the names of its maintenance
+(`gpushare.azure.guard.cluster`); for an existing cluster (`existing: true`) also the names of its maintenance
 configurations (one list call, `maintenance_configurations.list_by_managed_cluster`), for its baseline findings.
 
 Every field the guard reads is type-checked: a value of the wrong type must fail loudly here rather than compare

@@ -1,4 +1,4 @@
-"""The guard for the managed cluster itself: settings AKS fixes when it creates a cluster.
+"""The cluster guard: settings AKS fixes when it creates the managed cluster.
 
 The cluster is protected (`protect=True`): a change Pulumi would apply by replacing it stops with a terse engine
 error, and one Pulumi sends as an update AKS rejects. Either way nothing can be applied; this guard compares the
