@@ -32,9 +32,9 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from gpushare.azure import cluster_baseline as baseline
+from gpushare.azure.agent_pool_request import NONE_SUBNET, NOT_REPORTED
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
-from gpushare.azure.guard.create_only import NONE_SUBNET, NOT_REPORTED
 from gpushare.azure.guard.report import GuardReport, Violation
 from gpushare.azure.guard.run import check_for_program, raise_or_warn_on_read_error
 from gpushare.errors import AzureReadError, GpushareError
