@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.azure.deployed import DeployedPool
-from gpushare.model.stack import SPOT_MARKET_PRICE, DriverOwner
+from gpushare.model.stack import SPOT_MARKET_PRICE, SYSTEM_POOL_NAME, Cluster, DriverOwner
 from gpushare.sharing.node_count import count_to_send
 from gpushare.sharing.pool_facts import PoolFacts
 
@@ -174,6 +174,23 @@ def _left_to_aks(inputs: Mapping[str, Any]) -> tuple[str, ...]:
     the stored value stands (pulumi/pulumi `pkg/resource/deploy/step_generator.go` `processIgnoreChanges`: a
     property the new inputs lack takes the old one; on creation there is none, and AKS picks its default)."""
     return tuple(entry.key for entry in CREATE_ONLY_INPUTS if entry.left_to_aks and inputs.get(entry.keyword) is None)
+
+
+def system_pool_inputs(cluster: Cluster) -> dict[str, Any]:
+    """The system pool as the managed cluster's `agentPoolProfiles` entry declares it (azure-native v3 keywords, wire
+    strings for its enums): what `gpushare.components.aks_cluster.AksCluster` sends, and what the cluster guard
+    compares with the deployed system pool, row by row of `CREATE_ONLY_INPUTS` (a keyword declared here, its value
+    None included, is compared: no subnet is a VNet AKS manages)."""
+    return {
+        "name": SYSTEM_POOL_NAME,
+        "mode": "System",
+        "vm_size": cluster.system_pool.vm_size,
+        "count": cluster.system_pool.count,
+        "os_type": "Linux",
+        "type": "VirtualMachineScaleSets",
+        # AgentPool.vnetSubnetID (REST 2025-09-01): fixed when the pool is created.
+        "vnet_subnet_id": cluster.network.subnet_id,
+    }
 
 
 @dataclass(frozen=True)
