@@ -32,8 +32,9 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import gpushare.azure.agent_pool_request as agent_pool
 from gpushare.azure import cluster_baseline as baseline
-from gpushare.azure.agent_pool_request import CREATE_ONLY_INPUTS, NOT_REPORTED, Shown, system_pool_inputs
+from gpushare.azure.agent_pool_request import NOT_REPORTED, Shown, system_pool_inputs
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
@@ -165,7 +166,7 @@ def system_pool_violations(stack: StackConfig, deployed: DeployedPool | None) ->
         return []
     declared = system_pool_inputs(stack.cluster)
     violations = []
-    for entry in CREATE_ONLY_INPUTS:
+    for entry in agent_pool.CREATE_ONLY_INPUTS:
         if entry.keyword not in declared or (live := entry.deployed(deployed)) is None or live is NOT_REPORTED:
             continue
         if live[0] is not None and live[0] != (wanted := entry.sent(declared[entry.keyword]))[0]:

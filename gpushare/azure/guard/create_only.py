@@ -25,19 +25,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from gpushare.azure.agent_pool_request import (
-    CREATE_ONLY_INPUTS,
-    AgentPoolRequest,
-    CreateOnlyInput,
-    Shown,
-    agent_pool_request,
-)
+import gpushare.azure.agent_pool_request as agent_pool
+from gpushare.azure.agent_pool_request import AgentPoolRequest, CreateOnlyInput, Shown, agent_pool_request
 from gpushare.azure.deployed import DeployedPool, system_pool
 from gpushare.model.stack import GpuPool, StackConfig, pool_subnet
 from gpushare.sharing.pool_facts import stack_pool_facts
 
-CREATE_ONLY: dict[str, str] = {entry.field: entry.why for entry in CREATE_ONLY_INPUTS}
-"""Each create-only setting the guard compares, by the name it shows, with why AKS cannot change it in place."""
+# The table is read through its module (`agent_pool.CREATE_ONLY_INPUTS`) each time the guard runs, so every row
+# reaches the guard, one a test adds too.
+
+
+def why_fixed(field: str) -> str:
+    """Why AKS cannot change the create-only setting the guard shows as `field` in place."""
+    return next(entry.why for entry in agent_pool.CREATE_ONLY_INPUTS if entry.field == field)
+
 
 class CreateOnlyChange(NamedTuple):
     """One create-only input the program would send differently from what the deployed pool has."""
@@ -73,7 +74,7 @@ def input_changes(inputs: Mapping[str, Any], live: DeployedPool) -> list[CreateO
     """Every create-only input in `inputs` (an `AgentPoolRequest.inputs`) that differs from `live`, or that `live`
     does not report, in `CREATE_ONLY_INPUTS` order."""
     changes = []
-    for entry in CREATE_ONLY_INPUTS:
+    for entry in agent_pool.CREATE_ONLY_INPUTS:
         compared = _compared(entry, inputs, live)
         if compared is None:
             continue
@@ -95,19 +96,20 @@ def create_only_changes(stack: StackConfig, pool: GpuPool, live: DeployedPool,
 def left_to_aks(stack: StackConfig, pool: GpuPool, deployed: Iterable[DeployedPool]) -> tuple[str, ...]:
     """The create-only inputs (wire names) the program leaves to AKS for `pool`: not sent."""
     inputs = pool_request(stack, pool, deployed).inputs
-    return tuple(entry.key for entry in CREATE_ONLY_INPUTS if entry.left_to_aks and inputs.get(entry.keyword) is None)
+    return tuple(entry.key for entry in agent_pool.CREATE_ONLY_INPUTS
+                 if entry.left_to_aks and inputs.get(entry.keyword) is None)
 
 
 def settled_settings(stack: StackConfig, pool: GpuPool, live: DeployedPool,
                      deployed: Iterable[DeployedPool]) -> tuple[str, ...]:
-    """The inputs marked `settled` (wire names) the program sends with exactly the value the deployed pool has. The engine
-    compares a resource's new inputs with those in its state, not with Azure: a pool created without `maxPods` (AKS's
-    default, 250) that the stack now sets to 250 has a new input on a `replaceOnChanges` key, so Pulumi plans a
-    replace (delete first) of a pool whose setting does not change. These go in the pool's `ignoreChanges`: the
+    """The inputs marked `settled` (wire names) the program sends with exactly the value the deployed pool has. The
+    engine compares a resource's new inputs with those in its state, not with Azure: a pool created without `maxPods`
+    (AKS's default, 250) that the stack now sets to 250 has a new input on a `replaceOnChanges` key, so Pulumi plans
+    a replace (delete first) of a pool whose setting does not change. These go in the pool's `ignoreChanges`: the
     stored value stands, and Azure already has the one the stack wants (a different one is the guard's refusal)."""
     inputs = pool_request(stack, pool, deployed).inputs
     settled = []
-    for entry in CREATE_ONLY_INPUTS:
+    for entry in agent_pool.CREATE_ONLY_INPUTS:
         compared = _compared(entry, inputs, live) if entry.settled else None
         if compared and inputs.get(entry.keyword) is not None and compared[1][0] == compared[0][0]:
             settled.append(entry.key)
