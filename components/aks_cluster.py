@@ -18,7 +18,8 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice, resources
 
 from gpushare.azure import cluster_baseline as baseline
-from gpushare.model.stack import SYSTEM_POOL_NAME, Cluster, Deployer, NodeOsChannel, OutboundType, UpgradeChannel
+from gpushare.azure.agent_pool_request import system_pool_inputs
+from gpushare.model.stack import Cluster, Deployer, NodeOsChannel, OutboundType, UpgradeChannel
 
 LEGACY_DEPLOYER_NAME = "deployer-admin"
 """The child that `grantDeployer` created for whoever ran the program (`<name>-deployer-admin`)."""
@@ -105,16 +106,7 @@ class AksCluster(pulumi.ComponentResource):
             # KubernetesOfficial is AKS's default; AKSLongTermSupport (Premium tier only) keeps an LTS-only minor.
             support_plan=cluster.support_plan.value,
             agent_pool_profiles=[
-                containerservice.ManagedClusterAgentPoolProfileArgs(
-                    name=SYSTEM_POOL_NAME,
-                    mode=containerservice.AgentPoolMode.SYSTEM,
-                    vm_size=cluster.system_pool.vm_size,
-                    count=cluster.system_pool.count,
-                    os_type=containerservice.OSType.LINUX,
-                    type=containerservice.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
-                    # AgentPool.vnetSubnetID (REST 2025-09-01): fixed when the pool is created.
-                    vnet_subnet_id=network.subnet_id,
-                ),
+                containerservice.ManagedClusterAgentPoolProfileArgs(**system_pool_inputs(cluster)),
             ],
             # Entra ID only: Azure RBAC authorizes Kubernetes calls, no certificate-based local account exists.
             aad_profile=containerservice.ManagedClusterAADProfileArgs(managed=True, enable_azure_rbac=True),

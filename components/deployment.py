@@ -33,8 +33,8 @@ from pulumi.runtime import config as runtime_config
 from pulumi_azure_native import authorization
 
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
-from gpushare.azure.cluster_guard import check_stack_for_program
 from gpushare.azure.deployed import deployed_config_keys, unlisted_nodes
+from gpushare.azure.guard.cluster import check_stack_for_program
 from gpushare.azure.guard.report import GuardReport, raise_for_violations
 from gpushare.azure.preflight.report import Verdict, findings, raise_for_failures
 from gpushare.azure.preflight.run import check_for_program

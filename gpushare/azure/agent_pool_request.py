@@ -10,13 +10,61 @@ passed through as given: strings, or the cluster's Pulumi outputs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpushare.model.stack import DriverOwner
+from gpushare.azure.deployed import DeployedPool
+from gpushare.model.stack import SPOT_MARKET_PRICE, SYSTEM_POOL_NAME, Cluster, DriverOwner
 from gpushare.sharing.node_count import count_to_send
 from gpushare.sharing.pool_facts import PoolFacts
+
+Shown = tuple[object, str]
+"""A setting as (comparison key, text shown to people); normalised so that equal deployments compare equal: VM
+sizes and enum-like values ignore case, zones are a set. A key of None: the deployed pools do not report it."""
+
+NONE_SUBNET = "none (a VNet AKS manages)"
+"""How a pool or cluster without a subnet of its own is shown."""
+NOT_REPORTED: Shown = (None, "not reported")
+"""A deployed setting Azure (or the saved file) does not report."""
+
+
+def shown_text(value: str) -> Shown:
+    return value.lower(), value
+
+
+def _mig(profile: str | None) -> Shown:
+    return (profile.lower(), profile) if profile else ("", "none (whole GPUs)")
+
+
+def _zones(zones: Iterable[str] | None) -> Shown:
+    ordered = tuple(sorted(set(zones or ())))
+    return ordered, json.dumps(list(ordered))
+
+
+def _number(value: int | None) -> Shown:
+    return NOT_REPORTED if value is None else (value, str(value))
+
+
+def _price(usd: float | None) -> Shown:
+    if usd is None:
+        return NOT_REPORTED
+    return float(usd), "-1 (up to the on-demand price)" if usd == SPOT_MARKET_PRICE else f"{usd:g} USD per node-hour"
+
+
+def _subnet(subnet_id: str | None) -> Shown:
+    return (subnet_id.lower(), subnet_id) if subnet_id else ("", NONE_SUBNET)
+
+
+def _reported_text(value: str | None) -> Shown:
+    return shown_text(value) if value else NOT_REPORTED
+
+
+def _spot_only(read: Callable[[DeployedPool], Shown]) -> Callable[[DeployedPool], Shown | None]:
+    """A Spot pool's setting; None (not compared) on a Regular pool, whose `scaleSetPriority` carries the change."""
+    return lambda live: read(live) if (live.scale_set_priority or "").lower() == "spot" else None
+
 
 @dataclass(frozen=True)
 class CreateOnlyInput:
@@ -30,6 +78,10 @@ class CreateOnlyInput:
     """What the guard compares and shows (`gpuProfile.driver` for the `gpuProfile` object)."""
     why: str
     """Why AKS cannot apply a change in place (the guard's message)."""
+    sent: Callable[[Any], Shown]
+    """The value the request sends (under `keyword`), normalised for comparison and shown."""
+    deployed: Callable[[DeployedPool], Shown | None]
+    """The same setting as the deployed pool reports it, normalised alike; None: not compared."""
     replaced_by_provider: bool = False
     """azure-native replaces on it itself (its own force-new list); gpushare adds every other to `replaceOnChanges`."""
     when_sent: bool = False
@@ -37,44 +89,71 @@ class CreateOnlyInput:
     left_to_aks: bool = False
     """Sent only when the stack sets it (AKS's default otherwise); unset, it is in `ignoreChanges` (but under
     `recreate: true`)."""
+    absent_compared: bool = False
+    """Its absence from the request is itself a setting (no MIG, AKS's driver, no zones, Regular): the guard compares
+    it when not sent too. Every other is compared only when sent (`gpushare.azure.guard.create_only`)."""
+    settled: bool = False
+    """A stack may start sending it for a pool that already has that value (a disk or max pods written down, a subnet
+    named, an older gpushare that sent no subnet): equal to the deployed value, it is ignored (`settled`)."""
+    system_pool_why: str | None = None
+    """Why, as the cluster guard says it for the system pool (naming the stack key); None: `why`."""
 
 
 CREATE_ONLY_INPUTS: tuple[CreateOnlyInput, ...] = (
     CreateOnlyInput("vmSize", "vm_size", "vmSize", "AKS cannot change the VM size of an existing node pool",
-                    replaced_by_provider=True),
+                    shown_text, lambda live: shown_text(live.vm_size), replaced_by_provider=True,
+                    system_pool_why="AKS fixes the system pool's VM size (gpushare:cluster.systemPool.vmSize) when "
+                    "it creates the pool; keep the deployed size in the stack"),
     CreateOnlyInput("gpuInstanceProfile", "gpu_instance_profile", "gpuInstanceProfile",
                     "AKS cannot change the MIG profile (gpuInstanceProfile) of an existing node pool",
-                    replaced_by_provider=True),
+                    _mig, lambda live: _mig(live.gpu_instance_profile), replaced_by_provider=True,
+                    absent_compared=True),
     # AKS fixes it at creation; azure-native does not mark it force-new, so AKS would reject the update.
+    # No gpuProfile: AKS's default, Install.
     CreateOnlyInput("gpuProfile", "gpu_profile", "gpuProfile.driver",
-                    "AKS fixes the GPU driver setting (gpuProfile.driver) when it creates a node pool"),
+                    "AKS fixes the GPU driver setting (gpuProfile.driver) when it creates a node pool",
+                    lambda profile: shown_text(profile["driver"] if profile else "Install"),
+                    lambda live: shown_text(live.gpu_driver or "Install"), absent_compared=True),
     # aks-docs availability-zones: "You can't change the number of availability zones after you create a node pool".
     CreateOnlyInput("availabilityZones", "availability_zones", "availabilityZones",
-                    "AKS cannot change the availability zones of an existing node pool"),
+                    "AKS cannot change the availability zones of an existing node pool",
+                    _zones, lambda live: _zones(live.availability_zones), absent_compared=True),
     # "May not be changed after creation" (azure-native's `osDiskType` doc); aks-docs create-node-pools.md for max pods.
     CreateOnlyInput("osDiskType", "os_disk_type", "osDiskType",
-                    "AKS fixes the OS disk type (osDiskType) when it creates a node pool", left_to_aks=True),
+                    "AKS fixes the OS disk type (osDiskType) when it creates a node pool",
+                    shown_text, lambda live: _reported_text(live.os_disk_type), left_to_aks=True, settled=True),
     CreateOnlyInput("osDiskSizeGB", "os_disk_size_gb", "osDiskSizeGB",
-                    "AKS fixes the OS disk size (osDiskSizeGB) when it creates a node pool", left_to_aks=True),
+                    "AKS fixes the OS disk size (osDiskSizeGB) when it creates a node pool",
+                    _number, lambda live: _number(live.os_disk_size_gb), left_to_aks=True, settled=True),
     CreateOnlyInput("maxPods", "max_pods", "maxPods",
-                    "AKS fixes the maximum pods per node (maxPods) when it creates a node pool", left_to_aks=True),
+                    "AKS fixes the maximum pods per node (maxPods) when it creates a node pool",
+                    _number, lambda live: _number(live.max_pods), left_to_aks=True, settled=True),
     # aks-docs spot-node-pool.md: "You can't change ScaleSetPriority or SpotMaxPrice after creation" (Azure/AKS#4374).
+    # No priority: AKS's default, Regular.
     CreateOnlyInput("scaleSetPriority", "scale_set_priority", "scaleSetPriority",
-                    "AKS cannot turn an existing node pool into a Spot pool or back (scaleSetPriority)"),
+                    "AKS cannot turn an existing node pool into a Spot pool or back (scaleSetPriority)",
+                    lambda priority: shown_text(priority or "Regular"),
+                    lambda live: shown_text(live.scale_set_priority or "Regular"), absent_compared=True),
     CreateOnlyInput("scaleSetEvictionPolicy", "scale_set_eviction_policy", "scaleSetEvictionPolicy",
-                    "AKS fixes a Spot pool's eviction policy (scaleSetEvictionPolicy) when it creates it"),
+                    "AKS fixes a Spot pool's eviction policy (scaleSetEvictionPolicy) when it creates it",
+                    shown_text, _spot_only(lambda live: _reported_text(live.scale_set_eviction_policy))),
     CreateOnlyInput("spotMaxPrice", "spot_max_price", "spotMaxPrice",
-                    "AKS fixes a Spot pool's maximum price (spotMaxPrice) when it creates it", when_sent=True),
+                    "AKS fixes a Spot pool's maximum price (spotMaxPrice) when it creates it",
+                    _price, _spot_only(lambda live: _price(live.spot_max_price)), when_sent=True),
     # AgentPool.vnetSubnetID (REST 2025-09-01): AKS cannot move a pool to another subnet.
     CreateOnlyInput("vnetSubnetID", "vnet_subnet_id", "vnetSubnetID",
-                    "AKS cannot move an existing node pool to another subnet (vnetSubnetID)", when_sent=True),
+                    "AKS cannot move an existing node pool to another subnet (vnetSubnetID)",
+                    _subnet, lambda live: _subnet(live.vnet_subnet_id), when_sent=True, settled=True,
+                    system_pool_why="AKS cannot move the system pool to another subnet "
+                    "(gpushare:cluster.network.subnetId); keep the deployed subnet in the stack"),
     # A pool's pod subnet is fixed with its node subnet (AKS API `podSubnetID`).
     CreateOnlyInput("podSubnetID", "pod_subnet_id", "podSubnetID",
                     "AKS cannot move an existing node pool's pods to another pod subnet (podSubnetID)",
-                    when_sent=True),
+                    _subnet, lambda live: _subnet(live.pod_subnet_id), when_sent=True, settled=True),
 )
-"""Every agent pool input AKS fixes at creation: the one table `replaceOnChanges`, `ignoreChanges` and the pool guard
-(`gpushare.azure.guard.create_only`) read. Not `osSKU`: AKS migrates a pool between Ubuntu and AzureLinux in place by
+"""Every agent pool input AKS fixes at creation, with how to compare it: the one table `replaceOnChanges`,
+`ignoreChanges`, the pool guard (`gpushare.azure.guard.create_only`) and the cluster guard, for the system pool
+(`gpushare.azure.guard.cluster`), read. Not `osSKU`: AKS migrates a pool between Ubuntu and AzureLinux in place by
 reimaging its nodes (`az aks nodepool update --os-sku`), so an OS change is an update (the guard notes it)."""
 
 CREATE_ONLY_REPLACED_BY_GPUSHARE = tuple(
@@ -95,6 +174,23 @@ def _left_to_aks(inputs: Mapping[str, Any]) -> tuple[str, ...]:
     the stored value stands (pulumi/pulumi `pkg/resource/deploy/step_generator.go` `processIgnoreChanges`: a
     property the new inputs lack takes the old one; on creation there is none, and AKS picks its default)."""
     return tuple(entry.key for entry in CREATE_ONLY_INPUTS if entry.left_to_aks and inputs.get(entry.keyword) is None)
+
+
+def system_pool_inputs(cluster: Cluster) -> dict[str, Any]:
+    """The system pool as the managed cluster's `agentPoolProfiles` entry declares it (azure-native v3 keywords, wire
+    strings for its enums): what `gpushare.components.aks_cluster.AksCluster` sends, and what the cluster guard
+    compares with the deployed system pool, row by row of `CREATE_ONLY_INPUTS` (a keyword declared here, its value
+    None included, is compared: no subnet is a VNet AKS manages)."""
+    return {
+        "name": SYSTEM_POOL_NAME,
+        "mode": "System",
+        "vm_size": cluster.system_pool.vm_size,
+        "count": cluster.system_pool.count,
+        "os_type": "Linux",
+        "type": "VirtualMachineScaleSets",
+        # AgentPool.vnetSubnetID (REST 2025-09-01): fixed when the pool is created.
+        "vnet_subnet_id": cluster.network.subnet_id,
+    }
 
 
 @dataclass(frozen=True)

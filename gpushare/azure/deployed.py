@@ -261,6 +261,15 @@ def _parse_pools(documents: list[object]) -> list[DeployedPool]:
     return [_parse_pool(index, document) for index, document in enumerate(documents)]
 
 
+def pool_profile(document: dict[str, Any]) -> DeployedPool:
+    """One pool of a managed cluster's `agentPoolProfiles` (a pool's properties with its name, as the CLI prints a
+    pool), read as the agent pool reads are; ValueError says what is malformed."""
+    try:
+        return _parse_pool(0, document)
+    except _Malformed as err:
+        raise ValueError(str(err)) from None
+
+
 def _parse_pool(index: int, document: object) -> DeployedPool:
     where = f"node pool [{index}]"
     if not isinstance(document, dict):

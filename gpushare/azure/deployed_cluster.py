@@ -1,6 +1,6 @@
 """The managed cluster as deployed: the settings AKS fixed at its creation, read live with one ARM GET
 (`managed_clusters.get`) through azure-identity and the azure-mgmt-containerservice client, for the cluster guard
-(`gpushare.azure.cluster_guard`); for an existing cluster (`existing: true`) also the names of its maintenance
+(`gpushare.azure.guard.cluster`); for an existing cluster (`existing: true`) also the names of its maintenance
 configurations (one list call, `maintenance_configurations.list_by_managed_cluster`), for its baseline findings.
 
 Every field the guard reads is type-checked: a value of the wrong type must fail loudly here rather than compare
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpushare.azure.deployed import read_cluster_resource
+from gpushare.azure.deployed import DeployedPool, pool_profile, read_cluster_resource
 from gpushare.errors import AzureReadError
 
 if TYPE_CHECKING:
@@ -70,8 +70,10 @@ class DeployedCluster:
     """`securityProfile.imageCleaner.enabled`."""
     kubernetes_version: str | None = None
     """`currentKubernetesVersion`, else `kubernetesVersion`."""
-    system_vm_size: str | None = None
-    """`agentPoolProfiles[mode=System].vmSize`: fixed when the pool is created."""
+    system_pool: DeployedPool | None = None
+    """`agentPoolProfiles[mode=System]` read as a pool: what the cluster guard compares with the create-only pool
+    table (`gpushare.azure.agent_pool_request.CREATE_ONLY_INPUTS`); None when the read has no profile with a
+    `vmSize`."""
     system_subnet_id: str | None = None
     """`agentPoolProfiles[mode=System].vnetSubnetID`: where an existing cluster's GPU pools without `subnetId` go
     (the program names it too); None in a VNet AKS manages."""
@@ -185,7 +187,7 @@ def _parse_cluster(name: str, document: dict[str, Any]) -> DeployedCluster:
         image_cleaner=_get(_get(security, "imageCleaner", dict, name) or {}, "enabled", bool, name),
         kubernetes_version=(_get(properties, "currentKubernetesVersion", str, name)
                             or _get(properties, "kubernetesVersion", str, name)),
-        system_vm_size=_get(system, "vmSize", str, name) if (system := _system_profile(properties, name)) else None,
+        system_pool=_system_pool(system, name) if (system := _system_profile(properties, name)) else None,
         system_subnet_id=_get(system, "vnetSubnetID", str, name) if system else None,
         system_pod_subnet_id=_get(system, "podSubnetID", str, name) if system else None,
         system_pod_ip_allocation_mode=_get(system, "podIPAllocationMode", str, name) if system else None,
@@ -204,6 +206,15 @@ def _identity_principal(identity: dict[str, Any], name: str) -> str | None:
 def _service_principal(properties: dict[str, Any], name: str) -> str | None:
     client_id = _get(_get(properties, "servicePrincipalProfile", dict, name) or {}, "clientId", str, name)
     return client_id if client_id and client_id.lower() != "msi" else None
+
+
+def _system_pool(profile: dict[str, Any], name: str) -> DeployedPool | None:
+    if _get(profile, "vmSize", str, name) is None:
+        return None
+    try:
+        return pool_profile(profile)
+    except ValueError as err:
+        raise _Malformed(f"agentPoolProfiles: {err}") from None
 
 
 def _system_profile(properties: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ unset by `gpushare.render.user_program` for a user's program); read by the progr
 (`gpushare.components.deployment.program`), so its messages name that file."""
 DEPLOYED_FILE_ENV = "GPUSHARE_DEPLOYED_FILE"
 """An `az aks nodepool list -o json` file. Set by `plan --deployed FILE` (`gpushare.render.mock_engine.run_program`);
-read by the guard (`gpushare.azure.guard.run.check_for_program`, `gpushare.azure.cluster_guard`), which checks against
+read by the guard (`gpushare.azure.guard.run.check_for_program`, `gpushare.azure.guard.cluster`), which checks against
 that file instead of reading Azure, and by preflight (`gpushare.azure.preflight.run.check_for_program`), which then
 does not run."""
 OFFLINE_ENV = "GPUSHARE_OFFLINE"

@@ -188,7 +188,7 @@ def _mig_recommendation(pool: ShowbackPool, plan: PoolPlan, figures: Mapping[str
     The profiles are the pool's GPU's, laid out as AKS lays them (7/3/2/1/1 instances per GPU, `catalog.
     MigProfile`; the GPU Operator's mig-parted `all-<slice>` layouts, gpu-operator-default-mig-parted-config.yaml,
     give the same counts). AKS cannot change a pool's gpuInstanceProfile in place (the guard stops the edit,
-    `azure.guard.create_only.CREATE_ONLY`), so the edit is always a new pool beside this one."""
+    `azure.agent_pool_request.CREATE_ONLY_INPUTS`), so the edit is always a new pool beside this one."""
     framebuffer = figures.get("framebufferPeak")
     current = next((o for o in pool.mig_options if o.profile == pool.mig_profile), None)
     if framebuffer is None or current is None:

@@ -113,7 +113,7 @@ def test_removing_a_labelled_pool_is_stopped(deployed):
 def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
     """Under `pulumi preview` (neither offline nor a file) the program asks Azure, for the provider's subscription:
     one node-pool list and one cluster read."""
-    import gpushare.azure.cluster_guard
+    import gpushare.azure.guard.cluster
     import gpushare.azure.guard.run
 
     calls = []
@@ -125,7 +125,7 @@ def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
         return read
 
     monkeypatch.setattr(gpushare.azure.guard.run, "read_live", fake_read("pools"))
-    monkeypatch.setattr(gpushare.azure.cluster_guard, "read_live_cluster", fake_read("cluster"))
+    monkeypatch.setattr(gpushare.azure.guard.cluster, "read_live_cluster", fake_read("cluster"))
     recording = program(live_guard=True, preflight="off")  # the guard alone; preflight: test_preflight_in_program
     assert recording.error is None
     assert calls == [("pools", MOCK_SUBSCRIPTION, "contoso-prod-rg", "contoso-prod"),

@@ -6,6 +6,8 @@ that into a terse engine error; the guard compares the stack with the deployed p
 module per job:
 
 - `create_only`: the settings AKS fixes at creation, and how the stack's and the deployed pool's compare;
+- `cluster`: the same for the managed cluster (its own settings, and its system pool's from the pool table), run
+  after the pools under `pulumi preview`/`up`;
 - `in_place`: changes AKS makes in place that still disturb running pods (reported, never refused);
 - `messages`: what the guard says for each violation and warning, with the ways forward (the adoption command
   included);

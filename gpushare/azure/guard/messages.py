@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from gpushare.azure.deployed import DeployedPool
-from gpushare.azure.guard.create_only import CREATE_ONLY, CreateOnlyChange
+from gpushare.azure.guard.create_only import CreateOnlyChange, why_fixed
 from gpushare.azure.guard.report import Violation
 from gpushare.model.keys import POOLS_KEY
 from gpushare.model.stack import POOL_LABEL, GpuPool, StackConfig
@@ -32,7 +32,7 @@ def _retire_steps(stack: StackConfig, pool: str) -> str:
 def change_message(stack: StackConfig, pool: str, field: str, deployed: str, wanted: str) -> str:
     return (
         f"{_where(stack, pool)}: {field} {deployed} -> {wanted}.\n"
-        f"  {CREATE_ONLY[field]}: applying this would delete pool {pool} and every pod running on it, "
+        f"  {why_fixed(field)}: applying this would delete pool {pool} and every pod running on it, "
         "then create it again.\n"
         "  Ways forward:\n"
         f"  - blue/green: add a pool with a new name and {field} {wanted}, move the workloads to it, "
@@ -55,7 +55,7 @@ def unreported_message(stack: StackConfig, pool: str, field: str, wanted: str, s
     cluster = stack.cluster
     return (
         f"{_where(stack, pool)}: {field} not reported -> {wanted}.\n"
-        f"  {CREATE_ONLY[field]}, and Pulumi replaces the pool (deletes it and every pod on it, then creates it "
+        f"  {why_fixed(field)}, and Pulumi replaces the pool (deletes it and every pod on it, then creates it "
         f"again) when the {field} it sends differs from the one its state holds from the last run. The deployed "
         f"pools read from {source} do not report {field}, so the guard cannot show that pool {pool} keeps it.\n"
         "  Ways forward:\n"

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.cluster_baseline import POD_CIDR, SERVICE_CIDR
-from gpushare.azure.cluster_guard import missing_cluster_message, service_principal_problem
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
+from gpushare.azure.guard.cluster import missing_cluster_message, service_principal_problem
 from gpushare.azure.guard.report import GuardReport
 from gpushare.azure.guard.run import raise_or_warn_on_read_error
 from gpushare.azure.pod_addressing import GPUSHARE_CLUSTER, cluster_addressing

@@ -9,8 +9,9 @@ import functools
 import pytest
 
 from gpushare.azure.arm import ArmTarget, AzureReads
-from gpushare.azure.cluster_guard import CLUSTER, check_cluster, check_stack_for_program, cluster_violations
+from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster
+from gpushare.azure.guard.cluster import CLUSTER, check_cluster, check_stack_for_program, cluster_violations
 from gpushare.azure.guard.report import GuardReport, raise_for_violations
 from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV
 from gpushare.errors import AzureReadError, GuardViolationError
@@ -59,7 +60,8 @@ def test_reads_the_cluster_in_one_get(arm):
         network_dataplane="cilium", network_policy="cilium", pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16",
         dns_service_ip="10.0.0.10", node_os_upgrade_channel="NodeImage", outbound_type="loadBalancer",
         tier="Standard", upgrade_channel="patch", disable_local_accounts=True, entra_managed=True, azure_rbac=True,
-        kubernetes_version="1.33", identity_principal_id=CLUSTER_IDENTITY, system_vm_size="Standard_D4ds_v5")
+        kubernetes_version="1.33", identity_principal_id=CLUSTER_IDENTITY,
+        system_pool=DeployedPool(name="system", vm_size="Standard_D4ds_v5", mode="System", count=2))
     (request,) = arm.requests
     assert (request.method, request.path) == ("GET", CLUSTER_PATH)
 
@@ -175,13 +177,13 @@ def test_program_guard_reads_pools_once_and_the_cluster_once(arm, monkeypatch):
 
 @pytest.mark.parametrize("environ", [{OFFLINE_ENV: "1"}, {DEPLOYED_FILE_ENV: "nodepools.json"}])
 def test_offline_and_file_runs_do_not_read_the_cluster(environ, monkeypatch):
-    import gpushare.azure.cluster_guard
+    import gpushare.azure.guard.cluster
     import gpushare.azure.guard.run
 
     def must_not_read(*args, **kwargs):
         raise AssertionError("the cluster was read")
 
-    monkeypatch.setattr(gpushare.azure.cluster_guard, "read_live_cluster", must_not_read)
+    monkeypatch.setattr(gpushare.azure.guard.cluster, "read_live_cluster", must_not_read)
     monkeypatch.setattr(gpushare.azure.guard.run, "check_file", lambda stack, path: GuardReport(str(path)))
     check_stack_for_program(STACK, environ, lambda: pytest.fail("Azure was asked"))
 
@@ -217,7 +219,8 @@ def test_the_system_pool_is_compared_case_insensitively_and_only_when_reported()
     cluster = DeployedCluster(name=NAME, dns_prefix=NAME, network_plugin="azure", network_plugin_mode="overlay",
                               network_dataplane="cilium", network_policy="cilium", pod_cidr="10.244.0.0/16",
                               service_cidr="10.0.0.0/16", dns_service_ip="10.0.0.10")
-    assert cluster_violations(STACK, dataclasses.replace(cluster, system_vm_size="standard_d4ds_v5")) == []
+    assert cluster_violations(STACK, dataclasses.replace(
+        cluster, system_pool=DeployedPool(name="system", vm_size="standard_d4ds_v5"))) == []
     assert cluster_violations(with_network(f"{SPOKE}/nodes"), cluster) == []
 
 
@@ -232,5 +235,5 @@ def test_the_system_pool_is_found_by_its_mode_wherever_the_cluster_lists_it(arm)
         system]
     arm.route(CLUSTER_PATH, StubResponse(200, cluster))
     deployed = read_live_cluster(SUB, RG, NAME, **settings(arm))
-    assert (deployed.system_vm_size, deployed.system_subnet_id) == ("Standard_D4ds_v5", None)
+    assert (deployed.system_pool.vm_size, deployed.system_subnet_id) == ("Standard_D4ds_v5", None)
     assert cluster_violations(STACK, deployed) == []

@@ -1,4 +1,4 @@
-"""The guard for the managed cluster itself: settings AKS fixes when it creates a cluster.
+"""The cluster guard: settings AKS fixes when it creates the managed cluster.
 
 The cluster is protected (`protect=True`): a change Pulumi would apply by replacing it stops with a terse engine
 error, and one Pulumi sends as an update AKS rejects. Either way nothing can be applied; this guard compares the
@@ -15,9 +15,9 @@ Create-only settings (`CLUSTER_CREATE_ONLY`), by ARM property path:
   time and cannot be changed later";
 - `apiServerAccessProfile.enablePrivateCluster`, `.privateDNSZone`: AKS makes a cluster private (and picks its DNS
   zone) when it creates it (AKS docs private-clusters.md).
-- `agentPoolProfiles[system].vmSize`, `.vnetSubnetID`: the system pool gpushare declares inside the cluster; AKS
-  fixes a VMSS pool's size and subnet when it creates it (aks-docs resize-node-pool.md: resizing in place is a
-  preview, API 2026-01-02-preview; node-pool-unique-subnet.md). Compared when Azure reports them.
+- `agentPoolProfiles[system].vmSize`, `.vnetSubnetID`: the system pool gpushare declares inside the cluster
+  (`system_pool_inputs`), whose create-only settings are the pool table's (`CREATE_ONLY_INPUTS`, with its reasons
+  and how it compares): every input of that table the profile declares. Compared when Azure reports the profile.
 An existing cluster (`existing: true`) is never written, so none of this applies to it: it must exist (a missing one
 stops the run, `ExistingClusterMissingError`), and its settings are baseline findings for preflight.
 Everything else gpushare sets on the cluster (Entra ID, local accounts, tier, upgrade channels, authorized IP ranges,
@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
+import gpushare.azure.agent_pool_request as agent_pool
 from gpushare.azure import cluster_baseline as baseline
+from gpushare.azure.agent_pool_request import NOT_REPORTED, Shown, system_pool_inputs
 from gpushare.azure.arm import AzureReads
+from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
-from gpushare.azure.guard.create_only import NONE_SUBNET, NOT_REPORTED
 from gpushare.azure.guard.report import GuardReport, Violation
 from gpushare.azure.guard.run import check_for_program, raise_or_warn_on_read_error
 from gpushare.errors import AzureReadError, GpushareError
@@ -49,101 +52,136 @@ _MIGRATE_TO_OVERLAY = ("AKS migrates a cluster to Azure CNI Overlay in place, re
 _MIGRATE_TO_CILIUM = ("AKS moves an overlay cluster to the Cilium dataplane in place, reimaging every node: "
                       "az aks update -g {rg} -n {name} --network-dataplane cilium --network-policy cilium")
 
-_SYSTEM_VM_SIZE, _SYSTEM_SUBNET = "agentPoolProfiles[system].vmSize", "agentPoolProfiles[system].vnetSubnetID"
+@dataclass(frozen=True)
+class ClusterCreateOnlySetting:
+    """One managed cluster setting AKS fixes when it creates the cluster."""
 
-CLUSTER_CREATE_ONLY: dict[str, tuple[str, str | None]] = {
-    "dnsPrefix": ("AKS builds the API server's address from the DNS prefix when it creates the cluster", None),
-    "enableRBAC": ("AKS cannot turn Kubernetes RBAC on or off on an existing cluster", None),
-    "networkProfile.networkPlugin": ("AKS fixes the network plugin when it creates the cluster", _MIGRATE_TO_OVERLAY),
-    "networkProfile.networkPluginMode": ("AKS fixes the network plugin mode when it creates the cluster",
-                                         _MIGRATE_TO_OVERLAY),
-    "networkProfile.networkDataplane": ("AKS fixes the network dataplane when it creates the cluster",
-                                        _MIGRATE_TO_CILIUM),
-    "networkProfile.networkPolicy": ("AKS ties the network policy engine to the dataplane chosen at creation",
-                                     _MIGRATE_TO_CILIUM),
-    "networkProfile.podCidr": ("AKS fixes the pod address range when it creates the cluster", None),
-    "networkProfile.serviceCidr": ("AKS fixes the service address range when it creates the cluster", None),
-    "networkProfile.dnsServiceIP": ("AKS fixes the cluster DNS service address when it creates the cluster", None),
-    "networkProfile.outboundType": ("AKS fixes the outbound type when it creates the cluster", None),
-    "apiServerAccessProfile.enablePrivateCluster": ("AKS makes a cluster private, or public, when it creates it", None),
-    "apiServerAccessProfile.privateDNSZone": ("AKS fixes a private cluster's DNS zone when it creates it", None),
-    _SYSTEM_VM_SIZE: ("AKS fixes the system pool's VM size (gpushare:cluster.systemPool.vmSize) when it creates the "
-                      "pool; keep the deployed size in the stack", None),
-    _SYSTEM_SUBNET: ("AKS cannot move the system pool to another subnet (gpushare:cluster.network.subnetId); keep "
-                     "the deployed subnet in the stack", None),
-}
-"""Each create-only cluster setting: why AKS cannot apply a change in place, and the out-of-band migration if any."""
-
-NONE_SHOWN = "(none)"
+    path: str
+    """Its ARM property path, as the guard shows it."""
+    why: str
+    """Why AKS cannot apply a change in place (the guard's message)."""
+    wanted: Callable[[StackConfig], Shown]
+    """What the stack sends, normalised for comparison and shown."""
+    deployed: Callable[[DeployedCluster], Shown]
+    """The same setting as the deployed cluster reports it, normalised alike (with AKS's default for what it leaves
+    out)."""
+    migration: str | None = None
+    """The out-of-band migration AKS offers, if any (`{rg}` and `{name}` are the cluster's)."""
 
 
-def _text(value: str | None, default: str | None = None) -> tuple[str, str]:
+def _text(value: str | None, default: str | None = None) -> Shown:
     """(comparison key, shown value); None takes the value AKS uses when it reports none."""
     value = value if value is not None else default
     return (value.lower(), value) if value is not None else ("", NONE_SHOWN)
 
 
-def wanted_settings(stack: StackConfig) -> dict[str, tuple[object, str]]:
-    network, api = stack.cluster.network, stack.cluster.api_server
-    return {
-        "dnsPrefix": _text(stack.cluster.dns_prefix),
-        "enableRBAC": (True, "true"),
-        "networkProfile.networkPlugin": _text(baseline.NETWORK_PLUGIN),
-        "networkProfile.networkPluginMode": _text(baseline.NETWORK_PLUGIN_MODE),
-        "networkProfile.networkDataplane": _text(baseline.NETWORK_DATAPLANE),
-        "networkProfile.networkPolicy": _text(baseline.NETWORK_POLICY),
-        "networkProfile.podCidr": _text(baseline.POD_CIDR),
-        "networkProfile.serviceCidr": _text(network.service_cidr or baseline.SERVICE_CIDR),
-        "networkProfile.dnsServiceIP": _text(network.dns_service_ip or baseline.DNS_SERVICE_IP),
-        "networkProfile.outboundType": _text(network.outbound_type.value),
-        "apiServerAccessProfile.enablePrivateCluster": (api.private, str(api.private).lower()),
-        "apiServerAccessProfile.privateDNSZone": _text(api.private_dns_zone or "system" if api.private else None),
-        _SYSTEM_VM_SIZE: _text(stack.cluster.system_pool.vm_size),
-        _SYSTEM_SUBNET: _text(network.subnet_id, NONE_SUBNET),
-    }
+def _flag(value: bool) -> Shown:
+    return value, str(value).lower()
 
 
-def deployed_settings(deployed: DeployedCluster) -> dict[str, tuple[object, str]]:
-    # API defaults for what AKS may leave out: RBAC on, the Azure dataplane, no network policy.
-    rbac = deployed.enable_rbac is not False
-    private = deployed.private_cluster is True
-    return {
-        "dnsPrefix": _text(deployed.dns_prefix),
-        "enableRBAC": (rbac, str(rbac).lower()),
-        "networkProfile.networkPlugin": _text(deployed.network_plugin),
-        "networkProfile.networkPluginMode": _text(deployed.network_plugin_mode),
-        "networkProfile.networkDataplane": _text(deployed.network_dataplane, "azure"),
-        "networkProfile.networkPolicy": _text(deployed.network_policy, "none"),
-        "networkProfile.podCidr": _text(deployed.pod_cidr),
-        "networkProfile.serviceCidr": _text(deployed.service_cidr),
-        "networkProfile.dnsServiceIP": _text(deployed.dns_service_ip),
-        # API defaults: a load balancer, a public API server, and AKS's own zone for a private one.
-        "networkProfile.outboundType": _text(deployed.outbound_type, "loadBalancer"),
-        "apiServerAccessProfile.enablePrivateCluster": (private, str(private).lower()),
-        "apiServerAccessProfile.privateDNSZone": _text(deployed.private_dns_zone or "system" if private else None),
-        # Compared when the read has the system pool's profile (its vmSize): then a missing vnetSubnetID is a VNet
-        # AKS manages. Without the profile (a hand-written read), neither is compared.
-        _SYSTEM_VM_SIZE: _text(deployed.system_vm_size) if deployed.system_vm_size else NOT_REPORTED,
-        _SYSTEM_SUBNET: _text(deployed.system_subnet_id, NONE_SUBNET) if deployed.system_vm_size else NOT_REPORTED,
-    }
+def _private(deployed: DeployedCluster) -> bool:
+    return deployed.private_cluster is True
+
+
+# The deployed side's defaults are the API's for what AKS may leave out: RBAC on, the Azure dataplane, no network
+# policy, a load balancer, a public API server, and AKS's own zone for a private one.
+CLUSTER_CREATE_ONLY: tuple[ClusterCreateOnlySetting, ...] = (
+    ClusterCreateOnlySetting(
+        "dnsPrefix", "AKS builds the API server's address from the DNS prefix when it creates the cluster",
+        lambda stack: _text(stack.cluster.dns_prefix), lambda live: _text(live.dns_prefix)),
+    ClusterCreateOnlySetting(
+        "enableRBAC", "AKS cannot turn Kubernetes RBAC on or off on an existing cluster",
+        lambda stack: _flag(True), lambda live: _flag(live.enable_rbac is not False)),
+    ClusterCreateOnlySetting(
+        "networkProfile.networkPlugin", "AKS fixes the network plugin when it creates the cluster",
+        lambda stack: _text(baseline.NETWORK_PLUGIN), lambda live: _text(live.network_plugin), _MIGRATE_TO_OVERLAY),
+    ClusterCreateOnlySetting(
+        "networkProfile.networkPluginMode", "AKS fixes the network plugin mode when it creates the cluster",
+        lambda stack: _text(baseline.NETWORK_PLUGIN_MODE), lambda live: _text(live.network_plugin_mode),
+        _MIGRATE_TO_OVERLAY),
+    ClusterCreateOnlySetting(
+        "networkProfile.networkDataplane", "AKS fixes the network dataplane when it creates the cluster",
+        lambda stack: _text(baseline.NETWORK_DATAPLANE), lambda live: _text(live.network_dataplane, "azure"),
+        _MIGRATE_TO_CILIUM),
+    ClusterCreateOnlySetting(
+        "networkProfile.networkPolicy", "AKS ties the network policy engine to the dataplane chosen at creation",
+        lambda stack: _text(baseline.NETWORK_POLICY), lambda live: _text(live.network_policy, "none"),
+        _MIGRATE_TO_CILIUM),
+    ClusterCreateOnlySetting(
+        "networkProfile.podCidr", "AKS fixes the pod address range when it creates the cluster",
+        lambda stack: _text(baseline.POD_CIDR), lambda live: _text(live.pod_cidr)),
+    ClusterCreateOnlySetting(
+        "networkProfile.serviceCidr", "AKS fixes the service address range when it creates the cluster",
+        lambda stack: _text(stack.cluster.network.service_cidr or baseline.SERVICE_CIDR),
+        lambda live: _text(live.service_cidr)),
+    ClusterCreateOnlySetting(
+        "networkProfile.dnsServiceIP", "AKS fixes the cluster DNS service address when it creates the cluster",
+        lambda stack: _text(stack.cluster.network.dns_service_ip or baseline.DNS_SERVICE_IP),
+        lambda live: _text(live.dns_service_ip)),
+    ClusterCreateOnlySetting(
+        "networkProfile.outboundType", "AKS fixes the outbound type when it creates the cluster",
+        lambda stack: _text(stack.cluster.network.outbound_type.value),
+        lambda live: _text(live.outbound_type, "loadBalancer")),
+    ClusterCreateOnlySetting(
+        "apiServerAccessProfile.enablePrivateCluster", "AKS makes a cluster private, or public, when it creates it",
+        lambda stack: _flag(stack.cluster.api_server.private), lambda live: _flag(_private(live))),
+    ClusterCreateOnlySetting(
+        "apiServerAccessProfile.privateDNSZone", "AKS fixes a private cluster's DNS zone when it creates it",
+        lambda stack: _text(stack.cluster.api_server.private_dns_zone or "system"
+                            if stack.cluster.api_server.private else None),
+        lambda live: _text(live.private_dns_zone or "system" if _private(live) else None)),
+)
+"""Each create-only setting of the cluster itself; its system pool's are the pool table's
+(`gpushare.azure.agent_pool_request.CREATE_ONLY_INPUTS`), compared by `system_pool_violations`."""
+
+NONE_SHOWN = "(none)"
+
+SYSTEM_POOL_PATH = "agentPoolProfiles[system]"
+"""Where the system pool's settings sit in the cluster resource, as the guard names them."""
 
 
 def cluster_violations(stack: StackConfig, deployed: DeployedCluster | None) -> list[Violation]:
-    """One violation per create-only setting the stack would change on the deployed cluster (None: none yet)."""
+    """One violation per create-only setting the stack would change on the deployed cluster, its system pool's
+    included (None: no cluster yet)."""
     if deployed is None:
         return []
-    wanted, live = wanted_settings(stack), deployed_settings(deployed)
+    live = {setting.path: setting.deployed(deployed) for setting in CLUSTER_CREATE_ONLY}
     return [
-        Violation(CLUSTER, field, live[field][1], wanted[field][1],
-                  _message(stack, field, live[field][1], wanted[field][1]))
-        for field in CLUSTER_CREATE_ONLY
-        if live[field] is not NOT_REPORTED and live[field][0] != wanted[field][0]
-        # A private DNS zone is compared between private clusters; public <-> private is enablePrivateCluster's.
-        and not (field == _PRIVATE_DNS_ZONE and live[_PRIVATE][0] != wanted[_PRIVATE][0])
+        *(_violation(stack, setting.path, live[setting.path], setting.wanted(stack), setting.why, setting.migration)
+          for setting in CLUSTER_CREATE_ONLY
+          if live[setting.path][0] != setting.wanted(stack)[0]
+          # A private DNS zone is compared between private clusters; public <-> private is enablePrivateCluster's.
+          and not (setting.path == _PRIVATE_DNS_ZONE and live[_PRIVATE][0] != stack.cluster.api_server.private)),
+        *system_pool_violations(stack, deployed.system_pool),
     ]
 
 
+def system_pool_violations(stack: StackConfig, deployed: DeployedPool | None) -> list[Violation]:
+    """The system pool gpushare declares inside the cluster, against the deployed one (None: the read has no system
+    pool profile, so nothing is compared): each create-only pool input the profile declares (`system_pool_inputs`),
+    compared as the pool guard compares a GPU pool's. AKS fixes a VMSS pool's size and subnet when it creates it
+    (aks-docs resize-node-pool.md: resizing in place is a preview, API 2026-01-02-preview;
+    node-pool-unique-subnet.md)."""
+    if deployed is None:
+        return []
+    declared = system_pool_inputs(stack.cluster)
+    violations = []
+    for entry in agent_pool.CREATE_ONLY_INPUTS:
+        if entry.keyword not in declared or (live := entry.deployed(deployed)) is None or live is NOT_REPORTED:
+            continue
+        if live[0] is not None and live[0] != (wanted := entry.sent(declared[entry.keyword]))[0]:
+            violations.append(_violation(stack, f"{SYSTEM_POOL_PATH}.{entry.field}", live, wanted,
+                                         entry.system_pool_why or entry.why, None))
+    return violations
+
+
 _PRIVATE, _PRIVATE_DNS_ZONE = "apiServerAccessProfile.enablePrivateCluster", "apiServerAccessProfile.privateDNSZone"
+
+
+def _violation(stack: StackConfig, field: str, deployed: Shown, wanted: Shown, why: str,
+               migration: str | None) -> Violation:
+    return Violation(CLUSTER, field, deployed[1], wanted[1], _message(stack, field, deployed[1], wanted[1], why,
+                                                                      migration))
 
 
 def _node_os_note(stack: StackConfig, deployed: DeployedCluster | None) -> str | None:
@@ -159,9 +197,8 @@ def _node_os_note(stack: StackConfig, deployed: DeployedCluster | None) -> str |
             "pods restart")
 
 
-def _message(stack: StackConfig, field: str, deployed: str, wanted: str) -> str:
+def _message(stack: StackConfig, field: str, deployed: str, wanted: str, why: str, migration: str | None) -> str:
     cluster = stack.cluster
-    why, migration = CLUSTER_CREATE_ONLY[field]
     lines = [
         f"stack {stack.stack}, cluster {cluster.name}: {field} {deployed} -> {wanted}.",
         f"  {why}: this stack cannot be applied to it; replacing the cluster would delete every GPU pool "
