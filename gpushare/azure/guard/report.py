@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
+from gpushare.azure.agent_pool_request import NOT_REPORTED
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard.create_only import settled_settings
@@ -23,6 +24,21 @@ class Violation:
     deployed: str
     wanted: str
     message: str
+
+    @property
+    def may_only(self) -> bool:
+        """The deployed pools do not report the setting: the change replaces the pool unless Pulumi's state happens
+        to hold the new value, which the guard cannot see."""
+        return self.deployed == NOT_REPORTED[1]
+
+
+def violation_count(violations: Iterable[Violation]) -> str:
+    """How many changes would, or may, delete running GPU pools, as the headline and the error say it."""
+    violations = list(violations)
+    may = sum(v.may_only for v in violations)
+    parts = [f"{count} change{'s' if count != 1 else ''} {verb} delete running GPU pools"
+             for count, verb in ((len(violations) - may, "would"), (may, "may")) if count]
+    return " and ".join(parts) + (" (a setting the deployed pools do not report)" if may else "")
 
 
 @dataclass(frozen=True)
@@ -57,8 +73,7 @@ class GuardReport:
             return "not compared: the deployed pools could not be read; only pool protection stops a replace"
         parts = []
         if self.violations:
-            count = len(self.violations)
-            parts.append(f"{count} change{'s' if count != 1 else ''} would delete running GPU pools")
+            parts.append(violation_count(self.violations))
         if self.recreated:
             parts.append(f"deletes and recreates {_pools(self.recreated)} (`recreate: true`)")
         if self.removed:
@@ -100,11 +115,7 @@ def raise_for_violations(report: GuardReport) -> None:
     """Raise one `GuardViolationError` listing every violation, if there is any."""
     if not report.violations:
         return
-    count = len(report.violations)
-    lines = [
-        f"{count} change{'s' if count != 1 else ''} would delete running GPU pools "
-        f"(deployed pools read from {report.source}):"
-    ]
+    lines = [f"{violation_count(report.violations)} (deployed pools read from {report.source}):"]
     for violation in report.violations:
         lines += ["", violation.message]
     raise GuardViolationError("\n".join(lines))

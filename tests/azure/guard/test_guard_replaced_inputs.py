@@ -109,7 +109,7 @@ def test_an_input_the_deployed_file_does_not_report_is_refused_as_one_that_may_r
     report = run(gpu_stack(gpu_pool), [SYSTEM_POOL, deployed_like(gpu_pool, **unreported)])
 
     assert fields(report) == [("t4ts", field, "not reported", wanted)]
-    assert report.headline == "1 change would delete running GPU pools"
+    assert report.headline == "1 change may delete running GPU pools (a setting the deployed pools do not report)"
     (violation,) = report.violations
     assert f"{field} not reported -> {wanted}" in violation.message
     assert f"do not report {field}, so the guard cannot show that pool t4ts keeps it" in violation.message
@@ -168,6 +168,7 @@ def test_the_cli_exits_3_naming_pool_key_values_and_fix_for_an_unreported_max_po
     assert code == 3
     assert "pool t4: maxPods not reported -> 60" in err and "Traceback" not in err
     assert "remove it from pool t4 in" in err and f"read from {deployed}" in err
+    assert "1 change may delete running GPU pools (a setting the deployed pools do not report)" in err
 
 
 # --- Every create-only input, whatever comes next --------------------------------------------------------------------
