@@ -19,10 +19,10 @@ from tests.azure.preflight_region import serve_region, usages
 from tests.azure_stub import ArmStub, StubResponse, arm_error, reached_arm
 from tests.cli.test_preflight_command import CLUSTER, RG, SUB, preflight_stack
 from tests.https_stub import Fault
+from tests.read_faults import CHILD_TIMEOUT, one_read_error
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 4
-CHILD_TIMEOUT = 60
 """Far above DEADLINE, far below what the faults took before (2 to 7 minutes)."""
 READS = {
     "pools": f"could not read the node pools of AKS cluster {CLUSTER}",
@@ -51,14 +51,7 @@ def gpushare(arm: ArmStub, *argv: str, **environ: str) -> subprocess.CompletedPr
 
 
 def one_error(result: subprocess.CompletedProcess, read: str, *fragments: str) -> str:
-    """The single `error:` line (and its hint), exit 4, nothing on stdout, no traceback."""
-    assert result.returncode == 4, result.stderr
-    assert result.stdout == "" and "Traceback" not in result.stderr
-    first = result.stderr.splitlines()[0]
-    assert first.startswith(f"error: {READS[read]}"), result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, result.stderr
-    return first
+    return one_read_error(result, f"error: {READS[read]}", *fragments)
 
 
 @pytest.fixture

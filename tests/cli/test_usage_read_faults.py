@@ -16,13 +16,13 @@ import pytest
 from gpushare.azure.remote_read import MAX_JSON_DEPTH
 from gpushare.kubernetes.prometheus_api import MAX_ANSWER_BYTES
 from tests.https_stub import Fault, HttpsStub, StubResponse
+from tests.read_faults import CHILD_TIMEOUT, one_read_error
 from tests.review.showback_scenario import STACK_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "/api/v1/query"
 END = 1_795_996_800
 DEADLINE = 4
-CHILD_TIMEOUT = 60
 NO_RULES = StubResponse(200, {"status": "success", "data": {"resultType": "vector", "result": []}})
 """The first query's answer (has the rule group recorded the window? no): the report goes on to the figures."""
 
@@ -55,12 +55,7 @@ def usage(stub: PrometheusStub, *argv: str) -> subprocess.CompletedProcess:
 
 
 def one_error(result: subprocess.CompletedProcess, stub: PrometheusStub, *fragments: str) -> str:
-    assert result.returncode == 4, result.stderr
-    assert result.stdout == "" and "Traceback" not in result.stderr
-    assert result.stderr.startswith(f"error: {stub.url}{QUERY}: "), result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, result.stderr
-    return result.stderr
+    return one_read_error(result, f"error: {stub.url}{QUERY}: ", *fragments)
 
 
 NOT_A_VECTOR = "is not a Prometheus instant vector: "
