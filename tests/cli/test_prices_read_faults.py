@@ -55,7 +55,8 @@ def test_a_retry_after_past_the_deadline_is_not_waited_for(stub, tmp_path, retry
     instead of waiting, and never raises on the header (NaN was a ValueError traceback)."""
     stub.serve(vm_filter(REGION, T4), [[]],
                first=[StubResponse(429, {"Error": {"Code": "TooManyRequests"}}, {"Retry-After": retry_after})] * 9)
-    one_error(prices(stub, tmp_path, "--read-deadline", "3"), stub, "the server asked to retry later, after the read deadline of 3 s")
+    one_error(prices(stub, tmp_path, "--read-deadline", "3"), stub,
+              "the server asked to retry later, after the read deadline of 3 s")
 
 
 @pytest.mark.parametrize("fault", [Fault.SILENT, Fault.DRIP], ids=["never-answers", "drips-a-byte-a-second"])
