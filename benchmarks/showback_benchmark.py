@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gpushare.cli import main  # noqa: E402
-from gpushare.review.showback_rules import EVALUATED, RECORDED, plain_group  # noqa: E402
+from gpushare.showback.rules import EVALUATED, RECORDED, plain_group  # noqa: E402
 from gpushare.stackfile.config import load_stack_file  # noqa: E402
 from tests.prometheus_server import BLOCK_SECONDS, build_blocks, prometheus_server  # noqa: E402
 

@@ -35,9 +35,9 @@ from pulumi_azure_native import authorization
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.deployed import deployed_config_keys, unlisted_nodes
 from gpushare.azure.guard.cluster import check_stack_for_program
-from gpushare.azure.guard.report import GuardReport, raise_for_violations
-from gpushare.azure.preflight.report import Verdict, findings, raise_for_failures
-from gpushare.azure.preflight.run import check_for_program
+from gpushare.azure.guard.guard_report import GuardReport, raise_for_violations
+from gpushare.azure.preflight.preflight_report import Verdict, findings, raise_for_failures
+from gpushare.azure.preflight.preflight_runs import check_for_program
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
 from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
 from gpushare.components.existing_cluster import ExistingCluster, ExistingClusterArgs
@@ -53,14 +53,14 @@ from gpushare.kubernetes.queues import queue_warnings
 from gpushare.kubernetes.tenants import pod_security_warnings, tenant_warnings
 from gpushare.model.environment_variables import STACK_FILE_ENV
 from gpushare.model.stack import GpuPool, PreflightMode, StackConfig, own_subnets, pool_subnet
-from gpushare.review.showback_cost import showback_cost
-from gpushare.review.showback_rules import deployment_warnings as showback_warnings
+from gpushare.showback.deployed_cost import deployed_cost
+from gpushare.showback.rules import deployment_warnings as showback_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags, tag_warnings
 from gpushare.sharing.capacity import PoolCapacity, ambiguous_resource_warnings, capacity_warnings
 from gpushare.sharing.operator_values import operator_warnings
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.sharing.retained_configs import CONFIG_DATA_OUTPUT
-from gpushare.stackfile.autoscaler_readiness import autoscaler_warnings
+from gpushare.sharing.autoscaler_readiness import autoscaler_warnings
 from gpushare.stackfile.cluster_config import access_warnings, api_server_warnings, node_os_warnings
 from gpushare.stackfile.config import decode_engine_config, parse_config
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
@@ -298,7 +298,7 @@ def _validate(config: Mapping[str, Any], source: str, stack: str) -> StackConfig
 def _showback_cost(stack: StackConfig) -> dict[str, Any] | None:
     """The saved prices the showback rules carry (`gpushare:metrics.prices`), read before anything registers."""
     try:
-        return showback_cost(stack)
+        return deployed_cost(stack)
     except GpushareError as exc:
         raise pulumi.RunError(str(exc)) from None
 

@@ -11,9 +11,9 @@ scrape of the GPU Operator's dcgm-exporter they read, and the dashboard.
   configmap`).
 
 With `gpushare:metrics.prices` (a saved price answer beside the stack) the group has the idle cost rules and the
-dashboard its cost panels, at those list prices (`gpushare.review.showback_cost`); without it neither: the program
+dashboard its cost panels, at those list prices (`gpushare.showback.deployed_cost`); without it neither: the program
 reads no prices API, and `gpushare rules --prices` prints the group with them.
-The objects are the domain's documents verbatim (`showback_rules`, `dcgm_scrape`, `showback_dashboard`), so what
+The objects are the domain's documents verbatim (`showback.rules`, `dcgm_scrape`, `showback.dashboard`), so what
 the commands print is what registers here.
 """
 
@@ -29,8 +29,8 @@ from pulumi_azure_native import alertsmanagement
 
 from gpushare.kubernetes.dcgm_scrape import AZURE_MONITOR_API, PROMETHEUS_OPERATOR_API, dcgm_pod_monitor
 from gpushare.model.stack import StackConfig
-from gpushare.review.showback_dashboard import dashboard_config_map
-from gpushare.review.showback_rules import azure_rules, iso_duration, plain_group, prometheus_rule
+from gpushare.showback.dashboard import dashboard_config_map
+from gpushare.showback.rules import azure_rules, iso_duration, plain_group, prometheus_rule
 from gpushare.stackfile.metrics_config import DASHBOARD_CONFIG_MAP
 
 
@@ -51,7 +51,7 @@ class ShowbackArgs:
     depends_on: Sequence[pulumi.Resource] = ()
     """Optional. What every Kubernetes object waits for (the deployers' role assignments). Default: none."""
     cost: Mapping[str, Any] | None = None
-    """Optional. The plan's `cost` object (`showback_cost.showback_cost`): the rules and dashboard carry idle cost at
+    """Optional. The plan's `cost` object (`deployed_cost.deployed_cost`): the rules and dashboard carry idle cost at
     its prices. Default: none, no cost."""
 
 

@@ -7,8 +7,9 @@ Grouped by stage, bottom up; a module imports only from its own stage or the one
 3. `stackfile`: reading and validating a stack file into the model;
 4. `azure`: reads, preflight, the guard;
 5. `kubernetes`: tenants, queues, kubeconfig, verify;
-6. `review` (plan, PR, compare and showback reports) and `components` (the Pulumi ComponentResources);
-7. `render`: the program under the mock engine;
-8. `cli`.
+6. `showback`: cost, the showback rules and dashboard, `usage`'s report;
+7. `review` (plan, PR and compare reports) and `components` (the Pulumi ComponentResources);
+8. `render`: the program under the mock engine;
+9. `cli`.
 Only `components` and `render` import Pulumi.
 """

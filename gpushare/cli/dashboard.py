@@ -1,5 +1,5 @@
 """`dashboard STACK [--prices [FILE]] [--format json|configmap] [--namespace NS]`: print the stack's Grafana
-showback dashboard (`gpushare.review.showback_dashboard`, built with grafana-foundation-sdk): the dashboard JSON
+showback dashboard (`gpushare.showback.dashboard`, built with grafana-foundation-sdk): the dashboard JSON
 (to import, e.g. into Azure Managed Grafana), or a ConfigMap the Grafana chart's dashboard sidecar loads."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options
 from gpushare.cli.rules import plan_cost, require_metrics
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.review.showback_dashboard import dashboard_config_map, dashboard_json
+from gpushare.showback.dashboard import dashboard_config_map, dashboard_json
 from gpushare.stackfile.config import parse_stack_file
 
 

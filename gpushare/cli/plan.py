@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpushare.azure.deployed import read_file
-from gpushare.azure.guard.report import GuardReport, raise_for_violations
-from gpushare.azure.guard.run import check_file
+from gpushare.azure.guard.guard_report import GuardReport, raise_for_violations
+from gpushare.azure.guard.guard_runs import check_file
 from gpushare.azure.prices import PricesError, PricesFileError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.long_run_warning import with_long_run_warning
 from gpushare.model.stack import StackConfig
 from gpushare.review.cluster_facts import agent_pool_profiles, vnet_warnings
-from gpushare.review.cost import priced_vm_sizes, spot_cap_warnings, stack_cost
+from gpushare.showback.cost import priced_vm_sizes, spot_cap_warnings, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
-from gpushare.review.showback_cost import showback_cost
+from gpushare.showback.deployed_cost import deployed_cost
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
 from gpushare.stackfile.files import read_stack_file
 from gpushare.stackfile.project import PROJECT_FILE, ProjectError, is_stack_path, project_at
@@ -72,7 +72,7 @@ def _own_program_run(args: argparse.Namespace) -> tuple[StackConfig, Recording, 
     """gpushare's own program for the stack file STACK names."""
     stack_file = read_stack_argument(args)
     stack = parse_stack_file(stack_file)
-    showback_cost(stack)  # a saved price file the deployed rules cannot use is a config error, as in the program
+    deployed_cost(stack)  # a saved price file the deployed rules cannot use is a config error, as in the program
     # Imported here: the mock engine pulls in Pulumi and the providers' SDKs, which validation does not need.
     from gpushare.render.mock_engine import run_program
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
 from gpushare.azure.deployed import read_live
 from gpushare.azure.deployed_cluster import read_live_cluster, read_maintenance_schedules
-from gpushare.azure.preflight.report import raise_for_failures, render_text
-from gpushare.azure.preflight.run import evaluate, read_for_preflight
+from gpushare.azure.preflight.preflight_report import raise_for_failures, render_text
+from gpushare.azure.preflight.preflight_runs import evaluate, read_for_preflight
 from gpushare.cli.read_deadline import add_read_deadline_option, read_deadline
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.model.stack import own_subnets

@@ -12,7 +12,7 @@ import os
 from gpushare.azure.prices import CURRENCY_RULES, DEFAULT_CURRENCY, PriceReader, fill_in_template
 from gpushare.cli.read_deadline import add_read_deadline_option, read_deadline
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.review.cost import needs_cluster_fee, priced_meters, priced_vm_sizes
+from gpushare.showback.cost import needs_cluster_fee, priced_meters, priced_vm_sizes
 from gpushare.stackfile.config import parse_stack_file
 
 

@@ -11,7 +11,7 @@ from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.review.markdown import DEFAULT_MAX_CHARS, GITHUB_COMMENT_LIMIT
 from gpushare.review.preview_report.digest import parse_preview
 from gpushare.review.preview_report.pricing import preview_region, preview_vm_sizes
-from gpushare.review.preview_report.report import render_report
+from gpushare.review.preview_report.pr_comment import render_report
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

@@ -1,5 +1,5 @@
 """`rules STACK [--prices [FILE]] [--format file|prometheusrule]`: print the stack's GPU showback recording rules
-and alerts (`gpushare.review.showback_rules`): a Prometheus rule file (`promtool check rules`, `rule_files:`), or a
+and alerts (`gpushare.showback.rules`): a Prometheus rule file (`promtool check rules`, `rule_files:`), or a
 monitoring.coreos.com/v1 PrometheusRule object for the Prometheus Operator. Offline; with `--prices` the group adds
 idle cost at the plan's list prices."""
 
@@ -15,9 +15,9 @@ from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.model.keys import METRICS_KEY
 from gpushare.model.stack import StackConfig
-from gpushare.review.cost import priced_vm_sizes, stack_cost
-from gpushare.review.showback_cost import showback_cost
-from gpushare.review.showback_rules import prometheus_rule, rule_file
+from gpushare.showback.cost import priced_vm_sizes, stack_cost
+from gpushare.showback.deployed_cost import deployed_cost
+from gpushare.showback.rules import prometheus_rule, rule_file
 from gpushare.stackfile.config import parse_stack_file
 
 RULE_FILE, PROMETHEUS_RULE = "file", "prometheusrule"
@@ -49,7 +49,7 @@ def plan_cost(args: argparse.Namespace, stack: StackConfig) -> dict | None:
     """The plan's `cost` object at `--prices`; without it at the stack's `gpushare:metrics.prices`, as the program
     deploys the rules; else None. Raises PricesError when prices cannot be had."""
     if args.prices is None:
-        return showback_cost(stack)
+        return deployed_cost(stack)
     sheet = price_sheet(args, stack.location, priced_vm_sizes(stack))
     return stack_cost(stack, sheet) if sheet else None
 

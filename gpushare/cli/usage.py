@@ -1,6 +1,6 @@
 """`usage STACK [--prometheus URL] [--window 7d] [--at TIME] [--prices [FILE]] [--json|--markdown]`: per pool, slice,
 tenant and namespace, what was held and used over the window, what idled and what it cost, and the stack edit each
-pool's figures call for (`gpushare.review.usage_report`). Reads the Prometheus HTTP API: a URL, or a managed
+pool's figures call for (`gpushare.showback.usage`). Reads the Prometheus HTTP API: a URL, or a managed
 stack's Azure Monitor workspace signed in with azure-identity (`gpushare.azure.monitor_workspace`,
 `gpushare.kubernetes.workspace_prometheus`); exit 4 when it cannot."""
 
@@ -31,8 +31,8 @@ from gpushare.kubernetes.prometheus_api import PrometheusReader
 from gpushare.kubernetes.workspace_prometheus import WorkspacePrometheusReader
 from gpushare.model.metrics import DURATION_RE, duration_seconds
 from gpushare.model.stack import StackConfig
-from gpushare.review.showback_rules import showback_pools
-from gpushare.review.usage_report import read_usage, render_markdown, render_text, usage_document
+from gpushare.showback.rules import showback_pools
+from gpushare.showback.usage import read_usage, render_markdown, render_text, usage_document
 from gpushare.stackfile.config import parse_stack_file
 from gpushare.stackfile.metrics_config import MAX_WINDOW, MIN_WINDOW, PROMETHEUS_RE
 

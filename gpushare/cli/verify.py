@@ -19,7 +19,7 @@ from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.kubernetes.verify.expectations import pool_expectations
 from gpushare.kubernetes.verify.findings import Verdict
-from gpushare.kubernetes.verify.report import VerifyReport, evaluate
+from gpushare.kubernetes.verify.verify_report import VerifyReport, evaluate
 from gpushare.kubernetes.verify.smoke import SmokeResult, smoke_skips
 from gpushare.kubernetes.verify.tenant_drift import manifest_findings, skipped_checks
 from gpushare.kubernetes.verify.text import render_text

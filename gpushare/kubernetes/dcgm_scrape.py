@@ -1,4 +1,4 @@
-"""The scrape of the GPU Operator's dcgm-exporter that the showback rules read (`gpushare.review.showback_rules`):
+"""The scrape of the GPU Operator's dcgm-exporter that the showback rules read (`gpushare.showback.rules`):
 a PodMonitor in the operator's namespace, keeping every label the exporter writes.
 
 The operator's DaemonSet (NVIDIA/gpu-operator assets/state-dcgm-exporter/0800_daemonset.yaml at v26.7.0, the chart

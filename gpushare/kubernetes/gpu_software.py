@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpushare.azure.preflight.report import Check, Verdict
+from gpushare.azure.preflight.preflight_report import Check, Verdict
 from gpushare.model.stack import StackConfig
 from gpushare.sharing.node_selection import selects, untolerated
 from gpushare.sharing.operator_values import NAMESPACE

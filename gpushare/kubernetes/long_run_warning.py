@@ -13,7 +13,7 @@ replaced pool (delete, then create) or a reimaged one (every node, `maxUnavailab
 
 from __future__ import annotations
 
-from gpushare.azure.guard.report import GuardReport
+from gpushare.azure.guard.guard_report import GuardReport
 from gpushare.model.stack import KubernetesCredential, StackConfig
 
 LONG_RUN_MARK = "may outlast the Kubernetes token"

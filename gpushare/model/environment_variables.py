@@ -14,13 +14,13 @@ unset by `gpushare.render.user_program` for a user's program); read by the progr
 (`gpushare.components.deployment.program`), so its messages name that file."""
 DEPLOYED_FILE_ENV = "GPUSHARE_DEPLOYED_FILE"
 """An `az aks nodepool list -o json` file. Set by `plan --deployed FILE` (`gpushare.render.mock_engine.run_program`);
-read by the guard (`gpushare.azure.guard.run.check_for_program`, `gpushare.azure.guard.cluster`), which checks against
-that file instead of reading Azure, and by preflight (`gpushare.azure.preflight.run.check_for_program`), which then
+read by the guard (`gpushare.azure.guard.guard_runs.check_for_program`, `gpushare.azure.guard.cluster`), which checks against
+that file instead of reading Azure, and by preflight (`gpushare.azure.preflight.preflight_runs.check_for_program`), which then
 does not run."""
 OFFLINE_ENV = "GPUSHARE_OFFLINE"
 """Any non-empty value: an offline render, nothing deployed to compare. Set by `plan` without `--deployed`
 (`gpushare.render.mock_engine.run_program`, `gpushare.render.user_program`); read by the guard and preflight
-(`check_for_program` in `gpushare.azure.guard.run` and `gpushare.azure.preflight.run`), which then read nothing."""
+(`check_for_program` in `gpushare.azure.guard.guard_runs` and `gpushare.azure.preflight.preflight_runs`), which then read nothing."""
 ARM_ENDPOINT_ENV = "GPUSHARE_ARM_ENDPOINT"
 """An https:// Azure Resource Manager base URL (Azure Stack Hub; the tests' local stub) in place of the cloud
 `azure-native:environment` names. Set by the user; read by `gpushare.azure.arm.arm_target` for every Azure read

@@ -26,7 +26,7 @@ DEFAULT_RENAME_BY_DEFAULT = True
 """`sharing.renameByDefault` in a cluster that does not autoscale: shares advertised as `<resource>.shared`."""
 AUTOSCALED_RENAME_BY_DEFAULT = False
 """`sharing.renameByDefault` when any pool of the stack autoscales: the cluster autoscaler counts a GPU node without
-`nvidia.com/gpu` unready (`gpushare.stackfile.autoscaler_readiness`), so shares are advertised as `nvidia.com/gpu`."""
+`nvidia.com/gpu` unready (`gpushare.sharing.autoscaler_readiness`), so shares are advertised as `nvidia.com/gpu`."""
 DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE = True
 
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"

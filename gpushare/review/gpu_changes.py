@@ -35,7 +35,7 @@ from gpushare.model.stack import (
     Sharing,
     SharingStrategy,
 )
-from gpushare.review.cost import money, money_span, signed_money
+from gpushare.showback.cost import money, money_span, signed_money
 from gpushare.review.markdown import code, table
 from gpushare.review.tenant_churn import is_template_tag_change, is_tenant_taint_change, is_toleration_change
 from gpushare.sharing.capacity import base_resource, pool_capacity
@@ -110,7 +110,7 @@ class SideCost:
 
     monthly_min: float | None
     monthly_max: float | None
-    device_hourly: float | None
+    slice_hourly: float | None
     """Node price per hour / devices advertised per node."""
 
 
@@ -389,8 +389,8 @@ def cost_cell(change: PoolChange, currency: str) -> str:
     """Monthly cost before -> after, and the price of one advertised device when it changes (a new MIG profile,
     other replicas, another size)."""
     cell = _arrow(_monthly(change.cost_before, currency), _monthly(change.cost_after, currency))
-    before = change.cost_before.device_hourly if change.cost_before else None
-    after = change.cost_after.device_hourly if change.cost_after else None
+    before = change.cost_before.slice_hourly if change.cost_before else None
+    after = change.cost_after.slice_hourly if change.cost_after else None
     if before is not None and after is not None and round(before, 4) != round(after, 4):
         cell += f"<br>{money(before, currency, 4)} -> {money(after, currency, 4)} per device-hour"
     return cell

@@ -14,19 +14,19 @@ import yaml
 
 from gpushare.azure.deployed import DeployedPool, unlisted_nodes
 from gpushare.azure.guard.messages import offline_warnings
-from gpushare.azure.guard.report import GuardReport
+from gpushare.azure.guard.guard_report import GuardReport
 from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenant_objects import platform_plan, tenant_plan
 from gpushare.kubernetes.tenants import promise_plan, shared_pools
 from gpushare.model.stack import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig, SupportPlan
 from gpushare.review.cluster_facts import created_cluster_sources, existing_cluster_facts, shown_subnet
-from gpushare.review.cost import cost_lines
+from gpushare.showback.cost import cost_lines
 from gpushare.review.queue_changes import queue_plan_lines
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
 from gpushare.sharing.pool_facts import stack_pool_facts
 from gpushare.sharing.upgrades import upgrade_summary
-from gpushare.stackfile.autoscaler_readiness import (
+from gpushare.sharing.autoscaler_readiness import (
     MAX_TOTAL_UNREADY_PERCENTAGE,
     OK_TOTAL_UNREADY_COUNT,
     other_nodes,
@@ -156,7 +156,7 @@ PRIVATE_DNS_LINES = {
 
 
 def autoscaler_plan(stack: StackConfig, deployed: Iterable[DeployedPool] | None = None) -> dict[str, Any]:
-    """What the cluster autoscaler makes of the pools (`gpushare.stackfile.autoscaler_readiness`): whether it runs
+    """What the cluster autoscaler makes of the pools (`gpushare.sharing.autoscaler_readiness`): whether it runs
     (a pool autoscales), the pools whose nodes it would count unready, and its cluster-wide threshold at worst.
     `nodesThen` counts the nodes gpushare knows: an existing cluster's own pools only when read (`otherNodes`)."""
     found = unready_pools(stack.pools, stack.operator.mig_strategy,

@@ -16,7 +16,7 @@ to that node pool", learn.microsoft.com/azure/aks/use-tags). So every GPU pool c
 resource its nodes advertise, per node, and `nvidia.com/gpu: 0` where they advertise none of it (the SKU count would
 otherwise claim whole GPUs a MIG or renamed pool does not offer). That is what lets `autoscale.min: 0` start a pool
 of every sharing mode. Whether the autoscaler then counts the pool's nodes ready is another rule
-(`gpushare.stackfile.autoscaler_readiness`): a GPU node without `nvidia.com/gpu` it does not. This path is upstream
+(`gpushare.sharing.autoscaler_readiness`): a GPU node without `nvidia.com/gpu` it does not. This path is upstream
 code read, not yet observed on an AKS cluster by gpushare.
 
 The same template has no labels or taints but what tags name (upstream `ScaleSet.TemplateNodeInfo` passes empty

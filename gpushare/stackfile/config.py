@@ -27,7 +27,7 @@ from gpushare.model.keys import (
     TENANTS_KEY,
 )
 from gpushare.model.stack import Queues, StackConfig
-from gpushare.stackfile.autoscaler_readiness import check_autoscaler_readiness
+from gpushare.stackfile.autoscaler_check import check_autoscaler_readiness
 from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, parse_if_set
 from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse_cluster
 from gpushare.stackfile.declarations import Section

@@ -1,5 +1,5 @@
 """`gpushare:metrics`: where the stack's GPU metrics go (Azure Monitor managed Prometheus, or a Prometheus the user
-names) and the thresholds of the showback rules and `gpushare usage` (`gpushare.review.showback_rules`)."""
+names) and the thresholds of the showback rules and `gpushare usage` (`gpushare.showback.rules`)."""
 
 from __future__ import annotations
 

@@ -433,7 +433,7 @@ def parse_pools(c: Checker, value: Any, operator: Operator) -> tuple[GpuPool, ..
 def _with_rename_defaults(pools: tuple[GpuPool, ...]) -> tuple[GpuPool, ...]:
     """`renameByDefault` where the stack file leaves it out: false as soon as any pool autoscales, so that every
     pool's nodes advertise `nvidia.com/gpu` and the cluster autoscaler counts them ready
-    (`gpushare.stackfile.autoscaler_readiness`); else true."""
+    (`gpushare.sharing.autoscaler_readiness`); else true."""
     if not any(pool.autoscale for pool in pools):
         return pools
     return tuple(

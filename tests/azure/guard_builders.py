@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from gpushare.azure.deployed import DeployedPool
-from gpushare.azure.guard.report import GuardReport
-from gpushare.azure.guard.run import evaluate
+from gpushare.azure.guard.guard_report import GuardReport
+from gpushare.azure.guard.guard_runs import evaluate
 from gpushare.model.catalog import MigProfile
 from gpushare.model.stack import Autoscale, DriverOwner, GpuPool, StackConfig
 from gpushare.sharing.node_labels import pool_node_labels

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, read_file
-from gpushare.azure.guard.run import check_file
+from gpushare.azure.guard.guard_runs import check_file
 from gpushare.model.catalog import MigProfile
 from tests.azure.guard_builders import MIG_POOL, T4_POOL, gpu_stack
 

@@ -9,8 +9,8 @@ import pytest
 from azure.identity import CredentialUnavailableError
 
 from gpushare.azure.deployed import DeployedPool, read_live
-from gpushare.azure.guard.report import GuardReport, raise_for_violations
-from gpushare.azure.guard.run import check_live
+from gpushare.azure.guard.guard_report import GuardReport, raise_for_violations
+from gpushare.azure.guard.guard_runs import check_live
 from gpushare.errors import AzureReadError, GuardViolationError
 from gpushare.model.catalog import MigProfile
 from gpushare.model.stack import GuardMode

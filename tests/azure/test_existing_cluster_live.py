@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpushare.azure.deployed import read_live
-from gpushare.azure.guard.run import evaluate
+from gpushare.azure.guard.guard_runs import evaluate
 from gpushare.cli import main
 from gpushare.stackfile.config import load_stack_file
 from tests.azure.preflight_region import REGION, T4, serve_region, usages, vm_sizes

@@ -14,7 +14,7 @@ import pytest
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, MAX_HOURLY_PRICE, PriceSheet
 from tests.prices_stub import cluster_fee_items, meters_of
 from tests.review import preview_builders as b
-from tests.review.showback_scenario import STACK_FILE
+from tests.showback.showback_scenario import STACK_FILE
 from tests.stack_files import run_cli
 
 REGION = "westeurope"

@@ -1,6 +1,6 @@
 """`gpushare usage` against a real Prometheus (Debian's 2.42, on loopback) holding a week of synthetic dcgm-exporter
 and kube-state-metrics series built into a TSDB by `promtool tsdb create-blocks-from openmetrics`. The expected
-figures are worked out here, step by step, from the scenario (tests/review/showback_scenario.py), apart from
+figures are worked out here, step by step, from the scenario (tests/showback/showback_scenario.py), apart from
 gpushare's PromQL."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from gpushare.cli import main
 from gpushare.cli.usage import prometheus_reader
 from gpushare.kubernetes.workspace_prometheus import WorkspacePrometheusReader
 from gpushare.model.stack import AzureEnvironment
-from gpushare.review.cost import HOURS_PER_MONTH
+from gpushare.showback.cost import HOURS_PER_MONTH
 from gpushare.stackfile.config import parse_stack_file, read_stack_file
 from tests.azure_stub import (
     ArmStub,
@@ -38,7 +38,7 @@ from tests.conftest import NoDefaultCredential
 from tests.prices_stub import cluster_fee_items, meters_of
 from tests.prometheus_server import create_blocks, prometheus_server
 from tests.prometheus_tools import prometheus_binary
-from tests.review.showback_scenario import (
+from tests.showback.showback_scenario import (
     A100,
     NODE_HOURLY,
     SCENARIO,
@@ -97,7 +97,7 @@ def week_expected() -> dict:
                 total.setdefault(name, {}).setdefault(key, 0.0)
                 total[name][key] += value * steps * hours
     total["peak_allocated"] = {p: max(f["allocated"][p] for f, _ in phases) for p in phases[0][0]["allocated"]}
-    total["device_hourly"] = phases[0][0]["device_hourly"]
+    total["instance_hourly"] = phases[0][0]["instance_hourly"]
     return total
 
 
@@ -169,7 +169,7 @@ def test_usage_reports_the_weeks_figures_the_synthetic_metrics_imply(prometheus_
         assert row["allocatedSliceHours"] == pytest.approx(want["allocated"][pool], abs=0.01), pool
         assert row["usedDeviceHours"] == pytest.approx(want["used"][pool], abs=0.01), pool
         assert row["idleDeviceHours"] == pytest.approx(idle, abs=0.01), pool
-        assert row["idleCost"] == pytest.approx(idle * want["device_hourly"][pool], abs=0.01), pool
+        assert row["idleCost"] == pytest.approx(idle * want["instance_hourly"][pool], abs=0.01), pool
     # 168 h x 16 MIG instances, 4 held by vision, 90% busy for 3 days and 30% for 4, 12 idle.
     assert pools["a100mig"]["deviceHours"] == 168 * 16
     assert pools["a100mig"]["utilisation"] == pytest.approx(4 * (0.9 * 72 + 0.3 * 96) / (168 * 16), abs=1e-4)

@@ -17,7 +17,7 @@ from gpushare.azure.remote_read import MAX_JSON_DEPTH
 from gpushare.kubernetes.prometheus_api import MAX_ANSWER_BYTES
 from tests.https_stub import Fault, HttpsStub, StubResponse
 from tests.read_faults import CHILD_TIMEOUT, one_read_error
-from tests.review.showback_scenario import STACK_FILE
+from tests.showback.showback_scenario import STACK_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "/api/v1/query"

@@ -199,7 +199,7 @@ def test_keeping_the_chart_service_monitor_beside_the_pod_monitor_is_warned_and_
 
 def saved_prices(tmp_path: Path, region: str = "westeurope") -> Path:
     """`gpushare prices showback --template` filled in with the scenario's node prices, beside the stack file."""
-    from tests.review.showback_scenario import NODE_HOURLY
+    from tests.showback.showback_scenario import NODE_HOURLY
     document = json.loads(printed("prices", str(FIXTURE), "--template"))
     by_size = {pool["vmSize"]: NODE_HOURLY[pool["name"]]
                for pool in yaml.safe_load(FIXTURE.read_text())["config"]["gpushare:pools"]}

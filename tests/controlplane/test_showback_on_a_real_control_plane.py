@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from gpushare.kubernetes.dcgm_scrape import AZURE_MONITOR_API, PROMETHEUS_OPERATOR_API, dcgm_pod_monitor
-from gpushare.review.showback_rules import prometheus_rule
+from gpushare.showback.rules import prometheus_rule
 from gpushare.stackfile.config import parse_stack_file, read_stack_file
 from tests.controlplane.controlplane import (
     ApiError,

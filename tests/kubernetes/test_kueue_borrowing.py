@@ -82,7 +82,7 @@ def test_kueue_would_lend_beyond_the_pool_and_gpushare_stops_at_its_nodes():
 
 def test_two_pools_of_one_resource_each_let_the_queue_borrow_what_is_lent_there():
     """Kueue bounds borrowing per flavor: vision may borrow 4 on t4a and 4 on t4b, 8 in all, beyond its quota of 6
-    (which the cost therefore caps, tests/review/test_borrowed_cost.py)."""
+    (which the cost therefore caps, tests/showback/test_borrowed_cost.py)."""
     stack = load(TWO_POOLS_YAML)
     kueue = kueue_borrows(stack)
     assert (kueue[("vision", "t4a")], kueue[("vision", "t4b")]) == (4, 4)

@@ -58,7 +58,7 @@ config:
 """h100mig is vision's (14 MIG slices), a100 nlp's (2 GPUs); t4ts (12 time-sliced T4 shares) vision and nlp share;
 t4spot (8 T4s on Spot) nlp and speech share; idle no tenant lists. All three tenants form one cohort: vision and
 speech are connected through nlp. No pool autoscales: under `mixed`, and with t4ts renamed to
-nvidia.com/gpu.shared, the cluster autoscaler would count those nodes unready (gpushare.stackfile.autoscaler_readiness).
+nvidia.com/gpu.shared, the cluster autoscaler would count those nodes unready (gpushare.sharing.autoscaler_readiness).
 """
 
 

@@ -114,7 +114,7 @@ def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
     """Under `pulumi preview` (neither offline nor a file) the program asks Azure, for the provider's subscription:
     one node-pool list and one cluster read."""
     import gpushare.azure.guard.cluster
-    import gpushare.azure.guard.run
+    import gpushare.azure.guard.guard_runs
 
     calls = []
 
@@ -124,7 +124,7 @@ def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
             return None  # first deployment: nothing to guard
         return read
 
-    monkeypatch.setattr(gpushare.azure.guard.run, "read_live", fake_read("pools"))
+    monkeypatch.setattr(gpushare.azure.guard.guard_runs, "read_live", fake_read("pools"))
     monkeypatch.setattr(gpushare.azure.guard.cluster, "read_live_cluster", fake_read("cluster"))
     recording = program(live_guard=True, preflight="off")  # the guard alone; preflight: test_preflight_in_program
     assert recording.error is None
@@ -134,13 +134,13 @@ def test_live_mode_reads_the_provider_subscription_once(monkeypatch):
 
 
 def test_live_mode_strict_fails_when_azure_cannot_be_read(monkeypatch):
-    import gpushare.azure.guard.run
+    import gpushare.azure.guard.guard_runs
     from gpushare.errors import AzureReadError
 
     def unreadable(*args, **kwargs):
         raise AzureReadError("could not read the node pools of AKS cluster contoso-prod: 403")
 
-    monkeypatch.setattr(gpushare.azure.guard.run, "read_live", unreadable)
+    monkeypatch.setattr(gpushare.azure.guard.guard_runs, "read_live", unreadable)
     recording = program(live_guard=True, preflight="off")
     assert isinstance(recording.error, pulumi.RunError)
     assert "gpushare:guard: warn" in str(recording.error)

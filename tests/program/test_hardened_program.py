@@ -127,12 +127,12 @@ def test_grant_deployer_true_is_refused_with_the_commands_that_find_the_ids(caps
 
 def test_live_guard_stops_a_cluster_create_only_change_before_anything_registers(monkeypatch):
     import gpushare.azure.guard.cluster
-    import gpushare.azure.guard.run
+    import gpushare.azure.guard.guard_runs
     from gpushare.azure.deployed_cluster import DeployedCluster
 
     kubenet = DeployedCluster(name=STACK, dns_prefix=STACK, enable_rbac=True, network_plugin="kubenet",
                               pod_cidr="10.244.0.0/16", service_cidr="10.0.0.0/16", dns_service_ip="10.0.0.10")
-    monkeypatch.setattr(gpushare.azure.guard.run, "read_live", lambda *args, **kwargs: None)
+    monkeypatch.setattr(gpushare.azure.guard.guard_runs, "read_live", lambda *args, **kwargs: None)
     monkeypatch.setattr(gpushare.azure.guard.cluster, "read_live_cluster", lambda *args, **kwargs: kubenet)
     raw = read_stack_file(resolve_stack_file(STACK)).config
     recording = run_program(STACK, encode_engine_config(raw), live_guard=True, check=False)

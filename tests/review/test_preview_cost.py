@@ -9,7 +9,7 @@ from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
 from gpushare.cli import main
 from gpushare.review.preview_report.digest import parse_preview
 from gpushare.review.preview_report.pricing import preview_region, preview_vm_sizes
-from gpushare.review.preview_report.report import render_report
+from gpushare.review.preview_report.pr_comment import render_report
 from tests.prices_stub import cluster_fee_items, meters_of
 from tests.review import preview_builders as b
 

@@ -8,7 +8,7 @@ import pytest
 
 from gpushare.review.markdown import DEFAULT_MAX_CHARS
 from gpushare.review.preview_report.digest import MalformedPreviewError, parse_preview
-from gpushare.review.preview_report.report import render_report
+from gpushare.review.preview_report.pr_comment import render_report
 from tests.review import preview_builders as b
 from tests.upstream_data import upstream_file
 

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from gpushare.review.preview_report.digest import parse_preview
-from gpushare.review.preview_report.report import render_report
+from gpushare.review.preview_report.pr_comment import render_report
 from tests.review.preview_builders import readme_example
 
 CI_PAGE = Path(__file__).resolve().parents[2] / "docs" / "ci.md"

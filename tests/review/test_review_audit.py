@@ -6,7 +6,7 @@ import json
 
 from gpushare.review.gpu_changes import RESTARTS, PoolSide, PoolTransition, capacity, pool_change
 from gpushare.review.preview_report.digest import parse_preview
-from gpushare.review.preview_report.report import render_report
+from gpushare.review.preview_report.pr_comment import render_report
 from gpushare.review.preview_report.transitions import pool_transitions
 from tests.review import preview_builders as b
 

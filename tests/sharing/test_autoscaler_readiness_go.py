@@ -1,5 +1,5 @@
 """gpushare's model of the cluster autoscaler's GPU readiness rule and cluster-wide threshold
-(`gpushare.stackfile.autoscaler_readiness`) against the autoscaler's own code: tools/autoscalercheck runs
+(`gpushare.sharing.autoscaler_readiness`) against the autoscaler's own code: tools/autoscalercheck runs
 `GpuCustomResourcesProcessor.FilterOutNodesWithUnreadyResources` and `ClusterStateRegistry.IsClusterHealthy` of
 k8s.io/autoscaler/cluster-autoscaler at tag cluster-autoscaler-1.35.2 on node objects.
 
@@ -21,7 +21,7 @@ import pytest
 
 from gpushare.kubernetes.verify.expectations import PoolExpectation, pool_expectations
 from gpushare.model.stack import POOL_LABEL, StackConfig
-from gpushare.stackfile.autoscaler_readiness import GPU_LABEL, cluster_healthy, counted_unready, gpu_unready
+from gpushare.sharing.autoscaler_readiness import GPU_LABEL, cluster_healthy, counted_unready, gpu_unready
 from gpushare.stackfile.config import load_stack_file, parse_config
 from tests.go_tools import ROOT, tail, unavailable_reason
 

@@ -1,6 +1,6 @@
 """Autoscaled GPU pools against the cluster autoscaler's Azure node template: the scale-set tags that tell it what
 an empty pool's nodes advertise, so `autoscale.min: 0` can start every sharing mode's pool. (Whether the autoscaler
-then counts the nodes ready is `gpushare.stackfile.autoscaler_readiness`'s.)"""
+then counts the nodes ready is `gpushare.sharing.autoscaler_readiness`'s.)"""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpushare.azure.guard.run import evaluate
+from gpushare.azure.guard.guard_runs import evaluate
 from gpushare.model.stack import Autoscale
 from gpushare.sharing.node_count import count_to_send
 from tests.azure.guard_builders import SYSTEM_POOL, deployed_like, gpu_stack

@@ -38,8 +38,8 @@ from gpushare.azure.agent_pool_request import NOT_REPORTED, Shown, system_pool_i
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
-from gpushare.azure.guard.report import GuardReport, Violation
-from gpushare.azure.guard.run import check_for_program, raise_or_warn_on_read_error
+from gpushare.azure.guard.guard_report import GuardReport, Violation
+from gpushare.azure.guard.guard_runs import check_for_program, raise_or_warn_on_read_error
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.model.environment_variables import DEPLOYED_FILE_ENV
 from gpushare.model.stack import StackConfig, own_subnets
@@ -294,7 +294,7 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
 
 def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str],
                             azure: Callable[[], AzureReads]) -> GuardReport | None:
-    """The whole guard as the Pulumi program runs it: the pools (`gpushare.azure.guard.run.check_for_program`), and
+    """The whole guard as the Pulumi program runs it: the pools (`gpushare.azure.guard.guard_runs.check_for_program`), and
     under `pulumi preview`/`up` the cluster's create-only settings too, with the same target and credential
     (`azure`, cached by the caller). A saved `--deployed` file holds node pools only, and an offline render compares
     nothing."""

@@ -7,7 +7,7 @@ import json
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.guard.create_only import CreateOnlyChange, why_fixed
-from gpushare.azure.guard.report import Violation
+from gpushare.azure.guard.guard_report import Violation
 from gpushare.model.keys import POOLS_KEY
 from gpushare.model.stack import POOL_LABEL, GpuPool, StackConfig
 from gpushare.sharing.autoscaling import stack_pool_tags

@@ -14,7 +14,7 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.pod_addressing import Addressing
 from gpushare.azure.preflight.nodes import AKS_DEFAULT_MAX_SURGE, Node
-from gpushare.azure.preflight.report import Check, Verdict
+from gpushare.azure.preflight.preflight_report import Check, Verdict
 from gpushare.azure.region_offers import RegionOffers
 from gpushare.model.catalog import find_vm_size
 from gpushare.model.stack import POOL_LABEL, StackConfig

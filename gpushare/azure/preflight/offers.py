@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.preflight.nodes import Node, vcpus_of
-from gpushare.azure.preflight.report import Check, Verdict
+from gpushare.azure.preflight.preflight_report import Check, Verdict
 from gpushare.azure.region_offers import RegionOffers, VmSizeOffer
 from gpushare.model.catalog import current_gpu_sizes
 from gpushare.model.stack import SYSTEM_POOL_NAME, GpuPool, OsDiskType, SpotEviction, StackConfig, SupportPlan, Tier

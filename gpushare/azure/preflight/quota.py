@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.preflight.nodes import Node, family_of, growth, vcpus_of
-from gpushare.azure.preflight.report import Check, Verdict
+from gpushare.azure.preflight.preflight_report import Check, Verdict
 from gpushare.azure.region_offers import LOW_PRIORITY_CORES, REGIONAL_CORES, RegionOffers
 
 PORTAL_QUOTAS = "in the Azure portal: Quotas > Compute, filtered to the region, 'New quota request'"

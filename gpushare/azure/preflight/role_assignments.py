@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpushare.azure.deployed_cluster import DeployedCluster
-from gpushare.azure.preflight.report import Check, Verdict
+from gpushare.azure.preflight.preflight_report import Check, Verdict
 from gpushare.azure.role_assignments import FoundAssignment, collisions, planned_assignments
 from gpushare.model.stack import StackConfig
 

@@ -11,7 +11,7 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.pod_addressing import GPUSHARE_CLUSTER, Addressing, Plugin, cluster_addressing
 from gpushare.azure.preflight.nodes import Node, growth
-from gpushare.azure.preflight.report import Check, Verdict
+from gpushare.azure.preflight.preflight_report import Check, Verdict
 from gpushare.azure.subnets import AZURE_RESERVED_PER_SUBNET, Subnet
 from gpushare.model.stack import StackConfig, own_subnets, pool_subnet
 

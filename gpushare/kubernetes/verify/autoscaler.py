@@ -1,4 +1,4 @@
-"""What the cluster autoscaler makes of the cluster's nodes as they are (`gpushare.stackfile.autoscaler_readiness`)."""
+"""What the cluster autoscaler makes of the cluster's nodes as they are (`gpushare.sharing.autoscaler_readiness`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from gpushare.kubernetes.verify.api_json import ClusterSnapshot, object_name
 from gpushare.kubernetes.verify.expectations import PoolExpectation
 from gpushare.kubernetes.verify.findings import Finding
-from gpushare.stackfile.autoscaler_readiness import (
+from gpushare.sharing.autoscaler_readiness import (
     GPU_LABEL,
     MAX_TOTAL_UNREADY_PERCENTAGE,
     OK_TOTAL_UNREADY_COUNT,
@@ -22,7 +22,7 @@ from gpushare.stackfile.autoscaler_readiness import (
 
 @dataclass(frozen=True)
 class AutoscalerView:
-    """What the cluster autoscaler makes of the cluster's nodes as they are (`gpushare.stackfile.autoscaler_readiness`,
+    """What the cluster autoscaler makes of the cluster's nodes as they are (`gpushare.sharing.autoscaler_readiness`,
     the rule of cluster-autoscaler 1.35.2, the same at the 1.33.5, 1.34.4 and 1.35.1 AKS runs)."""
 
     runs: bool

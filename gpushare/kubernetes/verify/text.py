@@ -7,10 +7,10 @@ from collections.abc import Iterable
 
 from gpushare.kubernetes.verify.api_json import describe_resources
 from gpushare.kubernetes.verify.autoscaler import AutoscalerView
-from gpushare.kubernetes.verify.report import VerifyReport
+from gpushare.kubernetes.verify.verify_report import VerifyReport
 from gpushare.kubernetes.verify.smoke import SmokeResult
 from gpushare.sharing.operator_values import NAMESPACE
-from gpushare.stackfile.autoscaler_readiness import MAX_TOTAL_UNREADY_PERCENTAGE, OK_TOTAL_UNREADY_COUNT
+from gpushare.sharing.autoscaler_readiness import MAX_TOTAL_UNREADY_PERCENTAGE, OK_TOTAL_UNREADY_COUNT
 
 
 def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:

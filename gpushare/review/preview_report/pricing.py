@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from gpushare.azure.prices import PriceSheet
-from gpushare.review.cost import monthly, runs_under_cap, spot_cap_problem
+from gpushare.showback.cost import monthly, runs_under_cap, slice_hourly, spot_cap_problem
 from gpushare.review.gpu_changes import AGENT_POOL_TYPE, PoolSide, PoolTransition, SideCost, StackCostChange, capacity
 from gpushare.review.preview_report.digest import Preview
 
@@ -44,7 +44,7 @@ def _side_cost(side: PoolSide | None, sheet: PriceSheet) -> SideCost | None:
     if meter is None or nodes.min_nodes is None or nodes.max_nodes is None:
         return SideCost(None, None, None)
     return SideCost(monthly(meter.hourly, nodes.min_nodes), monthly(meter.hourly, nodes.max_nodes),
-                    meter.hourly / nodes.per_node if nodes.per_node else None)
+                    slice_hourly(meter.hourly, nodes.per_node))
 
 
 EXISTING_CLUSTER_PARTS = "the cluster's system pools and tier fee (no ManagedCluster in the preview: an existing cluster's)"

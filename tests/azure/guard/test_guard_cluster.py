@@ -12,7 +12,7 @@ from gpushare.azure.arm import ArmTarget, AzureReads
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster
 from gpushare.azure.guard.cluster import CLUSTER, check_cluster, check_stack_for_program, cluster_violations
-from gpushare.azure.guard.report import GuardReport, raise_for_violations
+from gpushare.azure.guard.guard_report import GuardReport, raise_for_violations
 from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV
 from gpushare.errors import AzureReadError, GuardViolationError
 from gpushare.model.stack import GuardMode
@@ -178,13 +178,13 @@ def test_program_guard_reads_pools_once_and_the_cluster_once(arm, monkeypatch):
 @pytest.mark.parametrize("environ", [{OFFLINE_ENV: "1"}, {DEPLOYED_FILE_ENV: "nodepools.json"}])
 def test_offline_and_file_runs_do_not_read_the_cluster(environ, monkeypatch):
     import gpushare.azure.guard.cluster
-    import gpushare.azure.guard.run
+    import gpushare.azure.guard.guard_runs
 
     def must_not_read(*args, **kwargs):
         raise AssertionError("the cluster was read")
 
     monkeypatch.setattr(gpushare.azure.guard.cluster, "read_live_cluster", must_not_read)
-    monkeypatch.setattr(gpushare.azure.guard.run, "check_file", lambda stack, path: GuardReport(str(path)))
+    monkeypatch.setattr(gpushare.azure.guard.guard_runs, "check_file", lambda stack, path: GuardReport(str(path)))
     check_stack_for_program(STACK, environ, lambda: pytest.fail("Azure was asked"))
 
 

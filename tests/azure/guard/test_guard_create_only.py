@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from gpushare.azure.guard.report import GuardReport
+from gpushare.azure.guard.guard_report import GuardReport
 from gpushare.model.stack import DriverOwner, OsDisk, OsDiskType, Spot, SpotEviction
 from tests.azure.guard_builders import MIG_POOL, SOURCE, SYSTEM_POOL, T4_POOL, deployed_like, gpu_stack, run
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from gpushare.azure.guard.report import GuardReport
+from gpushare.azure.guard.guard_report import GuardReport
 from gpushare.model.catalog import MigProfile, find_vm_size
 from gpushare.model.stack import (
     MIG_STRATEGY_LABEL,

@@ -8,7 +8,7 @@ import dataclasses
 from gpushare.azure.deployed import read_file
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard.cluster import cluster_violations
-from gpushare.azure.guard.run import evaluate
+from gpushare.azure.guard.guard_runs import evaluate
 from gpushare.model.stack import ApiServer, Network, OutboundType
 from tests.azure.guard_builders import MIG_POOL, SYSTEM_POOL, deployed_like, gpu_stack
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from gpushare.azure.guard.messages import offline_warnings
-from gpushare.azure.guard.report import GuardReport, Violation
+from gpushare.azure.guard.guard_report import GuardReport, Violation
 from gpushare.model.catalog import MigProfile, find_vm_size
 from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL, Autoscale
 from tests.azure.guard_builders import MIG_POOL, SOURCE, SYSTEM_POOL, T4_POOL, deployed_like, gpu_stack, run

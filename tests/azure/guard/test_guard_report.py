@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpushare.azure.guard.report import GuardReport, raise_for_violations
+from gpushare.azure.guard.guard_report import GuardReport, raise_for_violations
 from gpushare.errors import GuardViolationError
 from tests.azure.guard_builders import (
     MIG_POOL,

@@ -9,8 +9,8 @@ import pytest
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
-from gpushare.azure.preflight.report import Verdict
-from gpushare.azure.preflight.run import evaluate
+from gpushare.azure.preflight.preflight_report import Verdict
+from gpushare.azure.preflight.preflight_runs import evaluate
 from gpushare.model.stack import Tenant
 from tests.azure.preflight.parsed_region import CONFIG, OFFERS, SUB, VNET
 from tests.builders import with_pool

@@ -9,8 +9,8 @@ import pytest
 
 from gpushare.azure.arm import ArmTarget, AzureReads
 from gpushare.azure.deployed import read_live
-from gpushare.azure.preflight.report import PreflightFailedError, Verdict, raise_for_failures, render_text
-from gpushare.azure.preflight.run import check_live, evaluate
+from gpushare.azure.preflight.preflight_report import PreflightFailedError, Verdict, raise_for_failures, render_text
+from gpushare.azure.preflight.preflight_runs import check_live, evaluate
 from gpushare.azure.region_offers import read_region
 from gpushare.errors import AzureReadError
 from gpushare.model.stack import Cluster, GuardMode, SupportPlan, SystemPool, Tier

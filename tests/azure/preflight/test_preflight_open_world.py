@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 
 from gpushare.azure.deployed import read_live
-from gpushare.azure.preflight.report import Verdict
-from gpushare.azure.preflight.run import evaluate
+from gpushare.azure.preflight.preflight_report import Verdict
+from gpushare.azure.preflight.preflight_runs import evaluate
 from gpushare.azure.region_offers import read_region
 from gpushare.model import catalog
 from gpushare.model.stack import GpuPool, OsDisk, OsDiskType, Spot, SpotEviction

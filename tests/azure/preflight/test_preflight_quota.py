@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from gpushare.azure.deployed import DeployedPool
-from gpushare.azure.preflight.report import Verdict
-from gpushare.azure.preflight.run import evaluate
+from gpushare.azure.preflight.preflight_report import Verdict
+from gpushare.azure.preflight.preflight_runs import evaluate
 from gpushare.azure.region_offers import QuotaUsage
 from gpushare.model.stack import Upgrade
 from tests.azure.preflight.parsed_region import CONFIG, OFFERS, SUB, T4_FAMILY

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from gpushare.azure.preflight.report import Verdict
-from gpushare.azure.preflight.run import evaluate
+from gpushare.azure.preflight.preflight_report import Verdict
+from gpushare.azure.preflight.preflight_runs import evaluate
 from gpushare.azure.subnets import Subnet
 from tests.azure.preflight.parsed_region import CONFIG, OFFERS, SUB, VNET
 from tests.builders import with_pool

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpushare.kubernetes.verify.expectations import pool_expectations
 from gpushare.kubernetes.verify.findings import Verdict
-from gpushare.kubernetes.verify.report import evaluate
+from gpushare.kubernetes.verify.verify_report import evaluate
 from gpushare.kubernetes.verify.text import render_text
 from tests.builders import pool, stack
 from tests.kube_stub import daemon_set, node

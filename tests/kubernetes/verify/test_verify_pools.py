@@ -13,12 +13,12 @@ import pytest
 from gpushare.kubernetes.verify.api_json import ClusterSnapshot
 from gpushare.kubernetes.verify.expectations import MPS_DS, OPERATOR_DAEMONSETS
 from gpushare.kubernetes.verify.findings import Verdict
-from gpushare.kubernetes.verify.report import evaluate
+from gpushare.kubernetes.verify.verify_report import evaluate
 from gpushare.model.catalog import MigProfile
 from gpushare.model.stack import Spot
 from gpushare.sharing.operator_values import operator_plan
-from gpushare.stackfile.autoscaler_readiness import counted_unready
-from gpushare.stackfile.autoscaler_readiness import node_ready as autoscaler_node_ready
+from gpushare.sharing.autoscaler_readiness import counted_unready
+from gpushare.sharing.autoscaler_readiness import node_ready as autoscaler_node_ready
 from tests.builders import pool, stack, time_slicing
 from tests.kube_stub import node, pod
 from tests.kubernetes.verify.verify_stacks import DEV, LONG_AGO, NOW, NS, PROD, by_pool, snapshot, t4ts_node

@@ -115,9 +115,9 @@ def expected(scenario: Scenario = SCENARIO) -> dict[str, dict]:
             for pod in on_node:
                 key = (pool, pod.namespace)
                 ns_used[key] = ns_used.get(key, 0.0) + device.activity * pod.slices / total
-    device_hourly = {p: NODE_HOURLY[p] / DEVICES_PER_NODE[p] for p in pools}
-    idle_cost = {p: max(allocatable[p] / REPLICAS[p] - used[p], 0) * device_hourly[p] for p in pools}
-    ns_idle_cost = {key: max(n / REPLICAS[key[0]] - ns_used.get(key, 0.0), 0) * device_hourly[key[0]]
+    instance_hourly = {p: NODE_HOURLY[p] / DEVICES_PER_NODE[p] for p in pools}
+    idle_cost = {p: max(allocatable[p] / REPLICAS[p] - used[p], 0) * instance_hourly[p] for p in pools}
+    ns_idle_cost = {key: max(n / REPLICAS[key[0]] - ns_used.get(key, 0.0), 0) * instance_hourly[key[0]]
                     for key, n in ns_allocated.items()}
     pending = sum(1 for pod in scenario.pods if pod.phase == "Pending")
     framebuffer = {p: max(d.framebuffer for d in scenario.devices if scenario.nodes[d.node] == p
@@ -126,7 +126,7 @@ def expected(scenario: Scenario = SCENARIO) -> dict[str, dict]:
     return {"framebuffer": framebuffer, "allocatable": allocatable, "allocated": allocated, "ns_allocated": ns_allocated, "used": used,
             "ns_used": ns_used, "utilisation": {p: used[p] / (allocatable[p] / REPLICAS[p]) for p in pools},
             "idle_cost": idle_cost, "ns_idle_cost": ns_idle_cost, "pending": pending,
-            "device_hourly": device_hourly}
+            "instance_hourly": instance_hourly}
 
 
 def series(scenario: Scenario = SCENARIO) -> list[tuple[str, dict[str, str], float]]:

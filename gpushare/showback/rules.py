@@ -1,6 +1,6 @@
 """GPU showback from real metrics: the PromQL that joins dcgm-exporter's and kube-state-metrics' series with the
 plan's mapping of node -> pool -> slice -> tenant -> price, as Prometheus recording rules and alerts (one group per
-stack), and as the instant expressions `gpushare usage` integrates over a window (`gpushare.review.usage_report`).
+stack), and as the instant expressions `gpushare usage` integrates over a window (`gpushare.showback.usage`).
 
 Sources (names as the exporters write them):
 - dcgm-exporter (NVIDIA/dcgm-exporter etc/default-counters.csv, at d5e5f51 / 4.5.3-4.8.2): DCGM_FI_PROF_GR_ENGINE_ACTIVE
@@ -124,12 +124,14 @@ class ShowbackPool:
         return metric_resource(self.resource)
 
     @property
-    def device_hourly(self) -> float | None:
+    def instance_hourly(self) -> float | None:
+        """The price of one physical GPU or MIG instance an hour, which replicas share (`cost.slice_hourly` is one
+        replica's)."""
         return None if self.node_hourly is None else self.node_hourly / self.devices_per_node
 
 
 def showback_pools(stack: StackConfig, cost: Mapping[str, Any] | None = None) -> tuple[ShowbackPool, ...]:
-    """Each pool's showback facts; prices from the plan's `cost` object (`gpushare.review.cost.stack_cost`)."""
+    """Each pool's showback facts; prices from the plan's `cost` object (`gpushare.showback.cost.stack_cost`)."""
     prices = {p["name"]: p["nodeHourly"] for p in (cost or {}).get("pools", [])}
     pools = []
     for name, facts in stack_pool_facts(stack).items():
@@ -288,8 +290,8 @@ def _pool_rules(pool: ShowbackPool) -> list[Rule]:
                 f" / (gpushare:pool_slices_allocatable:sum{sel} / {pool.replicas} > 0)", labels,
                 "busy share of the pool's devices"),
     ]
-    if pool.device_hourly is not None:
-        price = round(pool.device_hourly, 6)
+    if pool.instance_hourly is not None:
+        price = round(pool.instance_hourly, 6)
         used = _or_zero(f"gpushare:pool_devices_used:sum{sel}", f"gpushare:pool_slices_allocatable:sum{sel}")
         ns_used = _or_zero(f"gpushare:namespace_devices_used:sum{sel}",
                            f"gpushare:namespace_slices_allocated:sum{sel}")
@@ -308,7 +310,7 @@ def _pool_rules(pool: ShowbackPool) -> list[Rule]:
 
 def _tenant_rules(stack: StackConfig, pools: tuple[ShowbackPool, ...]) -> list[Rule]:
     rules = []
-    priced = any(p.device_hourly is not None for p in pools)
+    priced = any(p.instance_hourly is not None for p in pools)
     for tenant in stack.tenants:
         namespace = tenant.name
         labels = {"tenant": tenant.name}

@@ -104,6 +104,13 @@ def _round(value: float | None, places: int = 2) -> float | None:
     return None if value is None else round(value, places)
 
 
+def slice_hourly(node_hourly: float | None, per_node: int | None) -> float | None:
+    """The price of one allocatable device (a MIG slice, a time-sliced or MPS replica, a whole GPU): what one unit a
+    pod requests costs an hour. The showback rules price a physical GPU or MIG instance instead
+    (`gpushare.showback.rules.ShowbackPool.instance_hourly`)."""
+    return None if node_hourly is None or not per_node else node_hourly / per_node
+
+
 @dataclass(frozen=True)
 class PoolCost:
     pool: str
@@ -134,8 +141,8 @@ class PoolCost:
         return runs_under_cap(self.spot_max_price, self.node_hourly, self.currency)
 
     @property
-    def device_hourly(self) -> float | None:
-        return None if self.node_hourly is None else self.node_hourly / self.per_node
+    def slice_hourly(self) -> float | None:
+        return slice_hourly(self.node_hourly, self.per_node)
 
     def monthly(self, nodes: int) -> float | None:
         return None if self.node_hourly is None else monthly(self.node_hourly, nodes)
@@ -144,7 +151,7 @@ class PoolCost:
         return {
             "name": self.pool, "vmSize": self.vm_size, "spot": self.spot, "meter": self.meter,
             "nodeHourly": _round(self.node_hourly, 4), "resource": self.resource, "perNode": self.per_node,
-            "deviceHourly": _round(self.device_hourly, 4), "isolation": self.isolation,
+            "deviceHourly": _round(self.slice_hourly, 4), "isolation": self.isolation,
             "minNodes": self.min_nodes, "maxNodes": self.max_nodes,
             "monthlyMin": _round(self.monthly(self.min_nodes)), "monthlyMax": _round(self.monthly(self.max_nodes)),
             "spotMaxPrice": self.spot_max_price, "runsAtCurrentPrice": self.runs_at_current_price,
@@ -197,13 +204,13 @@ def _quota_share(resource: str, quota: int, offering: list[PoolCost], priced: li
     priced once, and no pool holds more of them than it advertises at its most nodes. The dearest pools are filled
     first (the most the quota can cost); a pool without a price takes none, which `complete` says."""
     held, rows = 0, []
-    for c in sorted(priced, key=lambda c: -(c.device_hourly or 0.0)):
+    for c in sorted(priced, key=lambda c: -(c.slice_hourly or 0.0)):
         units = min(quota - held, c.per_node * c.max_nodes)
         if units <= 0:
             break
         held += units
-        rows.append({"pool": c.pool, "units": units, "deviceHourly": _round(c.device_hourly, 4),
-                     "monthly": _round(monthly(c.device_hourly or 0.0, units))})
+        rows.append({"pool": c.pool, "units": units, "deviceHourly": _round(c.slice_hourly, 4),
+                     "monthly": _round(monthly(c.slice_hourly or 0.0, units))})
     dearest = rows[0]
     return {"pools": [c.pool for c in offering], "resource": resource, "quota": quota,
             "pricedAt": dearest["pool"], "deviceHourly": dearest["deviceHourly"],
@@ -221,7 +228,7 @@ def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: 
     for resource in dict.fromkeys(c.resource for c in shared):
         offering = [c for c in shared if c.resource == resource]
         units = quota.get(resource)
-        priced = [c for c in offering if c.device_hourly is not None]
+        priced = [c for c in offering if c.slice_hourly is not None]
         if units is None:
             unpriced += [{"pool": c.pool, "resource": resource,
                           "reason": f"no quota on {resource}: nothing bounds the tenant's share"} for c in offering]
@@ -256,18 +263,18 @@ def _borrowable_cost(rows: list[Borrowable], quota: Mapping[str, int],
     for resource in dict.fromkeys(row.resource for row in rows):
         left = quota.get(resource)
         for row in sorted((r for r in rows if r.resource == resource),
-                          key=lambda r: (costs[r.pool].device_hourly is None, -(costs[r.pool].device_hourly or 0.0))):
+                          key=lambda r: (costs[r.pool].slice_hourly is None, -(costs[r.pool].slice_hourly or 0.0))):
             units = row.units if left is None else min(row.units, left)
             if units <= 0:
                 break
             if left is not None:
                 left -= units
-            hourly = costs[row.pool].device_hourly
+            hourly = costs[row.pool].slice_hourly
             priced.append({"pool": row.pool, "resource": resource, "units": units,
                            "deviceHourly": _round(hourly, 4),
                            "monthly": None if hourly is None else _round(monthly(hourly, units))})
     known = [row["monthly"] for row in priced if row["monthly"] is not None]
-    complete = all(costs[row.pool].device_hourly is not None for row in rows)
+    complete = all(costs[row.pool].slice_hourly is not None for row in rows)
     return {"borrowable": priced,
             "borrowableMonthlyMax": _round(sum(known)) if known or complete else None,
             "borrowableComplete": complete}

@@ -7,7 +7,7 @@ recorded the whole window (its `gpushare:showback_rules:evaluated` series), the 
 (`sum_over_time(gpushare:...[7d])`: a range selector, fast); otherwise they fold the rules' own instant expressions
 over a `[window:5m]` subquery of the raw series, which covers a window that began before the rules were loaded,
 at the cost of evaluating the joins at every step.
-Time-sliced and MPS use is attributed by allocation (`gpushare.review.showback_rules`).
+Time-sliced and MPS use is attributed by allocation (`gpushare.showback.rules`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 from gpushare.kubernetes.prometheus_api import PrometheusReader, Sample
 from gpushare.model.metrics import duration_seconds
 from gpushare.model.stack import StackConfig
-from gpushare.review.cost import HOURS_PER_MONTH, money, signed_money
-from gpushare.review.showback_rules import (
+from gpushare.showback.cost import HOURS_PER_MONTH, money, signed_money
+from gpushare.showback.rules import (
     EVALUATED,
     FB_USED,
     GROUP_INTERVAL,
@@ -256,7 +256,7 @@ def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples:
             "deviceHours": _round(device_hours), "usedDeviceHours": _round(used),
             "utilisation": _round(used / device_hours if device_hours else 0.0, 4),
             "idleDeviceHours": _round(idle),
-            "idleCost": _round(idle * pool.device_hourly) if pool.device_hourly is not None else None,
+            "idleCost": _round(idle * pool.instance_hourly) if pool.instance_hourly is not None else None,
             "peakAllocated": get("allocatedPeak"), "peakAllocatable": get("allocatablePeak"),
             "peakPending": get("pendingPeak"),
             "peakFramebufferMiB": figures["framebufferPeak"].get(pool.name),
@@ -279,7 +279,7 @@ def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples:
                 "usedDeviceHours": _round(ns_used),
                 "utilisation": _round(ns_used / held_devices if held_devices else 0.0, 4),
                 "idleDeviceHours": _round(ns_idle),
-                "idleCost": _round(ns_idle * pool.device_hourly) if pool.device_hourly is not None else None,
+                "idleCost": _round(ns_idle * pool.instance_hourly) if pool.instance_hourly is not None else None,
                 "attribution": "allocation" if pool.shared else "measured",
             })
     tenants = []

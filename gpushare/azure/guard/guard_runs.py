@@ -21,7 +21,7 @@ from gpushare.azure.guard.messages import (
     taken_by_unmanaged,
     unreported_message,
 )
-from gpushare.azure.guard.report import GuardReport, Violation
+from gpushare.azure.guard.guard_report import GuardReport, Violation
 from gpushare.errors import AzureReadError
 from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV
 from gpushare.model.stack import POOL_LABEL, GuardMode, StackConfig

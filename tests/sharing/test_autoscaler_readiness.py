@@ -16,7 +16,7 @@ from gpushare.model.stack import MigStrategy
 from gpushare.render.mock_engine import run_program
 from gpushare.review.plan_report import autoscaler_plan
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, pool_capacity
-from gpushare.stackfile.autoscaler_readiness import (
+from gpushare.sharing.autoscaler_readiness import (
     advertises_gpu_resource,
     autoscaler_warnings,
     cluster_healthy,

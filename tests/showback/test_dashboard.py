@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from gpushare.cli import main
-from gpushare.review.showback_dashboard import dashboard_json
-from gpushare.review.showback_rules import plain_group
+from gpushare.showback.dashboard import dashboard_json
+from gpushare.showback.rules import plain_group
 from gpushare.stackfile.config import load_stack_file
-from tests.review.grafana_check import grafana_type_errors
-from tests.review.showback_scenario import STACK_FILE, price_cost
+from tests.showback.grafana_check import grafana_type_errors
+from tests.showback.showback_scenario import STACK_FILE, price_cost
 
 
 @pytest.fixture(scope="module")

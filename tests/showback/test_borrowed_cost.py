@@ -10,10 +10,10 @@ from __future__ import annotations
 import yaml
 
 from gpushare.kubernetes.queues import borrowable
-from gpushare.review.cost import cost_lines, stack_cost
+from gpushare.showback.cost import cost_lines, stack_cost
 from gpushare.stackfile.config import parse_config
 from tests.kubernetes.test_queues import QUEUE_STACK_YAML, TWO_POOLS_YAML, load
-from tests.review.test_cost import sheet
+from tests.showback.test_cost import sheet
 
 T4_NODE = 0.6  # Standard_NC4as_T4_v3, 1 T4: 4 time-sliced shares on t4ts
 T4_SPOT_NODE = 4.0  # Standard_NC64as_T4_v3, 4 T4s; the stub's Spot meter is 0.2 of the Linux one

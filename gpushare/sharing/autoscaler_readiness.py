@@ -36,11 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
-from gpushare.model.keys import OPERATOR_KEY, POOLS_KEY
-from gpushare.model.stack import Cluster, GpuPool, MigStrategy, Operator, StackConfig
-from gpushare.stackfile.checks import Checker, name_indexes
+from gpushare.model.stack import Cluster, GpuPool, MigStrategy, StackConfig
 
 AUTOSCALER_RELEASE = "cluster-autoscaler 1.33.5, 1.34.4 and 1.35.1 as AKS runs them"
 UPSTREAM_ISSUE = "kubernetes/autoscaler#8095"
@@ -127,11 +124,11 @@ def advertises_gpu_resource(pool: GpuPool, mig_strategy: MigStrategy) -> bool:
 
 # --- what a stack's pools make of it ------------------------------------------------------------------------
 
-_RULE = (f"the cluster autoscaler counts a node with the {GPU_LABEL} label and no nvidia.com/gpu allocatable as "
+UNREADY_RULE = (f"the cluster autoscaler counts a node with the {GPU_LABEL} label and no nvidia.com/gpu allocatable as "
          f"unready for as long as it lives (GpuCustomResourcesProcessor.FilterOutNodesWithUnreadyResources, "
          f"{AUTOSCALER_RELEASE}; {UPSTREAM_ISSUE}, open; the upstream fix {UPSTREAM_FIX}, not merged, would lift "
          f"this)")
-_THRESHOLD = (f"more than {OK_TOTAL_UNREADY_COUNT} unready nodes making up more than "
+HEALTH_THRESHOLD = (f"more than {OK_TOTAL_UNREADY_COUNT} unready nodes making up more than "
               f"{MAX_TOTAL_UNREADY_PERCENTAGE:g}% of the cluster stop the autoscaler for every pool "
               f"(ClusterStateRegistry.IsClusterHealthy)")
 
@@ -196,30 +193,6 @@ def why_unready(pool: GpuPool, mig_strategy: MigStrategy) -> str:
     return "renameByDefault: true advertises its shares as nvidia.com/gpu.shared only"
 
 
-def check_autoscaler_readiness(c: Checker, raw_pools: Any, pools: tuple[GpuPool, ...], operator: Operator,
-                               cluster: Cluster) -> None:
-    """Refuse a stack whose pools, in a cluster that autoscales, could take the cluster autoscaler past its
-    cluster-wide unready threshold: it would then stop scaling every pool. Below the threshold `autoscaler_warnings`
-    says what the autoscaler makes of those pools. An existing cluster's other pools are unknown offline, so there
-    it only warns."""
-    found = unready_pools(pools, operator.mig_strategy, other_nodes(cluster))
-    if not found.autoscaled or not found.pools or found.healthy or cluster.existing:
-        return
-    index = name_indexes(raw_pools)
-    names = ", ".join(pool.name for pool in found.pools)
-    why = (f"in a cluster that autoscales (pools {', '.join(found.autoscaled)} do), {_RULE}; pools {names} could "
-           f"make {found.counts} unready, and {_THRESHOLD}")
-    if any(pool.mig for pool in found.pools) and operator.mig_strategy is MigStrategy.MIXED:
-        c.add(f"{OPERATOR_KEY}.migStrategy",
-              f"mixed advertises MIG instances as nvidia.com/mig-<slice> only: {why}; use migStrategy single (every "
-              f"MIG instance advertised as nvidia.com/gpu), or fixed counts for every pool")
-    for pool in found.pools:
-        if pool.sharing and pool.sharing.rename_by_default and pool.name in index:
-            c.add(f"{POOLS_KEY}[{index[pool.name]}].sharing.renameByDefault",
-                  f"true advertises pool {pool.name}'s shares as nvidia.com/gpu.shared only: {why}; remove it (in a "
-                  f"cluster that autoscales, the default is false: the shares are advertised as nvidia.com/gpu)")
-
-
 def autoscaler_warnings(stack: StackConfig, existing_other_nodes: int | None = None) -> list[str]:
     """What the cluster autoscaler makes of pools that advertise no `nvidia.com/gpu`, when it runs (any pool of the
     stack autoscales) or may run (an existing cluster's other pools). `existing_other_nodes`: an existing cluster's
@@ -232,9 +205,9 @@ def autoscaler_warnings(stack: StackConfig, existing_other_nodes: int | None = N
         fix = ("remove renameByDefault to advertise nvidia.com/gpu" if pool.sharing and pool.sharing.rename_by_default
                else "use migStrategy single to advertise nvidia.com/gpu")
         if found.autoscaled:
-            where = f"the cluster autoscales (pools {', '.join(found.autoscaled)}): {_RULE}"
+            where = f"the cluster autoscales (pools {', '.join(found.autoscaled)}): {UNREADY_RULE}"
         else:
-            where = (f"if the existing cluster's own pools autoscale, {_RULE}; `gpushare verify` reports the live "
+            where = (f"if the existing cluster's own pools autoscale, {UNREADY_RULE}; `gpushare verify` reports the live "
                      f"count")
         warnings.append(f"pool {pool.name}: {why_unready(pool, stack.operator.mig_strategy)}, and {where}; its "
                         f"nodes are left out of the autoscaler's ready nodes, and {_verdict(found)}; {fix}")
@@ -247,9 +220,9 @@ def _verdict(found: UnreadyPools) -> str:
     acts = "it still acts" if found.autoscaled else "it would still act"
     stops = "it stops" if found.autoscaled else "it would stop"
     if found.healthy:
-        return f"with {found.counts} unready {acts} ({_THRESHOLD})"
+        return f"with {found.counts} unready {acts} ({HEALTH_THRESHOLD})"
     if found.other_nodes is None:
         return (f"with {found.counts} unready {stops} scaling every pool unless the cluster's other pools hold at "
-                f"least {found.nodes_to_act - found.total_nodes} more nodes ({_THRESHOLD}; `plan --deployed FILE` "
+                f"least {found.nodes_to_act - found.total_nodes} more nodes ({HEALTH_THRESHOLD}; `plan --deployed FILE` "
                 "or the live run reads them)")
-    return f"with {found.counts} unready {stops} scaling every pool ({_THRESHOLD})"
+    return f"with {found.counts} unready {stops} scaling every pool ({HEALTH_THRESHOLD})"

@@ -10,7 +10,7 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
 from gpushare.model.catalog import MigProfile
 from gpushare.model.stack import Autoscale, Tenant, Tier
-from gpushare.review.cost import HOURS_PER_MONTH, cost_lines, money, stack_cost
+from gpushare.showback.cost import HOURS_PER_MONTH, cost_lines, money, stack_cost
 from tests.builders import pool, stack, time_slicing
 from tests.prices_stub import cluster_fee_items, meters_of
 
@@ -181,7 +181,7 @@ def test_a_spot_pool_is_priced_at_the_spot_meter():
 
 def test_a_spot_cap_below_the_spot_price_is_flagged_and_warned():
     from gpushare.model.stack import Spot
-    from gpushare.review.cost import spot_cap_warnings
+    from gpushare.showback.cost import spot_cap_warnings
 
     # The stub's Spot meter is a fifth of the on-demand price: $0.12 for the T4 size.
     capped = dataclasses.replace(T4TS, spot=Spot(max_price=0.05))
@@ -197,7 +197,7 @@ def test_a_spot_cap_below_the_spot_price_is_flagged_and_warned():
 
 def test_a_spot_cap_above_the_price_or_none_is_no_warning_and_another_currency_cannot_be_compared():
     from gpushare.model.stack import Spot
-    from gpushare.review.cost import spot_cap_warnings
+    from gpushare.showback.cost import spot_cap_warnings
 
     above = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot(max_price=0.2))), sheet())
     market = stack_cost(stack(dataclasses.replace(T4TS, spot=Spot())), sheet())

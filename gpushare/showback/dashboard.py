@@ -1,7 +1,7 @@
 """The stack's showback dashboard, built with Grafana's own builder library (grafana-foundation-sdk, the Python
 builders Grafana generates from its schemas) rather than hand-written JSON: pools (busy share, slices held, pending
 GPU pods), tenants (busy devices, quota held) and, with prices, idle cost per pool and tenant. Every panel reads the
-recorded series of `gpushare.review.showback_rules`, so the rules must be loaded where the dashboard's data
+recorded series of `gpushare.showback.rules`, so the rules must be loaded where the dashboard's data
 source evaluates them. Shipped as a ConfigMap for the Grafana sidecar (label grafana_dashboard: "1")."""
 
 from __future__ import annotations

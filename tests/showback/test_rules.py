@@ -1,6 +1,6 @@
 """The showback rule group judged by the real Prometheus tooling: `promtool check rules` parses and type-checks every
 expression, and `promtool test rules` evaluates them over synthetic dcgm-exporter and kube-state-metrics series
-(tests/review/showback_scenario.py) against figures the scenario module works out by hand."""
+(tests/showback/showback_scenario.py) against figures the scenario module works out by hand."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from gpushare.model.metrics import Metrics
-from gpushare.review.showback_rules import plain_group, rule_file
+from gpushare.showback.rules import plain_group, rule_file
 from gpushare.stackfile.config import load_stack_file
 from tests.prometheus_tools import prometheus_binary
-from tests.review.showback_scenario import STACK_FILE, expected, price_cost, selector, series
+from tests.showback.showback_scenario import STACK_FILE, expected, price_cost, selector, series
 
 STEPS = 100
 """Input samples per series, 5 minutes apart: 8 h 20 min, past the idle alert's 6 h `for`."""

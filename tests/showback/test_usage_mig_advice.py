@@ -1,4 +1,4 @@
-"""`gpushare usage`'s MIG advice (`gpushare.review.usage_report`) when several smaller profiles would hold a MIG
+"""`gpushare usage`'s MIG advice (`gpushare.showback.usage`) when several smaller profiles would hold a MIG
 pool's work: it picks the one with the most instances per node. The figures are what the window's PromQL gives
 (tests/cli/test_usage_command.py runs the queries on a real Prometheus); here they are set directly."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from gpushare.model.catalog import MigProfile
-from gpushare.review.showback_rules import showback_pools
-from gpushare.review.usage_report import PoolPlan, _recommendation
+from gpushare.showback.rules import showback_pools
+from gpushare.showback.usage import PoolPlan, _recommendation
 from tests.builders import pool, stack
 
 HELD_HOURS = 100.0

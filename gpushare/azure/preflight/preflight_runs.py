@@ -13,8 +13,8 @@ from gpushare.azure.cluster_baseline import POD_CIDR, SERVICE_CIDR
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard.cluster import missing_cluster_message, service_principal_problem
-from gpushare.azure.guard.report import GuardReport
-from gpushare.azure.guard.run import raise_or_warn_on_read_error
+from gpushare.azure.guard.guard_report import GuardReport
+from gpushare.azure.guard.guard_runs import raise_or_warn_on_read_error
 from gpushare.azure.pod_addressing import GPUSHARE_CLUSTER, cluster_addressing
 from gpushare.azure.preflight.existing_cluster import (
     baseline_checks,
@@ -34,7 +34,7 @@ from gpushare.azure.preflight.offers import (
     zone_check,
 )
 from gpushare.azure.preflight.quota import quota_checks
-from gpushare.azure.preflight.report import Check, PreflightReport, Verdict
+from gpushare.azure.preflight.preflight_report import Check, PreflightReport, Verdict
 from gpushare.azure.preflight.role_assignments import role_assignment_checks
 from gpushare.azure.preflight.subnets import stack_subnets, subnet_checks
 from gpushare.azure.region_offers import RegionOffers, read_region
