@@ -1,6 +1,6 @@
 """gpushare's Pulumi program: one AKS cluster, its GPU pools, the GPU Operator and the tenants, from the stack file.
 
-The program's body is in the package (`gpushare.components.deployment`), so an installed gpushare (`gpushare plan`
+The program's body is in the package (`gpushare.components.program`), so an installed gpushare (`gpushare plan`
 from any directory) runs the very program `pulumi up` runs here. Validation runs before any resource registers; a bad
 stack file stops `pulumi preview` with one message listing every problem, never a traceback.
 
@@ -34,6 +34,6 @@ def _run_installed_command() -> None:
 if __spec__ is not None and __spec__.name == "gpushare.__main__":
     _run_installed_command()
 else:
-    from gpushare.components.deployment import program
+    from gpushare.components.program import program
 
     program()

@@ -1,48 +1,41 @@
 """One GPU node pool: a separate, protected AKS `AgentPool` labelled and tainted for the GPU Operator.
 
-What the agent pool sends and which options protect it is `gpushare.azure.agent_pool_request` (plain data, tested
-directly); this component registers it and orders it after the resources it waits for."""
+What the agent pool sends and which options protect it is the plan's `AgentPoolRequest` (plain data, tested
+directly); this component registers it on the cluster's outputs and orders it after the resources it waits for."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import containerservice
 
-from gpushare.azure.agent_pool_request import agent_pool_request
-from gpushare.model.stack import DriverOwner
-from gpushare.sharing.pool_facts import PoolFacts
+from gpushare.azure.agent_pool_request import (
+    EXISTING_CLUSTER_POD_SUBNET,
+    EXISTING_CLUSTER_SUBNET,
+    AgentPoolRequest,
+)
 
 
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
-    facts: PoolFacts
-    """Required. The validated pool and what the stack makes of it: its node labels (the device-plugin config key
-    among them) and node taints (a pool dedicated to a tenant adds the tenant's);
-    `gpushare.sharing.pool_facts.stack_pool_facts(stack)[pool.name]`."""
-    driver: DriverOwner
-    """Required. Who installs the NVIDIA driver; `operator` creates the pool with `gpuProfile.driver=None`."""
+    request: AgentPoolRequest
+    """Required. The pool's AgentPool inputs and options (`gpushare.plan.stack_plan.PoolPlan.request`, or
+    `gpushare.azure.agent_pool_request.agent_pool_request`): its name, size, MIG profile, labels, taints, scaling and
+    tags, which options protect it. The cluster and subnets below replace the names it was built with."""
     cluster_name: pulumi.Input[str]
-    """Required. The AKS cluster the pool joins."""
+    """Required. The AKS cluster the pool joins (the cluster's output, so the pool waits for it)."""
     resource_group_name: pulumi.Input[str]
     """Required. The cluster's resource group."""
     after: pulumi.Resource | None = None
     """Optional. The agent pool this one waits for: AKS refuses concurrent agent-pool operations on one cluster."""
-    live_count: int | None = None
-    """Optional. The pool's node count as deployed (read once per run by the guard); None for a new pool or when
-    unknown. Autoscaled pools send it, clamped to the new bounds."""
     device_config: pulumi.Resource | None = None
     """Optional. The device-plugin ConfigMap. The pool's `nvidia.com/device-plugin.config` label names one of its
     keys, and a node whose label names a key the ConfigMap lacks cannot load a config, so a label change waits
     for the ConfigMap update."""
-    settled: tuple[str, ...] = ()
-    """Optional. Create-only inputs (wire names) the stack sets to exactly what the deployed pool has
-    (`GuardReport.settled`): ignored, so setting one for the first time does not replace the pool."""
     subnet_id: pulumi.Input[str] | None = None
-    """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: a VNet AKS
-    manages."""
+    """Optional. The subnet of the pool's nodes (`vnetSubnetID`, fixed when AKS creates the pool); None: the
+    request's own (a VNet AKS manages when it has none)."""
     pod_subnet_id: pulumi.Input[str | None] | None = None
     """Optional. The pod subnet (`podSubnetID`) of an existing cluster with Azure CNI dynamic pod IP allocation
     (`ExistingCluster.default_pod_subnet_id`); None: pods take addresses as the cluster's plugin gives them."""
@@ -50,10 +43,6 @@ class GpuNodePoolArgs:
     """Optional. The role assignment that lets the cluster's identity join nodes to `subnet_id` (`SubnetAccess`):
     the pool is created after it, since AKS checks that right when it creates the pool. Default: none (a subnet
     AKS or the cluster's owners manage)."""
-    tags: Mapping[str, str] | None = None
-    """Optional. Azure tags of the agent pool, which AKS copies to its scale set: the user's `tags` merged with the
-    cluster autoscaler's node-template tags: resources, and on an autoscaled pool its nodes' labels and taints
-    (`gpushare.sharing.autoscaling.stack_pool_tags`). Default: none."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -68,14 +57,23 @@ class GpuNodePool(pulumi.ComponentResource):
     """ARM ID of the agent pool."""
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        request = args.request
+        wiring = {"resource_name_": args.cluster_name, "resource_group_name": args.resource_group_name}
+        if args.subnet_id is not None:
+            wiring["vnet_subnet_id"] = args.subnet_id
+        if args.pod_subnet_id is not None:
+            wiring["pod_subnet_id"] = args.pod_subnet_id
+        inputs = {**request.inputs, **wiring}
+        # Checked before anything registers: Azure would refuse the placeholder only at apply.
+        if unwired := [key for key in ("vnet_subnet_id", "pod_subnet_id")
+                       if inputs.get(key) in (EXISTING_CLUSTER_SUBNET, EXISTING_CLUSTER_POD_SUBNET)]:
+            raise ValueError(f"GpuNodePool {name}: the request names the existing cluster's subnets "
+                             f"({', '.join(unwired)}); pass subnet_id=ExistingCluster.default_subnet_id and "
+                             "pod_subnet_id=ExistingCluster.default_pod_subnet_id")
         super().__init__("gpushare:pool:GpuNodePool", name, None, opts)
-        request = agent_pool_request(
-            args.facts, args.driver, cluster_name=args.cluster_name, resource_group_name=args.resource_group_name,
-            live_count=args.live_count, settled=args.settled, subnet_id=args.subnet_id,
-            pod_subnet_id=args.pod_subnet_id, tags=args.tags)
         self.agent_pool = containerservice.AgentPool(
             f"{name}-agentpool",
-            **request.inputs,
+            **inputs,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=request.protect,

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpushare.model.stack import StackConfig
-from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, RELEASE_NAME, operator_plan
+from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, RELEASE_NAME, OperatorPlan
 from gpushare.sharing.retained_configs import (
     CONFIG_DATA_OUTPUT,
     keys_to_keep,
@@ -32,8 +31,9 @@ a stricter level, or the DaemonSets' pods are refused at admission and GPU nodes
 
 @dataclass(frozen=True)
 class GpuOperatorArgs:
-    stack: StackConfig
-    """Required. The validated stack: its operator settings and GPU pools decide the configs and chart values."""
+    plan: OperatorPlan
+    """Required. The chart, its values and the device-plugin ConfigMap data (`gpushare.plan.stack_plan.StackPlan.
+    operator`, or `gpushare.sharing.operator_values.operator_plan`)."""
     provider: k8s.Provider
     """Required. The cluster's Kubernetes provider (`ClusterAccess.provider`). A provider of your own needs
     `enable_config_map_mutable=True`, as ClusterAccess sets it: without it pulumi-kubernetes deletes the
@@ -65,7 +65,7 @@ class GpuOperator(pulumi.ComponentResource):
     """The Helm release name."""
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
-        plan = operator_plan(args.stack)
+        plan = args.plan
         super().__init__("gpushare:operator:GpuOperator", name, None, opts)
         after_access = list(args.depends_on)
         in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after_access)

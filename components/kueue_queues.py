@@ -1,6 +1,6 @@
 """Kueue (its Helm release, on the system pool) and the tenants' queues compiled from the stack.
 
-The objects are `gpushare.kubernetes.queues.queue_manifests` verbatim, so what `plan` shows is what registers here.
+The objects are the plan's (`gpushare.kubernetes.queues.queue_manifests`) verbatim, so what `plan` shows is what registers here.
 The chart installs Kueue's CRDs, so every queue object waits for the release; a LocalQueue also waits for its
 tenant (its namespace).
 """
@@ -9,19 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpushare.kubernetes.queues import kueue_release, queue_manifests
+from gpushare.kubernetes.queues import KueueRelease
 from gpushare.kubernetes.tenants import MANAGED_BY
-from gpushare.model.stack import StackConfig
 
 
 @dataclass(frozen=True)
 class KueueQueuesArgs:
-    stack: StackConfig
-    """Required. The validated stack, with `gpushare:queues.enabled`."""
+    release: KueueRelease
+    """Required. Kueue's Helm release (`gpushare.plan.stack_plan.QueuesPlan.release`)."""
+    manifests: Sequence[Mapping[str, Any]]
+    """Required. The queue objects, flavors and cohorts before the queues that name them
+    (`gpushare.plan.stack_plan.QueuesPlan.manifests`)."""
     provider: pulumi.ProviderResource
     """Required. The Kubernetes provider of the stack's cluster."""
     tenants: Mapping[str, pulumi.Resource]
@@ -40,8 +43,7 @@ class KueueQueues(pulumi.ComponentResource):
     """The ClusterQueues' names (one per tenant)."""
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None):
-        release_plan = kueue_release(args.stack)
-        manifests = queue_manifests(args.stack)
+        release_plan, manifests = args.release, args.manifests
         super().__init__("gpushare:queues:KueueQueues", name, None, opts)
         after = list(args.depends_on)
         namespace = k8s.core.v1.Namespace(

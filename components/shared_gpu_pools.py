@@ -4,21 +4,21 @@ exempt namespaces (`exempt_debug_policy`). Registered only when the stack has te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
 from gpushare.components.manifest_resource import register_manifest
 from gpushare.components.tenant import GpuTenant
-from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_pool_policy
-from gpushare.model.stack import StackConfig
 
 
 @dataclass(frozen=True)
 class SharedGpuPoolsArgs:
-    stack: StackConfig
-    """Required. The validated stack, with at least one tenant."""
+    policies: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    """Required. (ValidatingAdmissionPolicy, binding) manifests: the shared pools' policy first, then the exempt
+    namespaces' debug policy (`gpushare.plan.stack_plan.StackPlan.shared_policies`)."""
     provider: pulumi.ProviderResource
     """Required. The Kubernetes provider of the stack's cluster."""
     depends_on: Sequence[pulumi.Resource] = ()
@@ -40,9 +40,9 @@ class SharedGpuPools(pulumi.ComponentResource):
         after = list(args.depends_on)
         policies = []
         tenant_bindings = [tenant.policy_binding for tenant in args.tenants]
-        for prefix, (policy_manifest, binding_manifest), waits in (
-                (name, shared_pool_policy(args.stack), tenant_bindings),
-                (f"{name}-debug", exempt_debug_policy(args.stack), [])):
+        for index, (policy_manifest, binding_manifest) in enumerate(args.policies):
+            # The first is judged for the namespaces the tenants' bindings leave: it waits for them.
+            prefix, waits = (name, tenant_bindings) if index == 0 else (f"{name}-debug", [])
             policy = register_manifest(f"{prefix}-policy", policy_manifest,
                                        pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=after))
             register_manifest(f"{prefix}-binding", binding_manifest, pulumi.ResourceOptions(

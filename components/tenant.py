@@ -1,6 +1,6 @@
 """One tenant: its namespace, GPU quota, container defaults, `edit` RoleBindings and pool admission policy.
 
-The objects are `gpushare.kubernetes.tenant_objects.tenant_objects_by_role`'s verbatim, each registered by its role,
+The objects are the plan's (`gpushare.kubernetes.tenant_objects.tenant_objects_by_role`) verbatim, each registered by its role,
 so what `plan` shows and `verify` looks for is what registers here.
 """
 
@@ -13,16 +13,14 @@ from typing import Any
 import pulumi
 
 from gpushare.components.manifest_resource import register_manifest
-from gpushare.kubernetes.tenant_objects import tenant_objects_by_role
-from gpushare.model.stack import StackConfig, Tenant
+from gpushare.kubernetes.tenant_objects import TenantObjects
 
 
 @dataclass(frozen=True)
 class GpuTenantArgs:
-    stack: StackConfig
-    """Required. The validated stack: pools decide the policy's pools, resources and container defaults."""
-    tenant: Tenant
-    """Required. The tenant, from `stack.tenants`."""
+    objects: TenantObjects
+    """Required. The tenant's objects by role (`gpushare.plan.stack_plan.StackPlan.tenants`, or
+    `gpushare.kubernetes.tenant_objects.tenant_objects_by_role`)."""
     provider: pulumi.ProviderResource
     """Required. The Kubernetes provider of the stack's cluster."""
     depends_on: Sequence[pulumi.Resource] = ()
@@ -40,7 +38,7 @@ class GpuTenant(pulumi.ComponentResource):
     """Its ValidatingAdmissionPolicyBinding: SharedGpuPools stops judging the namespace only after it exists."""
 
     def __init__(self, name: str, args: GpuTenantArgs, opts: pulumi.ResourceOptions | None = None):
-        objects = tenant_objects_by_role(args.stack, args.tenant)
+        objects = args.objects
         super().__init__("gpushare:tenant:GpuTenant", name, None, opts)
         after = list(args.depends_on)
         # Retained: dropping a tenant from the stack removes its quota, defaults and policy, never the team's

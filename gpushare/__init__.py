@@ -8,8 +8,9 @@ Grouped by stage, bottom up; a module imports only from its own stage or the one
 4. `azure`: reads, preflight, the guard;
 5. `kubernetes`: tenants, queues, kubeconfig, verify;
 6. `showback`: cost, the showback rules and dashboard, `usage`'s report;
-7. `review` (plan, PR and compare reports) and `components` (the Pulumi ComponentResources);
-8. `render`: the program under the mock engine;
-9. `cli`.
+7. `plan`: `build_plan`, the one place a stack's facts are derived, into the `StackPlan` everything above reads;
+8. `review` (plan, PR and compare reports) and `components` (the Pulumi ComponentResources);
+9. `render`: the program under the mock engine;
+10. `cli`.
 Only `components` and `render` import Pulumi.
 """

@@ -193,6 +193,13 @@ def system_pool_inputs(cluster: Cluster) -> dict[str, Any]:
     }
 
 
+EXISTING_CLUSTER_SUBNET = "<the existing cluster's system pool subnet>"
+EXISTING_CLUSTER_POD_SUBNET = "<the existing cluster's system pool pod subnet>"
+"""What a plan's request names where a pool without its own subnet joins an existing cluster: the cluster's subnets,
+which only its read tells (`ExistingCluster.default_subnet_id`, `default_pod_subnet_id`). Named, the request's
+create-only lists are the ones the program sends; `GpuNodePool` refuses to send them unreplaced."""
+
+
 @dataclass(frozen=True)
 class AgentPoolRequest:
     """One GPU pool's agent pool, as azure-native's `containerservice.AgentPool` takes it."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,12 +17,10 @@ from gpushare.azure.guard.guard_runs import check_file
 from gpushare.azure.prices import PricesError, PricesFileError
 from gpushare.cli.price_options import add_price_options, price_sheet
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.kubernetes.long_run_warning import with_long_run_warning
-from gpushare.model.stack import StackConfig
+from gpushare.plan.stack_plan import StackPlan, build_plan, with_guard
 from gpushare.review.cluster_facts import agent_pool_profiles, vnet_warnings
 from gpushare.showback.cost import priced_vm_sizes, spot_cap_warnings, stack_cost
 from gpushare.review.plan_report import plan_document, render_text
-from gpushare.showback.deployed_cost import deployed_cost
 from gpushare.stackfile.config import encode_engine_config, parse_stack_file
 from gpushare.stackfile.files import read_stack_file
 from gpushare.stackfile.project import PROJECT_FILE, ProjectError, is_stack_path, project_at
@@ -51,7 +51,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _program_run(args: argparse.Namespace) -> tuple[StackConfig, Recording, GuardReport | None]:
+@dataclass(frozen=True)
+class _Planned:
+    plan: StackPlan
+    """The CLI's plan, built once (with the guard's read of `--deployed` pools): the report reads it."""
+    recording: Recording
+    program_plan: StackPlan
+    """The plan the program's deploy() built and registered (offline: no guard)."""
+    guard: GuardReport | None
+
+
+def _program_run(args: argparse.Namespace) -> _Planned:
     """`--program DIR`: the user's program under the mock engine; the stack is what its deploy() validated."""
     from gpushare.render.user_program import run_user_program
 
@@ -65,35 +75,56 @@ def _program_run(args: argparse.Namespace) -> tuple[StackConfig, Recording, Guar
     deployed = read_file(args.deployed) if args.deployed else None
     run = run_user_program(args.program, args.stack, config, {"agentPoolProfiles": agent_pool_profiles(deployed)})
     # The program rendered offline (its guard skipped); the stack it validated is compared with the deployed pools.
-    return run.stack, run.recording, check_file(run.stack, args.deployed) if args.deployed else None
+    program_plan = run.deployment.plan
+    guard = check_file(run.stack, args.deployed, program_plan.pool_facts) if args.deployed else None
+    return _Planned(with_guard(program_plan, guard) if guard else program_plan, run.recording, program_plan, guard)
 
 
-def _own_program_run(args: argparse.Namespace) -> tuple[StackConfig, Recording, GuardReport | None]:
+def _own_program_run(args: argparse.Namespace) -> _Planned:
     """gpushare's own program for the stack file STACK names."""
     stack_file = read_stack_argument(args)
     stack = parse_stack_file(stack_file)
-    deployed_cost(stack)  # a saved price file the deployed rules cannot use is a config error, as in the program
+    plan = build_plan(stack)  # what only the derived facts show wrong is a config error, as in the program
     # Imported here: the mock engine pulls in Pulumi and the providers' SDKs, which validation does not need.
     from gpushare.render.mock_engine import run_program
+    from gpushare.render.user_program import observing_deploy
 
-    guard = check_file(stack, args.deployed) if args.deployed else None
+    guard = check_file(stack, args.deployed, plan.pool_facts) if args.deployed else None
     # The guard ran above; the program renders offline so the plan shows what it would create, an existing
     # cluster's read answering with the pools the guard read (or an unknown subnet).
     read = {"agentPoolProfiles": agent_pool_profiles(guard.deployed if guard else None)}
-    return stack, run_program(stack.stack, encode_engine_config(stack_file.config), stack_file=stack_file.path,
-                              existing_cluster=read), guard
+    with observing_deploy() as deployments:
+        recording = run_program(stack.stack, encode_engine_config(stack_file.config), stack_file=stack_file.path,
+                                existing_cluster=read)
+    (deployment,) = deployments
+    return _Planned(with_guard(plan, guard) if guard else plan, recording, deployment.plan, guard)
+
+
+def program_only_warnings(recorded: list[str], program_plan: StackPlan) -> list[str]:
+    """What the program logged besides its plan's warnings (a user program's own, a registration's), in order: the
+    CLI shows its own plan's warnings instead of the program's, which had no guard."""
+    expected = Counter(program_plan.warnings)
+    extra = []
+    for warning in recorded:
+        if expected[warning]:
+            expected[warning] -= 1
+        else:
+            extra.append(warning)
+    return extra
 
 
 def run(args: argparse.Namespace) -> int:
-    stack, recording, guard = _program_run(args) if args.program else _own_program_run(args)
-    resources = [r.to_json() for r in recording.resources if r.custom]
-    warnings = with_long_run_warning(recording.warnings, stack, guard) if guard else list(recording.warnings)
+    planned = _program_run(args) if args.program else _own_program_run(args)
+    plan, guard = planned.plan, planned.guard
+    stack = plan.stack
+    resources = [r.to_json() for r in planned.recording.resources if r.custom]
+    warnings = [*plan.warnings, *program_only_warnings(planned.recording.warnings, planned.program_plan)]
     warnings += vnet_warnings(stack, guard.deployed if guard else None)
     cost, unpriced = None, None
     try:
         deployed = guard.deployed if guard else None
         sheet = price_sheet(args, stack.location, priced_vm_sizes(stack, deployed))
-        cost = stack_cost(stack, sheet, deployed) if sheet else None
+        cost = stack_cost(stack, sheet, deployed, facts=plan.pool_facts) if sheet else None
         warnings += spot_cap_warnings(cost) if cost else []
     except PricesFileError:
         raise  # a file the user named that is not a fitting prices file: fixed like the stack file, not skipped
@@ -101,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         # The API could not be read: the plan stands without prices; say why (on the cost line and as a warning).
         unpriced = f"{exc}" + (f"; {exc.hint}" if exc.hint else "")
         warnings.append(f"prices: {unpriced}")
-    document = plan_document(stack, resources, warnings, guard, cost, unpriced)
+    document = plan_document(plan, resources, warnings, guard, cost, unpriced)
     print(json.dumps(document, indent=2, sort_keys=False) if args.json else render_text(document))
     if guard:
         raise_for_violations(guard)

@@ -27,7 +27,7 @@ from gpushare.azure.preflight.preflight_report import Check, Verdict
 from gpushare.model.stack import StackConfig
 from gpushare.sharing.node_selection import selects, untolerated
 from gpushare.sharing.operator_values import NAMESPACE
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 
 DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"
 DEVICE_PLUGIN_NAME = "nvidia-device-plugin"
@@ -76,30 +76,31 @@ def is_device_plugin(daemon_set: Mapping[str, Any]) -> bool:
     return bool(runs_plugin) or (DEVICE_PLUGIN_NAME in name and not _other_tool(name))
 
 
-def gpu_node_labels(stack: StackConfig, pool_name: str) -> dict[str, str]:
+def gpu_node_labels(stack: StackConfig, pool_name: str, facts: PoolFactsByName | None = None) -> dict[str, str]:
     """The labels a node of a gpushare pool carries: the pool's own, AKS's (aks-docs use-labels.md: agentpool,
     `kubernetes.azure.com/accelerator` on GPU nodes, the VM size, OS), and what NFD and GPU Feature Discovery add
     (`feature.node.kubernetes.io/pci-10de.present`, `nvidia.com/gpu.present`)."""
-    facts = stack_pool_facts(stack)[pool_name]
+    pool_facts = given_or_derived(stack, facts)[pool_name]
     return {
-        **facts.carried_labels,
+        **pool_facts.carried_labels,
         "agentpool": pool_name, "kubernetes.azure.com/agentpool": pool_name,
         "kubernetes.azure.com/accelerator": "nvidia",
-        "node.kubernetes.io/instance-type": facts.pool.vm_size.name, "beta.kubernetes.io/instance-type":
-        facts.pool.vm_size.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+        "node.kubernetes.io/instance-type": pool_facts.pool.vm_size.name, "beta.kubernetes.io/instance-type":
+        pool_facts.pool.vm_size.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
         "feature.node.kubernetes.io/pci-10de.present": "true", "nvidia.com/gpu.present": "true",
     }
 
 
-def _reached_pools(stack: StackConfig, daemon_set: Mapping[str, Any]) -> list[str]:
+def _reached_pools(stack: StackConfig, daemon_set: Mapping[str, Any], facts: PoolFactsByName) -> list[str]:
     pod_spec = ((daemon_set.get("spec") or {}).get("template") or {}).get("spec") or {}
     tolerations = pod_spec.get("tolerations") or []
-    return [name for name, facts in stack_pool_facts(stack).items()
-            if not untolerated(tolerations, facts.tolerated_taints) and selects(pod_spec, gpu_node_labels(stack, name))]
+    return [name for name, pool in facts.items() if not untolerated(tolerations, pool.tolerated_taints)
+            and selects(pod_spec, gpu_node_labels(stack, name, facts))]
 
 
-def gpu_software_checks(stack: StackConfig, software: GpuSoftware) -> list[Check]:
+def gpu_software_checks(stack: StackConfig, software: GpuSoftware, facts: PoolFactsByName | None = None) -> list[Check]:
     """One row per GPU Operator or device plugin that is not gpushare's; one passing row when there is none."""
+    facts = given_or_derived(stack, facts)
     checks = []
     for policy in software.cluster_policies:
         meta = _meta(policy)
@@ -125,7 +126,7 @@ def gpu_software_checks(stack: StackConfig, software: GpuSoftware) -> list[Check
             continue
         subject = f"DaemonSet {namespace}/{name}"
         delete = f"kubectl delete daemonset -n {namespace} {name}"
-        if pools := _reached_pools(stack, daemon_set):
+        if pools := _reached_pools(stack, daemon_set, facts):
             checks.append(Check(
                 "gpu-software", subject, Verdict.FAIL,
                 f"an NVIDIA device plugin not gpushare's, whose tolerations and node selection admit the nodes of "

@@ -16,8 +16,6 @@ from __future__ import annotations
 from gpushare.azure.guard.guard_report import GuardReport
 from gpushare.model.stack import KubernetesCredential, StackConfig
 
-LONG_RUN_MARK = "may outlast the Kubernetes token"
-"""Every long-run warning says this (`with_long_run_warning` finds the program's by it)."""
 MAX_POOL_CREATES = 3
 """Pools a run may create before `plan` warns: 4 x ~15 minutes reaches the token's 60-minute lower bound."""
 CREDENTIAL_KEY = "gpushare:cluster.access.kubernetesCredential"
@@ -49,16 +47,9 @@ def long_run_warning(stack: StackConfig, report: GuardReport | None) -> str | No
     reasons = long_run_reasons(stack, report)
     if not reasons:
         return None
-    return (f"this run {'; '.join(reasons)}: it {LONG_RUN_MARK} the program fetches when it starts "
+    return (f"this run {'; '.join(reasons)}: it may outlast the Kubernetes token the program fetches when it starts "
             f"(60-90 minutes), and the deletes that run last (removed tenant objects) would then fail with 401; "
             f"set {CREDENTIAL_KEY}: kubelogin-workloadidentity (on GitHub Actions: the job's OIDC token) or "
             f"kubelogin-azurecli (an az session that can refresh) so kubelogin renews it "
             f"(docs/security.md \"Long runs\")")
 
-
-def with_long_run_warning(warnings: list[str], stack: StackConfig, report: GuardReport) -> list[str]:
-    """`plan --deployed` renders the program offline, where every pool counts as new: its long-run warning is
-    replaced by the one the deployed pools give."""
-    kept = [warning for warning in warnings if LONG_RUN_MARK not in warning]
-    warning = long_run_warning(stack, report)
-    return [*kept, warning] if warning else kept

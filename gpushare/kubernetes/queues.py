@@ -47,7 +47,7 @@ from gpushare.kubernetes.kueue_admission import (
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, NODE_SHARE_FOR_PODS
 from gpushare.model.keys import QUEUES_KEY, TENANTS_KEY
 from gpushare.model.stack import StackConfig, Tenant, TenantQueue
-from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFacts, PoolFactsByName, given_or_derived
 from gpushare.sharing.queue_flavor import flavor_node_labels, flavor_tolerations
 from gpushare.stackfile.queue_config import VERIFIED_KUEUE_VERSIONS
 
@@ -104,10 +104,10 @@ def _listing(stack: StackConfig, pool: str) -> int:
     return sum(1 for tenant in stack.tenants if pool in tenant.pools)
 
 
-def _targets(stack: StackConfig, tenant: Tenant) -> dict[str, int]:
+def _targets(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> dict[str, int]:
     """resource -> the units the tenant is guaranteed: `queue.nominal`'s, else its quota, else its pools' share
     (per resource: a resource `nominal` does not name keeps its default)."""
-    facts = stack_pool_facts(stack)
+    facts = given_or_derived(stack, facts)
     share: dict[str, int] = {}
     for name in tenant.pools:
         capacity = facts[name].capacity
@@ -118,13 +118,13 @@ def _targets(stack: StackConfig, tenant: Tenant) -> dict[str, int]:
     return {**defaults, **dict(tenant.queue.nominal or ())}
 
 
-def flavor_quotas(stack: StackConfig, tenant: Tenant) -> list[FlavorQuota]:
+def flavor_quotas(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[FlavorQuota]:
     """The tenant's pools as its ClusterQueue lists them: by resource, dedicated pools first."""
-    facts = stack_pool_facts(stack)
+    facts = given_or_derived(stack, facts)
     in_cohort = cohort_of(stack, tenant) is not None
     borrowing, lending = dict(tenant.queue.borrowing_limit), dict(tenant.queue.lending_limit)
     quotas = []
-    for resource, target in _targets(stack, tenant).items():
+    for resource, target in _targets(stack, tenant, facts).items():
         pools = [name for name in tenant.pools if facts[name].capacity.resource == resource]
         pools.sort(key=lambda name: facts[name].dedicated_tenant != tenant.name)
         capacity = {name: facts[name].capacity.total(facts[name].pool.max_nodes) for name in pools}
@@ -153,10 +153,10 @@ def _lend(limit: int | None, nominal: int) -> int | None:
     return None if limit is None else min(limit, nominal)
 
 
-def cpu_memory_quota(stack: StackConfig, tenant: Tenant) -> tuple[int, int]:
+def cpu_memory_quota(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> tuple[int, int]:
     """(vCPUs, GiB) the tenant's pools give pods at their max (`NODE_SHARE_FOR_PODS` of each node): its cpu and
     memory guarantee, never the limit (the GPU resources are)."""
-    facts = stack_pool_facts(stack)
+    facts = given_or_derived(stack, facts)
     cpu = memory = Fraction(0)
     for name in tenant.pools:
         pool = facts[name].pool
@@ -174,16 +174,17 @@ def _resource(name: str, nominal: Any, borrowing: int | None = None, lending: in
     return quota
 
 
-def cluster_queue(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
+def cluster_queue(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> dict[str, Any]:
+    facts = given_or_derived(stack, facts)
     groups: list[dict[str, Any]] = []
-    for quota in flavor_quotas(stack, tenant):
+    for quota in flavor_quotas(stack, tenant, facts):
         group = next((g for g in groups if g["coveredResources"] == [quota.resource]), None)
         if group is None:
             group = {"coveredResources": [quota.resource], "flavors": []}
             groups.append(group)
         group["flavors"].append({"name": quota.pool, "resources": [
             _resource(quota.resource, quota.nominal, quota.borrowing_limit, quota.lending_limit)]})
-    cpu, memory = cpu_memory_quota(stack, tenant)
+    cpu, memory = cpu_memory_quota(stack, tenant, facts)
     groups.append({"coveredResources": ["cpu", "memory"], "flavors": [{"name": CPU_MEMORY_FLAVOR, "resources": [
         _resource("cpu", str(cpu)), _resource("memory", f"{memory}Gi")]}]})
     queue = tenant.queue
@@ -220,19 +221,21 @@ def cohort_object(name: str) -> dict[str, Any]:
             "spec": {}}
 
 
-def queue_manifests(stack: StackConfig) -> list[dict[str, Any]]:
+def queue_manifests(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
     """Every Kueue object, flavors and cohorts before the queues that name them; none when queues are off."""
+    facts = given_or_derived(stack, facts)
     if not stack.queues.enabled or not stack.tenants:
         return []
-    flavors = [pool_flavor(facts) for facts in stack_pool_facts(stack).values()]
+    flavors = [pool_flavor(pool) for pool in facts.values()]
     flavors.append({"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
                     "metadata": {"name": CPU_MEMORY_FLAVOR, "labels": dict(MANAGED_BY)}, "spec": {}})
     return [*flavors, *(cohort_object(name) for name, _ in cohorts(stack)),
-            *(priority_class(t) for t in stack.tenants), *(cluster_queue(stack, t) for t in stack.tenants),
+            *(priority_class(t) for t in stack.tenants), *(cluster_queue(stack, t, facts) for t in stack.tenants),
             *(local_queue(t) for t in stack.tenants)]
 
 
-def queue_warnings(stack: StackConfig) -> list[str]:
+def queue_warnings(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[str]:
+    facts = given_or_derived(stack, facts)
     if not stack.queues.enabled:
         written = [t.name for t in stack.tenants if t.queue != TenantQueue()]
         return [f"tenants {', '.join(written)}: `queue:` is read only when {QUEUES_KEY}.enabled is true; no queue "
@@ -244,7 +247,7 @@ def queue_warnings(stack: StackConfig) -> list[str]:
     if not stack.tenants:
         warnings.append(f"{QUEUES_KEY}.enabled: Kueue is installed but no tenant has a queue ({TENANTS_KEY} is "
                         f"empty)")
-    all_quotas = {tenant.name: flavor_quotas(stack, tenant) for tenant in stack.tenants}
+    all_quotas = {tenant.name: flavor_quotas(stack, tenant, facts) for tenant in stack.tenants}
     for tenant in stack.tenants:
         limits = [*tenant.queue.borrowing_limit, *tenant.queue.lending_limit]
         if limits and cohort_of(stack, tenant) is None:
@@ -264,14 +267,14 @@ def queue_warnings(stack: StackConfig) -> list[str]:
                 warnings.append(f"tenant {tenant.name}: its quota of {resource} ({units}) refuses its pods beyond "
                                 f"{units} units, borrowed or not, where its queue reaches {reach}: raise the quota "
                                 f"or drop it to let it borrow")
-    for facts in stack_pool_facts(stack).values():
+    for pool_facts in facts.values():
         guaranteed = [(name, q.nominal) for name, quotas in all_quotas.items() for q in quotas
-                      if q.pool == facts.pool.name]
-        capacity = facts.capacity.total(facts.pool.max_nodes)
+                      if q.pool == pool_facts.pool.name]
+        capacity = pool_facts.capacity.total(pool_facts.pool.max_nodes)
         if sum(units for _, units in guaranteed) > capacity:
             shown = ", ".join(f"{name} {units}" for name, units in guaranteed)
-            warnings.append(f"pool {facts.pool.name}: the queues guarantee {sum(u for _, u in guaranteed)} "
-                            f"{facts.capacity.resource} ({shown}) but it holds at most {capacity}: a tenant may "
+            warnings.append(f"pool {pool_facts.pool.name}: the queues guarantee {sum(u for _, u in guaranteed)} "
+                            f"{pool_facts.capacity.resource} ({shown}) but it holds at most {capacity}: a tenant may "
                             f"wait for its guarantee")
     return warnings
 
@@ -305,7 +308,7 @@ class Borrowable:
     units: int
 
 
-def borrowable(stack: StackConfig, tenant: Tenant) -> list[Borrowable]:
+def borrowable(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[Borrowable]:
     """Per shared pool in the tenant's ClusterQueue (none without a cohort; a dedicated pool's `borrowingLimit` is
     0), the most it may borrow: its `borrowingLimit` (no limit when absent), what the other tenants lend there, and
     what the pool holds at its max beyond the tenant's own guarantee, whichever is least. The first two are Kueue's
@@ -313,9 +316,10 @@ def borrowable(stack: StackConfig, tenant: Tenant) -> list[Borrowable]:
     its nominal quota it does not lend, plus the cohort's `SubtreeQuota`, at most nominal + `borrowingLimit`; the
     cohort's quota is each member's nominal, at most its `lendingLimit`, `accumulateFromChild`); the third is the
     nodes, which Kueue does not see. Pools with nothing to borrow are left out."""
+    facts = given_or_derived(stack, facts)
     if cohort_of(stack, tenant) is None:
         return []
-    all_quotas = {t.name: flavor_quotas(stack, t) for t in stack.tenants}
+    all_quotas = {t.name: flavor_quotas(stack, t, facts) for t in stack.tenants}
     found = []
     for quota in all_quotas[tenant.name]:
         if quota.dedicated:
@@ -328,8 +332,9 @@ def borrowable(stack: StackConfig, tenant: Tenant) -> list[Borrowable]:
     return found
 
 
-def queue_plan(stack: StackConfig) -> dict[str, Any]:
+def queue_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> dict[str, Any]:
     """`plan --json`'s `queues`."""
+    facts = given_or_derived(stack, facts)
     queues = stack.queues
     return {
         "enabled": queues.enabled, "kueueVersion": queues.kueue_version, "fairSharing": queues.fair_sharing,
@@ -343,10 +348,10 @@ def queue_plan(stack: StackConfig) -> dict[str, Any]:
             "priority": tenant.queue.priority,
             "flavors": [{"pool": q.pool, "resource": q.resource, "capacity": q.capacity, "nominal": q.nominal,
                          "borrowingLimit": q.borrowing_limit, "lendingLimit": q.lending_limit,
-                         "dedicated": q.dedicated} for q in flavor_quotas(stack, tenant)],
+                         "dedicated": q.dedicated} for q in flavor_quotas(stack, tenant, facts)],
         } for tenant in stack.tenants] if queues.enabled else [],
         "release": _release_plan(stack) if queues.enabled else None,
-        "objects": queue_manifests(stack),
+        "objects": queue_manifests(stack, facts),
     }
 
 

@@ -20,6 +20,7 @@ from gpushare.kubernetes.tenants import (
     tenant_policy_name,
 )
 from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant, tenant_taint
+from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 
 Manifest = dict[str, Any]
 
@@ -72,8 +73,8 @@ def quota_object(tenant: Tenant) -> dict[str, Any] | None:
             "spec": {"hard": {quota_key(resource): str(units) for resource, units in tenant.quota}}}
 
 
-def limit_range_object(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
-    defaults = container_defaults(stack, tenant)
+def limit_range_object(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> dict[str, Any]:
+    defaults = container_defaults(stack, tenant, facts)
     return {"apiVersion": "v1", "kind": "LimitRange", "metadata": _metadata("gpushare-container-defaults", tenant),
             "spec": {"limits": [{"type": "Container", "default": defaults, "defaultRequest": dict(defaults)}]}}
 
@@ -89,11 +90,11 @@ def role_binding_objects(tenant: Tenant) -> list[dict[str, Any]]:
     } for group in tenant.groups]
 
 
-def tenant_objects_by_role(stack: StackConfig, tenant: Tenant) -> TenantObjects:
+def tenant_objects_by_role(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> TenantObjects:
     """One tenant's objects, each under its role's name."""
-    policy, policy_binding = tenant_policy(stack, tenant)
+    policy, policy_binding = tenant_policy(stack, tenant, facts)
     return TenantObjects(
-        namespace=namespace_object(tenant), quota=quota_object(tenant), limit_range=limit_range_object(stack, tenant),
+        namespace=namespace_object(tenant), quota=quota_object(tenant), limit_range=limit_range_object(stack, tenant, facts),
         edit_bindings=dict(zip(tenant.groups, role_binding_objects(tenant), strict=True)),
         policy=policy, policy_binding=policy_binding)
 
@@ -109,8 +110,9 @@ def tenant_manifests(stack: StackConfig) -> list[dict[str, Any]]:
             exempt_debug_policy(stack))
 
 
-def tenant_plan(stack: StackConfig) -> list[dict[str, Any]]:
+def tenant_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
     """The `tenants` list of `plan --json`."""
+    facts = given_or_derived(stack, facts)
     return [{
         "name": tenant.name,
         "namespace": tenant.name,
@@ -118,13 +120,13 @@ def tenant_plan(stack: StackConfig) -> list[dict[str, Any]]:
         "offers": [{"pool": o.pool, "resource": o.resource, "perNode": o.per_node, "maxNodes": o.max_nodes,
                     "maxTotal": o.max_total, "dedicated": o.dedicated,
                     "taint": tenant_taint(tenant.name) if o.dedicated else None}
-                   for o in pool_offers(stack, tenant)],
+                   for o in pool_offers(stack, tenant, facts)],
         "quota": dict(tenant.quota),
         "groups": list(tenant.groups),
         "guaranteed": tenant.guaranteed,
-        "containerDefaults": container_defaults(stack, tenant),
+        "containerDefaults": container_defaults(stack, tenant, facts),
         "policy": tenant_policy_name(tenant),
-        "podSpec": pod_spec(stack, tenant),
+        "podSpec": pod_spec(stack, tenant, facts),
     } for tenant in stack.tenants]
 
 

@@ -23,7 +23,7 @@ from gpushare.model.stack import (
     tenant_taint,
 )
 from gpushare.sharing.operator_values import toleration
-from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFacts, PoolFactsByName, given_or_derived
 from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpushare"}
@@ -54,14 +54,15 @@ class PoolOffer:
     """Only this tenant lists the pool: its nodes carry the tenant's taint."""
 
 
-def pool_offers(stack: StackConfig, tenant: Tenant) -> list[PoolOffer]:
+def pool_offers(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[PoolOffer]:
+    by_pool = given_or_derived(stack, facts)
     offers = []
     for name in tenant.pools:
-        facts = stack_pool_facts(stack)[name]
-        capacity = facts.capacity
+        pool_facts = by_pool[name]
+        capacity = pool_facts.capacity
         offers.append(PoolOffer(pool=name, resource=capacity.resource, per_node=capacity.per_node,
-                                max_nodes=facts.pool.max_nodes, max_total=capacity.total(facts.pool.max_nodes),
-                                dedicated=facts.dedicated_tenant == tenant.name))
+                                max_nodes=pool_facts.pool.max_nodes, max_total=capacity.total(pool_facts.pool.max_nodes),
+                                dedicated=pool_facts.dedicated_tenant == tenant.name))
     return offers
 
 
@@ -92,18 +93,18 @@ def _share_per_device(facts: PoolFacts) -> tuple[int, int]:
     return max(cpu, 100), max(memory, 256)
 
 
-def pool_share(stack: StackConfig, pool_name: str) -> dict[str, str]:
+def pool_share(stack: StackConfig, pool_name: str, facts: PoolFactsByName | None = None) -> dict[str, str]:
     """CPU and memory one pod per advertised device can have on this pool: what the pod snippet asks for."""
-    cpu, memory = _share_per_device(stack_pool_facts(stack)[pool_name])
+    cpu, memory = _share_per_device(given_or_derived(stack, facts)[pool_name])
     return {"cpu": _cpu(cpu), "memory": _memory(memory)}
 
 
-def container_defaults(stack: StackConfig, tenant: Tenant) -> dict[str, str]:
+def container_defaults(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> dict[str, str]:
     """The namespace's LimitRange default (= defaultRequest) for CPU and memory. It applies to every container in
     the namespace, GPU or not, so it is the smaller of `DEFAULT_CONTAINER_CAP` and the smallest fair share across
     the tenant's pools (a pod that states none fits on every node of each of them)."""
-    facts = stack_pool_facts(stack)
-    shares = [_share_per_device(facts[name]) for name in tenant.pools]
+    by_pool = given_or_derived(stack, facts)
+    shares = [_share_per_device(by_pool[name]) for name in tenant.pools]
     cpu = min([cpu for cpu, _ in shares] + [DEFAULT_CONTAINER_CAP[0]])
     memory = min([memory for _, memory in shares] + [DEFAULT_CONTAINER_CAP[1]])
     return {"cpu": _cpu(cpu), "memory": _memory(memory)}
@@ -137,15 +138,15 @@ class PoolPromise:
         return self.promised > self.capacity
 
 
-def pool_promises(stack: StackConfig) -> list[PoolPromise]:
+def pool_promises(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[PoolPromise]:
     """One per pool that two or more tenants list, in the stack's pool order."""
     promises = []
-    for facts in stack_pool_facts(stack).values():
-        pool = facts.pool
+    for pool_facts in given_or_derived(stack, facts).values():
+        pool = pool_facts.pool
         listing = [tenant for tenant in stack.tenants if pool.name in tenant.pools]
         if len(listing) < 2:
             continue
-        capacity = facts.capacity
+        capacity = pool_facts.capacity
         promises.append(PoolPromise(
             pool=pool.name, resource=capacity.resource, capacity=capacity.total(pool.max_nodes),
             max_nodes=pool.max_nodes,
@@ -153,11 +154,11 @@ def pool_promises(stack: StackConfig) -> list[PoolPromise]:
     return promises
 
 
-def promise_plan(stack: StackConfig) -> list[dict[str, Any]]:
+def promise_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
     """The `poolPromises` list of `plan --json`."""
     return [{"pool": p.pool, "resource": p.resource, "capacity": p.capacity, "maxNodes": p.max_nodes,
              "quotas": dict(p.quotas), "promised": p.promised, "exceeds": p.exceeds}
-            for p in pool_promises(stack)]
+            for p in pool_promises(stack, facts)]
 
 
 def _promise_warning(promise: PoolPromise) -> str:
@@ -182,12 +183,13 @@ def pod_security_warnings(stack: StackConfig) -> list[str]:
             f"to those to admins"]
 
 
-def tenant_warnings(stack: StackConfig) -> list[str]:
+def tenant_warnings(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[str]:
     """A quota above what the tenant's pools can ever advertise (at autoscale max) never binds; quotas that promise
     more of a shared pool than it has; namespaces left with no GPU pool: say so."""
+    facts = given_or_derived(stack, facts)
     warnings = []
     for tenant in stack.tenants:
-        offers = pool_offers(stack, tenant)
+        offers = pool_offers(stack, tenant, facts)
         for resource, units in tenant.quota:
             serving = [offer for offer in offers if offer.resource == resource]
             most = sum(offer.max_total for offer in serving)
@@ -195,7 +197,7 @@ def tenant_warnings(stack: StackConfig) -> list[str]:
                 where = ", ".join(f"{o.pool}: {o.max_total} at {o.max_nodes} node(s)" for o in serving)
                 warnings.append(f"tenant {tenant.name}: quota {resource}: {units} is more than its pools can ever "
                                 f"advertise ({most}; {where}), so it never binds; lower it or raise the pools' max")
-    warnings += [_promise_warning(promise) for promise in pool_promises(stack) if promise.exceeds]
+    warnings += [_promise_warning(promise) for promise in pool_promises(stack, facts) if promise.exceeds]
     if stack.tenants and not shared_pools(stack):
         tenants = ", ".join(tenant.name for tenant in stack.tenants)
         warnings.append(f"every GPU pool is listed by a tenant, so every namespace but the tenants' ({tenants}) and "
@@ -211,17 +213,17 @@ def tenant_policy_name(tenant: Tenant) -> str:
 
 # --- what a team copies ---------------------------------------------------------------------------------------------
 
-def pod_spec(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
+def pod_spec(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> dict[str, Any]:
     """A complete Pod spec the tenant's policy admits: one GPU unit of its first pool with that pool's fair share
     of CPU and memory (requests = limits: Guaranteed QoS), the pool's nodeSelector, and the tolerations its pools
     need (the GPU taint; the tenant's taint where a pool is dedicated to it; the pools' own and Spot taints)."""
-    first = pool_offers(stack, tenant)[0]
-    share = pool_share(stack, first.pool)
+    facts = given_or_derived(stack, facts)
+    first = pool_offers(stack, tenant, facts)[0]
+    share = pool_share(stack, first.pool, facts)
     tolerations = [toleration(GPU_TAINT)]
-    if any(offer.dedicated for offer in pool_offers(stack, tenant)):
+    if any(offer.dedicated for offer in pool_offers(stack, tenant, facts)):
         tolerations.append(toleration(tenant_taint(tenant.name)))
     # The pools' own taints and the Spot taint AKS adds: without them the pod fits none of those nodes.
-    facts = stack_pool_facts(stack)
     for name in tenant.pools:
         for taint in facts[name].tolerated_taints:
             if toleration(taint) not in tolerations and taint != tenant_taint(tenant.name):

@@ -11,7 +11,7 @@ from __future__ import annotations
 STACK_FILE_ENV = "GPUSHARE_STACK_FILE"
 """The stack file `plan` was given. Set by `plan` while it runs the program (`gpushare.render.mock_engine.run_program`;
 unset by `gpushare.render.user_program` for a user's program); read by the program
-(`gpushare.components.deployment.program`), so its messages name that file."""
+(`gpushare.components.program.program`), so its messages name that file."""
 DEPLOYED_FILE_ENV = "GPUSHARE_DEPLOYED_FILE"
 """An `az aks nodepool list -o json` file. Set by `plan --deployed FILE` (`gpushare.render.mock_engine.run_program`);
 read by the guard (`gpushare.azure.guard.guard_runs.check_for_program`, `gpushare.azure.guard.cluster`), which checks against

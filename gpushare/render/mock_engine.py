@@ -519,7 +519,7 @@ def run_program(
     check: bool = True,
     existing_cluster: dict[str, Any] | None = None,
 ) -> Recording:
-    """Run gpushare's real Pulumi program (`gpushare.components.deployment.program`, what the project's
+    """Run gpushare's real Pulumi program (`gpushare.components.program.program`, what the project's
     `__main__.py` calls) under mocks, as `pulumi preview` would run it.
 
     The guard checks against `deployed` (an `az aks nodepool list -o json` file) when given, and is skipped
@@ -528,7 +528,7 @@ def run_program(
     """
     # Imported here, not with the engine: `run_pulumi` alone (the benchmark's bare registrations, component tests)
     # needs neither the program nor the providers' typed SDKs.
-    from gpushare.components.deployment import program
+    from gpushare.components.program import program
     from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV, STACK_FILE_ENV
 
     environ = {

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 import pulumi
@@ -26,6 +26,9 @@ import pulumi
 from gpushare.errors import GpushareError
 from gpushare.model.stack import StackConfig
 from gpushare.render.mock_engine import Recording, run_pulumi
+
+if TYPE_CHECKING:
+    from gpushare.components.deployment import GpuShareDeployment
 
 PROGRAM_FILE = "__main__.py"
 
@@ -43,8 +46,13 @@ class _ProgramExit(Exception):
 @dataclass(frozen=True)
 class ProgramRun:
     recording: Recording
-    stack: StackConfig
-    """What the program's `deploy()` validated: the plan's report is built from it."""
+    deployment: GpuShareDeployment
+    """What the program's `deploy()` registered, its plan among it."""
+
+    @property
+    def stack(self) -> StackConfig:
+        """What the program's `deploy()` validated."""
+        return self.deployment.stack
 
 
 def program_file(directory: Path) -> Path:
@@ -98,27 +106,34 @@ def _run_main(main: Path) -> None:
         raise _ProgramExit(f"sys.exit({exc.code!r})") from exc
 
 
+@contextlib.contextmanager
+def observing_deploy() -> Iterator[list[GpuShareDeployment]]:
+    """Every `deploy()` a program calls while this is open, in order (a program may import it from either module, and
+    gpushare's own program from `deployment`: every name leads to the observed call)."""
+    import gpushare.components
+    from gpushare.components import deployment, program
+
+    deployments: list[GpuShareDeployment] = []
+    real_deploy = deployment.deploy
+
+    def observed_deploy(config: Any, **kwargs: Any) -> GpuShareDeployment:
+        result = real_deploy(config, **kwargs)
+        deployments.append(result)
+        return result
+
+    with mock.patch.object(gpushare.components, "deploy", observed_deploy), \
+            mock.patch.object(deployment, "deploy", observed_deploy), mock.patch.object(program, "deploy", observed_deploy):
+        yield deployments
+
+
 def run_user_program(directory: Path, stack: str, config: dict[str, str],
                      existing_cluster: dict[str, Any] | None = None) -> ProgramRun:
     """Run DIR/__main__.py under mocks and return what it registered and the stack its `deploy()` validated.
     `config`: the stack's config as the engine passes it (full keys, objects JSON-encoded); `existing_cluster`: what
     an existing cluster's read answers (`run_pulumi`)."""
-    import gpushare.components
-    from gpushare.components import deployment
-
     main = program_file(directory)
     program = main.resolve()  # the program runs in its directory: a relative DIR means nothing there
-    validated: list[StackConfig] = []
-    real_deploy = deployment.deploy
-
-    def observed_deploy(config: Any, **kwargs: Any) -> deployment.GpuShareDeployment:
-        result = real_deploy(config, **kwargs)
-        validated.append(result.stack)
-        return result
-
-    # The program may import deploy from either module: both names lead to the observed call.
-    with _as_the_pulumi_cli_runs_it(directory), mock.patch.object(gpushare.components, "deploy", observed_deploy), \
-            mock.patch.object(deployment, "deploy", observed_deploy):
+    with _as_the_pulumi_cli_runs_it(directory), observing_deploy() as deployments:
         recording = run_pulumi(lambda: _run_main(program), stack=stack, config=config, preview=True, check=False,
                                existing_cluster=existing_cluster)
     if isinstance(recording.error, pulumi.RunError):
@@ -128,9 +143,9 @@ def run_user_program(directory: Path, stack: str, config: dict[str, str],
         exc = recording.error
         what = f"called {exc}" if isinstance(exc, _ProgramExit) else f"failed: {type(exc).__name__}: {exc}"
         raise ProgramError(f"{_where(exc, main)}: the program {what}")
-    if len(validated) != 1:
-        error = ProgramError(f"{main}: the program called gpushare.components.deploy() {len(validated)} times; "
+    if len(deployments) != 1:
+        error = ProgramError(f"{main}: the program called gpushare.components.deploy() {len(deployments)} times; "
                              "plan --program plans a program that calls it once (one deployment per stack)")
         error.hint = "call deploy() once in the program; the Pulumi side of gpushare registers every resource there"
         raise error
-    return ProgramRun(recording, validated[0])
+    return ProgramRun(recording, deployments[0])

@@ -19,12 +19,13 @@ from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenant_objects import platform_plan, tenant_plan
 from gpushare.kubernetes.tenants import promise_plan, shared_pools
-from gpushare.model.stack import SPOT_MARKET_PRICE, GpuPool, Network, StackConfig, SupportPlan
+from gpushare.model.stack import SPOT_MARKET_PRICE, Network, StackConfig, SupportPlan
+from gpushare.plan.stack_plan import StackPlan
 from gpushare.review.cluster_facts import created_cluster_sources, existing_cluster_facts, shown_subnet
 from gpushare.showback.cost import cost_lines
 from gpushare.review.queue_changes import queue_plan_lines
-from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE, operator_plan
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
+from gpushare.sharing.pool_facts import PoolFacts
 from gpushare.sharing.upgrades import upgrade_summary
 from gpushare.sharing.autoscaler_readiness import (
     MAX_TOTAL_UNREADY_PERCENTAGE,
@@ -39,10 +40,9 @@ POOL_COLUMNS = (
 )
 
 
-def pool_row(pool: GpuPool, stack: StackConfig, deployed: Sequence[DeployedPool] | None = None) -> dict[str, Any]:
+def pool_row(facts: PoolFacts, stack: StackConfig, deployed: Sequence[DeployedPool] | None = None) -> dict[str, Any]:
     """`deployed`: an existing cluster's pools as read, which tell the subnet a pool without `subnetId` joins."""
-    facts = stack_pool_facts(stack)[pool.name]
-    capacity = facts.capacity
+    pool, capacity = facts.pool, facts.capacity
     subnet, subnet_source = shown_subnet(stack, pool, deployed)
     return {
         **({"subnetId": subnet, "subnetSource": subnet_source} if subnet else {}),
@@ -170,12 +170,13 @@ def autoscaler_plan(stack: StackConfig, deployed: Iterable[DeployedPool] | None 
     }
 
 
-def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings: list[str],
+def plan_document(plan: StackPlan, resources: list[dict[str, Any]], warnings: list[str],
                   guard: GuardReport | None = None, cost: dict[str, Any] | None = None,
                   unpriced: str | None = None) -> dict[str, Any]:
-    """`guard` is None when no deployed pools were compared (an offline plan without `--deployed`); `unpriced`:
-    why `--prices` gave no cost (the prices could not be read, or the file was refused)."""
-    operator = operator_plan(stack)
+    """The report of `plan` (the CLI's, built once) and of the resources the program registered. `guard` is None when
+    no deployed pools were compared (an offline plan without `--deployed`); `unpriced`: why `--prices` gave no cost
+    (the prices could not be read, or the file was refused)."""
+    stack, operator, facts = plan.stack, plan.operator, plan.pool_facts
     deployed = guard.deployed if guard else None
     cluster = {
         "name": stack.cluster.name,
@@ -209,16 +210,16 @@ def plan_document(stack: StackConfig, resources: list[dict[str, Any]], warnings:
             "changedValues": list(operator.changed_values),
         },
         "devicePluginConfigs": [{"key": c.key, "pool": c.pool, "config": c.text} for c in operator.configs],
-        "pools": [pool_row(pool, stack, deployed) for pool in stack.pools],
+        "pools": [pool_row(pool, stack, deployed) for pool in facts.values()],
         "autoscaler": autoscaler_plan(stack, deployed),
         "resources": in_dependency_order(resources),
         "warnings": [*warnings, *(guard.warnings if guard else offline_warnings(stack))],
         "guard": guard.to_json() if guard else None,
-        "tenants": tenant_plan(stack),
+        "tenants": tenant_plan(stack, facts),
         "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
-        "poolPromises": promise_plan(stack),
+        "poolPromises": promise_plan(stack, facts),
         "platformNamespaces": platform_plan(stack),
-        "queues": queue_plan(stack),
+        "queues": queue_plan(stack, facts),
         "cost": cost,
         "costUnpriced": unpriced,
     }

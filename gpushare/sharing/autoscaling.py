@@ -41,7 +41,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from gpushare.errors import ConfigError, ConfigProblem
-from gpushare.model.derived import once_per_stack
 from gpushare.model.keys import POOLS_KEY
 from gpushare.model.stack import (
     AUTOSCALER_LABEL_TAG_PREFIX,
@@ -52,7 +51,7 @@ from gpushare.model.stack import (
 )
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, PoolCapacity
 from gpushare.sharing.node_selection import parse_taint
-from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFacts, PoolFactsByName, given_or_derived
 
 MAX_TAGS, MAX_TAG_NAME, MAX_TAG_VALUE = 50, 512, 256
 """Azure's limits per resource (azure-resource-manager tag-resources.md, "Limitations")."""
@@ -121,11 +120,10 @@ def pool_tags(pool: GpuPool, capacity: PoolCapacity, template: Mapping[str, str]
     return {**dict(pool.tags), **autoscaler_tags(capacity), **dict(template or {})}
 
 
-@once_per_stack
-def stack_pool_tags(stack: StackConfig) -> Mapping[str, Mapping[str, str]]:
+def stack_pool_tags(stack: StackConfig, facts: PoolFactsByName | None = None) -> Mapping[str, Mapping[str, str]]:
     """Each pool's tags by name, within Azure's limits; raises ConfigError naming every pool over them."""
     problems, tags = [], {}
-    for index, facts in enumerate(stack_pool_facts(stack).values()):
+    for index, facts in enumerate(given_or_derived(stack, facts).values()):
         pool = facts.pool
         where = f"{POOLS_KEY}[{index}]"
         template, _ = template_tags(facts)
@@ -150,17 +148,16 @@ def _count_problem(pool: GpuPool, count: int, template: int) -> str:
             "(azure-resource-manager tag-resources.md); remove some of the pool's tags, labels or taints")
 
 
-def tag_warnings(stack: StackConfig) -> list[str]:
+def tag_warnings(facts: PoolFactsByName, tags_by_pool: Mapping[str, Mapping[str, str]]) -> list[str]:
     """Pools whose tags leave AKS less than `AKS_TAG_HEADROOM` of Azure's 50, and taints the template leaves out."""
     warnings = []
-    for name, tags in stack_pool_tags(stack).items():
-        facts = stack_pool_facts(stack)[name]
+    for name, tags in tags_by_pool.items():
         if MAX_TAGS - AKS_TAG_HEADROOM < len(tags) <= MAX_TAGS:
             warnings.append(
                 f"pool {name}: {len(tags)} Azure tags on its scale set, and AKS adds tags of its own there (an "
                 f"undocumented number): above {MAX_TAGS} in all, Azure refuses the update; remove some of the pool's "
                 "tags, labels or taints")
-        if left_out := template_tags(facts)[1]:
+        if left_out := template_tags(facts[name])[1]:
             warnings.append(
                 f"pool {name}: the autoscaler's node template has one taint per key, so {', '.join(left_out)} "
                 "is left out of it: a pod that tolerates only that one may not scale the pool up from zero")

@@ -19,7 +19,6 @@ import yaml
 
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.model.catalog import MPS_MAX_CLIENTS_LEGACY
-from gpushare.model.derived import once_per_stack
 from gpushare.model.stack import GpuPool, MigStrategy, SharingStrategy, StackConfig
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, base_resource
 
@@ -342,10 +341,9 @@ def config_key(pool_name: str, text: str) -> str:
     return f"{pool_name}-{hashlib.sha256(text.encode()).hexdigest()[:CONFIG_KEY_HASH_LENGTH]}"
 
 
-@once_per_stack
 def pool_plugin_configs(stack: StackConfig) -> Mapping[str, PluginConfig]:
-    """Each pool's config by pool name, rendered once per stack: its key is what the pool's nodes'
-    `nvidia.com/device-plugin.config` label says (`gpushare.sharing.pool_facts` reads it from here)."""
+    """Each pool's config by pool name: its key is what the pool's nodes' `nvidia.com/device-plugin.config` label
+    says (`gpushare.sharing.pool_facts` holds it)."""
     strategy = stack.operator.mig_strategy
     configs = {}
     for pool in stack.pools:
@@ -354,17 +352,17 @@ def pool_plugin_configs(stack: StackConfig) -> Mapping[str, PluginConfig]:
     return MappingProxyType(configs)
 
 
-@once_per_stack
-def plugin_configs(stack: StackConfig) -> tuple[PluginConfig, ...]:
-    """The default config, then one per pool in stack order, each checked by `validate_config` as rendered; checked
-    once per stack (the program's GpuOperator, `plan`'s report and `verify` all ask).
+def plugin_configs(stack: StackConfig, by_pool: Mapping[str, PluginConfig] | None = None
+                   ) -> tuple[PluginConfig, ...]:
+    """The default config, then each pool's (`by_pool`, as its facts hold it; rendered here when not given) in stack
+    order, each checked by `validate_config` as rendered.
 
     Raises ConfigError naming the pool when a pool's config would be wrong: stack validation should have caught it,
     and deploying it would leave the pool's GPUs unshared or its device plugin crashing.
     """
     strategy = stack.operator.mig_strategy
     default = PluginConfig(key=DEFAULT_CONFIG_KEY, pool=None, text=render_config(config_document(None, strategy)))
-    by_pool = pool_plugin_configs(stack)
+    by_pool = pool_plugin_configs(stack) if by_pool is None else by_pool
     targets: list[tuple[GpuPool | None, str, PluginConfig]] = [(None, "gpushare:operator", default)]
     targets += [(pool, f"gpushare:pools[{i}]", by_pool[pool.name]) for i, pool in enumerate(stack.pools)]
     configs, problems = [], []

@@ -33,7 +33,7 @@ from gpushare.sharing.device_plugin import (
     config_map_data,
     plugin_configs,
 )
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 
 CHART_NAME = "gpu-operator"
 RELEASE_NAME = "gpu-operator"
@@ -339,16 +339,16 @@ def toleration(taint: str) -> dict[str, str]:
     return {"key": key, "operator": "Exists", "effect": effect}
 
 
-def stack_pool_taints(stack: StackConfig) -> list[str]:
+def stack_pool_taints(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[str]:
     """Every distinct node taint on the stack's GPU pools (tenant taints, the user's own and the Spot taint AKS
     adds included), in a stable order."""
-    return sorted({taint for facts in stack_pool_facts(stack).values() for taint in facts.tolerated_taints})
+    return sorted({taint for pool in given_or_derived(stack, facts).values() for taint in pool.tolerated_taints})
 
 
-def pool_tolerations(stack: StackConfig) -> list[dict[str, str]]:
+def pool_tolerations(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[dict[str, str]]:
     """One toleration per distinct taint on the GPU pools: the operator's DaemonSets must run on every GPU node,
     dedicated ones included, or a pool's nodes get no device plugin."""
-    return [toleration(taint) for taint in stack_pool_taints(stack)]
+    return [toleration(taint) for taint in stack_pool_taints(stack, facts)]
 
 
 def config_hash(data: Mapping[str, str]) -> str:
@@ -357,9 +357,9 @@ def config_hash(data: Mapping[str, str]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def chart_values(stack: StackConfig) -> dict:
+def chart_values(stack: StackConfig, facts: PoolFactsByName | None = None) -> dict:
     """Helm values for the stack: gpushare's (`gpushare_values`) with `gpushare:operator.values` merged over them."""
-    return merge_values(gpushare_values(stack), stack.operator.values)
+    return merge_values(gpushare_values(stack, facts), stack.operator.values)
 
 
 SERVICE_MONITOR_PATH = "dcgmExporter.serviceMonitor.enabled"
@@ -380,10 +380,10 @@ def scrapes_with_pod_monitor(stack: StackConfig) -> bool:
     return metrics is not None and not metrics.managed and metrics.operator
 
 
-def gpushare_values(stack: StackConfig) -> dict:
+def gpushare_values(stack: StackConfig, facts: PoolFactsByName | None = None) -> dict:
     """The values gpushare sets. Each path is in the chart version's verified list."""
     aks_driver = stack.operator.driver is DriverOwner.AKS
-    tolerations = pool_tolerations(stack)
+    tolerations = pool_tolerations(stack, facts)
     # One scrape of dcgm-exporter: gpushare's PodMonitor, not also the chart's ServiceMonitor.
     scrape = {"dcgmExporter": {"serviceMonitor": {"enabled": False}}} if scrapes_with_pod_monitor(stack) else {}
     return {
@@ -409,7 +409,7 @@ def gpushare_values(stack: StackConfig) -> dict:
     }
 
 
-def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
+def _summary(stack: StackConfig, data_hash: str, facts: PoolFactsByName) -> tuple[str, ...]:
     operator = stack.operator
     if operator.driver is DriverOwner.AKS:
         driver = (f"driver: AKS's preinstalled driver and toolkit (driver.enabled=false, toolkit.enabled=false, "
@@ -433,7 +433,7 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
         devices = ("devices: the device plugin hands a GPU container its devices by CDI (cdi-annotations,cdi-cri) "
                    "and containerd injects them; runc is the default runtime, so an image's NVIDIA_VISIBLE_DEVICES "
                    "is read only under an NVIDIA runtime class, which the tenant policies refuse: two layers")
-    taints = ", ".join(stack_pool_taints(stack)) or "none"
+    taints = ", ".join(stack_pool_taints(stack, facts)) or "none"
     user = len(value_leaf_paths(operator.values))
     return (
         f"chart: {CHART_NAME} {operator.chart_version} from {operator.repository}, release {RELEASE_NAME} "
@@ -454,14 +454,17 @@ def _summary(stack: StackConfig, data_hash: str) -> tuple[str, ...]:
     )
 
 
-def operator_plan(stack: StackConfig) -> OperatorPlan:
-    """Everything the GPU Operator release needs, for a stack `gpushare.stackfile.config` validated."""
-    configs = plugin_configs(stack)
+def operator_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> OperatorPlan:
+    """Everything the GPU Operator release needs, for a stack `gpushare.stackfile.config` validated, from its pools'
+    facts (`gpushare.plan` passes the ones it derived)."""
+    facts = given_or_derived(stack, facts)
+    configs = plugin_configs(stack, {name: pool.device_config for name, pool in facts.items()})
     data = config_map_data(configs)
     data_hash = config_hash(data)
-    values = chart_values(stack)
+    own_values = gpushare_values(stack, facts)
+    values = merge_values(own_values, stack.operator.values)
     verified = stack.operator.chart_version in VERIFIED_CHART_VERSIONS
-    unknown = unknown_value_paths(gpushare_values(stack), stack.operator.chart_version) if verified else []
+    unknown = unknown_value_paths(own_values, stack.operator.chart_version) if verified else []
     if unknown:
         raise AssertionError(f"gpushare sets chart values missing from chart {stack.operator.chart_version}: {unknown}")
     chart, repository = chart_reference(stack.operator.repository)
@@ -474,5 +477,5 @@ def operator_plan(stack: StackConfig) -> OperatorPlan:
         config_hash=data_hash,
         values=values,
         changed_values=tuple(changed_values(values, stack.operator.values, stack.operator.chart_version)),
-        summary=_summary(stack, data_hash),
+        summary=_summary(stack, data_hash, facts),
     )

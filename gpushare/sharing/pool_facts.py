@@ -1,6 +1,6 @@
-"""Everything gpushare derives about one GPU pool of a stack, derived once and read by every consumer: the program
-and `GpuNodePool`, `plan`'s report, tenants (their policies, quotas and pod snippets), `verify`, the operator's
-tolerations.
+"""Everything gpushare derives about one GPU pool of a stack. `gpushare.plan.build_plan` derives it once per run and
+hands it to every consumer: `GpuNodePool`, `plan`'s report, tenants (their policies, quotas and pod snippets),
+`verify`, the operator's tolerations.
 
 A pool's facts depend on the whole stack (the cluster's MIG strategy is in every device-plugin config; the tenants
 decide which pools are dedicated and so tainted), which is why they are a function of the stack, not of the pool.
@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gpushare.model.derived import once_per_stack
 from gpushare.model.stack import GpuPool, StackConfig, dedicated_tenant, pool_node_taints
 from gpushare.sharing.capacity import PoolCapacity, pool_capacity
 from gpushare.sharing.device_plugin import PluginConfig, pool_plugin_configs
@@ -51,8 +50,10 @@ class PoolFacts:
         return self.device_config.key
 
 
-@once_per_stack
-def stack_pool_facts(stack: StackConfig) -> Mapping[str, PoolFacts]:
+PoolFactsByName = Mapping[str, PoolFacts]
+
+
+def derive_pool_facts(stack: StackConfig) -> PoolFactsByName:
     """Each pool's facts by pool name, in stack order (read-only: every consumer shares the one mapping)."""
     strategy = stack.operator.mig_strategy
     configs = pool_plugin_configs(stack)
@@ -71,3 +72,8 @@ def stack_pool_facts(stack: StackConfig) -> Mapping[str, PoolFacts]:
             dedicated_tenant=dedicated_tenant(stack, pool.name),
         )
     return MappingProxyType(facts)
+
+
+def given_or_derived(stack: StackConfig, facts: PoolFactsByName | None) -> PoolFactsByName:
+    """The facts the plan derived, or, for a caller that has only the stack (a test, a one-off read), derived now."""
+    return derive_pool_facts(stack) if facts is None else facts

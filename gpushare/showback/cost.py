@@ -28,7 +28,7 @@ from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import LIST_PRICE_NOTE, PriceSheet
 from gpushare.kubernetes.queues import Borrowable, borrowable
 from gpushare.model.stack import SPOT_MARKET_PRICE, SYSTEM_POOL_NAME, GpuPool, SharingStrategy, StackConfig, Tier
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 
 HOURS_PER_MONTH = 730
 """Azure's pricing month (the pricing calculator's 730 hours)."""
@@ -158,8 +158,8 @@ class PoolCost:
         }
 
 
-def pool_cost(stack: StackConfig, pool: GpuPool, sheet: PriceSheet) -> PoolCost:
-    capacity = stack_pool_facts(stack)[pool.name].capacity
+def pool_cost(stack: StackConfig, pool: GpuPool, sheet: PriceSheet, facts: PoolFactsByName | None = None) -> PoolCost:
+    capacity = given_or_derived(stack, facts)[pool.name].capacity
     spot = pool.spot is not None
     meter = sheet.vm_meter(pool.vm_size.name, spot=spot)
     cap = pool.spot.max_price if pool.spot and pool.spot.max_price != SPOT_MARKET_PRICE else None
@@ -219,9 +219,8 @@ def _quota_share(resource: str, quota: int, offering: list[PoolCost], priced: li
             "complete": len(priced) == len(offering) or held == quota}
 
 
-def _tenant_cost(stack: StackConfig, tenant_name: str, pools: list[str], quota: Mapping[str, int],
+def _tenant_cost(facts: PoolFactsByName, tenant_name: str, pools: list[str], quota: Mapping[str, int],
                  costs: Mapping[str, PoolCost]) -> dict[str, Any]:
-    facts = stack_pool_facts(stack)
     dedicated = [costs[name] for name in pools if facts[name].dedicated_tenant == tenant_name]
     shared = [costs[name] for name in pools if facts[name].dedicated_tenant != tenant_name]
     shares, unpriced = [], []
@@ -323,12 +322,13 @@ def _cluster_fee(stack: StackConfig, sheet: PriceSheet, tier: Tier | None) -> tu
 
 
 def stack_cost(stack: StackConfig, sheet: PriceSheet, deployed: Iterable[DeployedPool] | None = None,
-               tier: Tier | None = None) -> dict[str, Any]:
+               tier: Tier | None = None, facts: PoolFactsByName | None = None) -> dict[str, Any]:
     """The `plan --json` `cost` object: numbers are numbers (rounded to cents, or 4 places per hour), in the sheet's
     currency; `null` wherever the API has no meter or a fact is unknown. `deployed`, `tier`: an existing cluster's
     pools and tier as read; the cluster's own parts (system pools, tier fee) are priced from them, never from
     gpushare's defaults, and are unknown without them."""
-    costs = {pool.name: pool_cost(stack, pool, sheet) for pool in stack.pools}
+    facts = given_or_derived(stack, facts)
+    costs = {pool.name: pool_cost(stack, pool, sheet, facts) for pool in stack.pools}
     system, system_unknown = _system_pools_cost(system_pools(stack, deployed), sheet, stack.cluster.existing)
     fee, fee_unknown = _cluster_fee(stack, sheet, tier)
     unknown = [f"{c.vm_size} (pool {c.pool})" for c in costs.values() if c.node_hourly is None]
@@ -344,8 +344,9 @@ def stack_cost(stack: StackConfig, sheet: PriceSheet, deployed: Iterable[Deploye
         "pools": [c.to_json() for c in costs.values()],
         "systemPool": system,
         "clusterFee": fee,
-        "tenants": [_tenant_cost(stack, t.name, list(t.pools), dict(t.quota), costs)
-                    | (_borrowable_cost(borrowable(stack, t), dict(t.quota), costs) if stack.queues.enabled else {})
+        "tenants": [_tenant_cost(facts, t.name, list(t.pools), dict(t.quota), costs)
+                    | (_borrowable_cost(borrowable(stack, t, facts), dict(t.quota), costs)
+                       if stack.queues.enabled else {})
                     for t in tenants.values()],
         "total": {
             "monthlyMin": _round(fixed + _sum([c.monthly(c.min_nodes) for c in costs.values()])),

@@ -11,6 +11,7 @@ from gpushare.azure.prices import PricesError, read_saved_answer
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.model.keys import METRICS_KEY
 from gpushare.model.stack import StackConfig
+from gpushare.sharing.pool_facts import PoolFactsByName
 from gpushare.showback.cost import stack_cost
 
 PRICES_PATH = f"{METRICS_KEY}.prices"
@@ -26,7 +27,7 @@ def saved_prices_path(stack: StackConfig) -> Path | None:
     return path if path.is_absolute() or not source.is_file() else source.parent / path
 
 
-def deployed_cost(stack: StackConfig) -> dict[str, Any] | None:
+def deployed_cost(stack: StackConfig, facts: PoolFactsByName | None = None) -> dict[str, Any] | None:
     """The plan's `cost` object at the saved prices, None without `gpushare:metrics.prices`. A file that cannot be
     read, is for another region or leaves a price empty is a config error naming the key, raised before anything
     registers."""
@@ -34,7 +35,7 @@ def deployed_cost(stack: StackConfig) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        return stack_cost(stack, read_saved_answer(path, stack.location, None))
+        return stack_cost(stack, read_saved_answer(path, stack.location, None), facts=facts)
     except PricesError as exc:
         hint = f"; {exc.hint}" if exc.hint else ""
         raise ConfigError(stack.source, [ConfigProblem(

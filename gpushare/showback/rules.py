@@ -44,7 +44,7 @@ from gpushare.model.catalog import MigProfile
 from gpushare.model.metrics import Metrics, duration_seconds
 from gpushare.model.stack import GpuPool, SharingStrategy, StackConfig
 from gpushare.sharing.capacity import pool_capacity
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 
 GROUP_INTERVAL = "5m"
 """How often the group is evaluated: dcgm-exporter and kube-state-metrics are scraped every 30-60 s, and an hour's
@@ -130,12 +130,13 @@ class ShowbackPool:
         return None if self.node_hourly is None else self.node_hourly / self.devices_per_node
 
 
-def showback_pools(stack: StackConfig, cost: Mapping[str, Any] | None = None) -> tuple[ShowbackPool, ...]:
+def showback_pools(stack: StackConfig, cost: Mapping[str, Any] | None = None, facts: PoolFactsByName | None = None
+                   ) -> tuple[ShowbackPool, ...]:
     """Each pool's showback facts; prices from the plan's `cost` object (`gpushare.showback.cost.stack_cost`)."""
     prices = {p["name"]: p["nodeHourly"] for p in (cost or {}).get("pools", [])}
     pools = []
-    for name, facts in stack_pool_facts(stack).items():
-        pool, capacity = facts.pool, facts.capacity
+    for name, pool_facts in given_or_derived(stack, facts).items():
+        pool, capacity = pool_facts.pool, pool_facts.capacity
         sharing = pool.sharing.strategy if pool.sharing else None
         replicas = pool.sharing.replicas if pool.sharing else 1
         if sharing is SharingStrategy.TIME_SLICING:
@@ -381,10 +382,11 @@ def _alerts(stack: StackConfig, pools: tuple[ShowbackPool, ...], metrics: Metric
     return alerts
 
 
-def rule_group(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def rule_group(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | None = None,
+               facts: PoolFactsByName | None = None) -> dict[str, Any]:
     """The stack's one rule group, as a Prometheus rule file's group (also a PrometheusRule's spec.groups[0]);
     rules carry their comments in `Rule.comment` (`rule_file` writes them)."""
-    pools = showback_pools(stack, cost)
+    pools = showback_pools(stack, cost, facts)
     rules = [_record(EVALUATED, "vector(1)", {"stack": stack.stack},
                      "1 at every evaluation: `gpushare usage` reads the recorded series only when this one covers "
                      "its window")]
@@ -420,9 +422,10 @@ def rule_file(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | No
     return "\n".join(lines) + "\n"
 
 
-def plain_group(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def plain_group(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | None = None,
+                facts: PoolFactsByName | None = None) -> dict[str, Any]:
     """The group as data (rules' bodies only): for a PrometheusRule object or an Azure rule group."""
-    group = rule_group(stack, metrics, cost)
+    group = rule_group(stack, metrics, cost, facts)
     return {**group, "rules": [rule.body for rule in group["rules"]]}
 
 
@@ -430,10 +433,10 @@ PROMETHEUS_RULE_API = "monitoring.coreos.com/v1"
 
 
 def prometheus_rule(stack: StackConfig, metrics: Metrics, namespace: str,
-                    cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    cost: Mapping[str, Any] | None = None, facts: PoolFactsByName | None = None) -> dict[str, Any]:
     """The group as a Prometheus Operator PrometheusRule object (what `gpushare rules --format prometheusrule` prints
     and the program deploys with `gpushare:metrics.operator`)."""
-    group = plain_group(stack, metrics, cost)
+    group = plain_group(stack, metrics, cost, facts)
     return {"apiVersion": PROMETHEUS_RULE_API, "kind": "PrometheusRule",
             "metadata": {"name": group["name"], "namespace": namespace,
                          "labels": {"app.kubernetes.io/managed-by": "gpushare"}},

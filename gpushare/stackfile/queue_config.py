@@ -15,14 +15,9 @@ from gpushare.model.stack import (
     StackConfig,
     TenantQueue,
     WithinClusterQueue,
+    pool_node_taints,
 )
-from gpushare.sharing.pool_facts import stack_pool_facts
-from gpushare.sharing.queue_flavor import (
-    MAX_FLAVOR_LABELS,
-    MAX_FLAVOR_TOLERATIONS,
-    flavor_node_labels,
-    flavor_tolerations,
-)
+from gpushare.sharing.queue_flavor import MAX_FLAVOR_TOLERATIONS
 from gpushare.stackfile.checks import Checker, did_you_mean, kind_of, show
 from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 
@@ -128,21 +123,15 @@ def parse_tenant_queue(c: Checker, value: Any, path: str, capacity: dict[str, in
 
 
 def queue_problems(stack: StackConfig) -> list[ConfigProblem]:
-    """What the API server or Kueue would refuse, or where a flavor would miss its pool's nodes."""
+    """What Kueue's CRD would refuse: a pool's flavor tolerates every taint of its nodes, at most
+    `MAX_FLAVOR_TOLERATIONS` (its nodeLabels are the pool label and the Spot label, within `MAX_FLAVOR_LABELS`)."""
     if not stack.queues.enabled:
         return []
     problems = []
-    for facts in stack_pool_facts(stack).values():
-        tolerations, node_labels = flavor_tolerations(facts), flavor_node_labels(facts)
-        path = f"gpushare:pools[{stack.pools.index(facts.pool)}]"
-        if len(tolerations) > MAX_FLAVOR_TOLERATIONS:
-            problems.append(ConfigProblem(f"{path}.taints", (
-                f"its nodes carry {len(tolerations)} taints ({', '.join(facts.tolerated_taints)}) but a "
-                f"Kueue ResourceFlavor holds at most {MAX_FLAVOR_TOLERATIONS} tolerations; drop some taints or "
-                f"set {QUEUES_KEY}.enabled: false")))
-        missing = {k: v for k, v in node_labels.items() if facts.carried_labels.get(k) != v}
-        if missing or len(node_labels) > MAX_FLAVOR_LABELS:
-            problems.append(ConfigProblem(f"{path}.labels", (
-                f"its ResourceFlavor's nodeLabels {node_labels} would not match its nodes' labels "
-                f"{dict(facts.carried_labels)}")))
+    for index, pool in enumerate(stack.pools):
+        taints = pool_node_taints(stack, pool)
+        if len(taints) > MAX_FLAVOR_TOLERATIONS:
+            problems.append(ConfigProblem(f"gpushare:pools[{index}].taints", (
+                f"its nodes carry {len(taints)} taints ({', '.join(taints)}) but a Kueue ResourceFlavor holds at "
+                f"most {MAX_FLAVOR_TOLERATIONS} tolerations; drop some taints or set {QUEUES_KEY}.enabled: false")))
     return problems

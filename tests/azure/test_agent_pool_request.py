@@ -26,7 +26,7 @@ from gpushare.model.stack import (
     Spot,
     SpotEviction,
 )
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
 from tests.builders import stack
 
 MIG = GpuPool(name="a100mig", vm_size=find_vm_size("Standard_ND96asr_v4"), mig=MigProfile.MIG1G)
@@ -36,7 +36,7 @@ SPOT = GpuPool(name="t4spot", vm_size=T4.vm_size, spot=Spot(max_price=0.35, evic
 
 
 def request(pool: GpuPool, driver: DriverOwner = DriverOwner.AKS, **kwargs):
-    facts = stack_pool_facts(stack(pool, driver=driver))[pool.name]
+    facts = derive_pool_facts(stack(pool, driver=driver))[pool.name]
     return agent_pool_request(facts, driver, cluster_name="c1", resource_group_name="c1-rg", **kwargs)
 
 

@@ -3,15 +3,22 @@
 import pulumi
 import pytest
 
+from gpushare.azure.agent_pool_request import agent_pool_request
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.model.catalog import MigProfile, find_vm_size
 from gpushare.model.stack import Autoscale, DriverOwner, GpuPool, Sharing, SharingStrategy, Spot, Upgrade
 from gpushare.render.mock_engine import run_pulumi
 from gpushare.sharing.node_labels import pool_node_labels
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
 from tests.builders import stack
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
+
+
+def request(pool: GpuPool, driver=DriverOwner.AKS, **kwargs):
+    """The pool's request, named by cluster c1 in c1-rg, as the plan builds it."""
+    return agent_pool_request(derive_pool_facts(stack(pool, driver=driver))[pool.name], driver, cluster_name="c1",
+                              resource_group_name="c1-rg", **kwargs)
 
 
 def build(*pools: GpuPool, driver=DriverOwner.AKS):
@@ -21,9 +28,10 @@ def build(*pools: GpuPool, driver=DriverOwner.AKS):
     def program():
         previous = None
         for pool in pools:
+            facts = derive_pool_facts(config)[pool.name]
             node_pool = GpuNodePool(pool.name, GpuNodePoolArgs(
-                facts=stack_pool_facts(config)[pool.name], driver=driver, cluster_name="c1",
-                resource_group_name="c1-rg", after=previous))
+                request=agent_pool_request(facts, driver, cluster_name="c1", resource_group_name="c1-rg"),
+                cluster_name="c1", resource_group_name="c1-rg", after=previous))
             previous = node_pool.agent_pool
     return run_pulumi(program)
 
@@ -105,8 +113,7 @@ def test_component_outputs_the_pool_name_and_id():
     seen = {}
 
     def program():
-        node_pool = GpuNodePool("a100mig", GpuNodePoolArgs(facts=stack_pool_facts(stack(MIG))["a100mig"],
-                                                          driver=DriverOwner.AKS, cluster_name="c1",
+        node_pool = GpuNodePool("a100mig", GpuNodePoolArgs(request=request(MIG), cluster_name="c1",
                                                           resource_group_name="c1-rg"))
         pulumi.Output.all(node_pool.name, node_pool.resource_id).apply(lambda v: seen.update(name=v[0], id=v[1]))
 
@@ -118,8 +125,8 @@ def test_component_outputs_the_pool_name_and_id():
 def test_autoscaled_pool_with_a_known_live_count_sends_it_clamped_and_does_not_ignore_count():
     """ignore_changes would make the engine send the stored creation-time count, outside the new bounds."""
     def program():
-        GpuNodePool("t4ts", GpuNodePoolArgs(facts=stack_pool_facts(stack(T4))["t4ts"], driver=DriverOwner.AKS,
-                                            cluster_name="c1", resource_group_name="c1-rg", live_count=7))
+        GpuNodePool("t4ts", GpuNodePoolArgs(request=request(T4, live_count=7), cluster_name="c1",
+                                            resource_group_name="c1-rg"))
 
     agent_pool = run_pulumi(program).get(AGENT_POOL, "t4ts-agentpool")
     assert (agent_pool.inputs["minCount"], agent_pool.inputs["maxCount"], agent_pool.inputs["count"]) == (0, 3, 3)

@@ -18,7 +18,9 @@ from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.model.catalog import MigProfile
 from gpushare.model.stack import GPU_TAINT, Access, Autoscale, Deployer, DriverOwner, PrincipalKind, StackConfig
 from gpushare.render.mock_engine import Recording, run_pulumi
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
+from gpushare.azure.agent_pool_request import agent_pool_request
+from gpushare.sharing.operator_values import operator_plan
 from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
 
 PROVIDER = "pulumi:providers:kubernetes"
@@ -42,12 +44,13 @@ def deploy(config: StackConfig) -> Recording:
             resource_group_name=cluster.resource_group_name, cluster_name=cluster.cluster_name,
             cluster_id=cluster.resource_id))
         operator = GpuOperator("gpu-operator", GpuOperatorArgs(
-            stack=config, provider=access.provider, depends_on=cluster.deployer_access))
+            plan=operator_plan(config), provider=access.provider, depends_on=cluster.deployer_access))
         previous = None
         for gpu_pool in config.pools:
+            request = agent_pool_request(derive_pool_facts(config)[gpu_pool.name], config.operator.driver,
+                                         cluster_name=config.cluster.name, resource_group_name="rg")
             node_pool = GpuNodePool(gpu_pool.name, GpuNodePoolArgs(
-                facts=stack_pool_facts(config)[gpu_pool.name], driver=config.operator.driver,
-                cluster_name=cluster.cluster_name, resource_group_name=cluster.resource_group_name,
+                request=request, cluster_name=cluster.cluster_name, resource_group_name=cluster.resource_group_name,
                 after=previous, device_config=operator.config_map))
             previous = node_pool.agent_pool
         for output in ("chart_version", "config_hash", "config_map_name", "namespace", "release_name"):

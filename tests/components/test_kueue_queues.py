@@ -12,6 +12,7 @@ from gpushare.components.kueue_queues import KueueQueues, KueueQueuesArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.kubernetes.queues import queue_manifests
 from gpushare.render.mock_engine import Recording, run_pulumi
+from gpushare.plan.stack_plan import build_plan
 from tests.kubernetes.test_queues import load
 
 STACK = load(**{"gpushare:queues": {"enabled": True, "fairSharing": True}})
@@ -22,10 +23,12 @@ def deploy() -> Recording:
     def program():
         provider = k8s.Provider("cluster-provider", kubeconfig="apiVersion: v1")
         role_assignment = k8s.core.v1.ConfigMap("deployer-role", opts=pulumi.ResourceOptions(provider=provider))
-        tenants = {tenant.name: GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(
-            stack=STACK, tenant=tenant, provider=provider, depends_on=[role_assignment])) for tenant in STACK.tenants}
-        queues = KueueQueues("kueue", KueueQueuesArgs(stack=STACK, provider=provider, tenants=tenants,
-                                                      depends_on=[role_assignment]))
+        plan = build_plan(STACK)
+        assert plan.queues is not None
+        tenants = {name: GpuTenant(f"tenant-{name}", GpuTenantArgs(
+            objects=objects, provider=provider, depends_on=[role_assignment])) for name, objects in plan.tenants.items()}
+        queues = KueueQueues("kueue", KueueQueuesArgs(release=plan.queues.release, manifests=plan.queues.manifests,
+                                                      provider=provider, tenants=tenants, depends_on=[role_assignment]))
         pulumi.export("cluster-queues", queues.cluster_queues)
         pulumi.export("kueue-namespace", queues.namespace)
 

@@ -13,6 +13,8 @@ from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_p
 from gpushare.kubernetes.tenant_objects import tenant_objects
 from gpushare.render.mock_engine import Recording, run_pulumi
 from gpushare.stackfile.config import parse_config
+from gpushare.kubernetes.tenant_objects import tenant_objects_by_role
+from gpushare.plan.stack_plan import build_plan
 
 STACK = parse_config(yaml.safe_load("""
 azure-native:location: westeurope
@@ -31,15 +33,16 @@ def deploy() -> Recording:
     def program():
         provider = k8s.Provider("cluster-provider", kubeconfig="apiVersion: v1")
         role_assignment = k8s.core.v1.ConfigMap("deployer-role", opts=pulumi.ResourceOptions(provider=provider))
+        plan = build_plan(STACK)
         tenants = []
         for tenant in STACK.tenants:
             component = GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(
-                stack=STACK, tenant=tenant, provider=provider, depends_on=[role_assignment]))
+                objects=plan.tenants[tenant.name], provider=provider, depends_on=[role_assignment]))
             pulumi.export(f"{tenant.name}-namespace", component.namespace)
             pulumi.export(f"{tenant.name}-policy", component.policy_name)
             tenants.append(component)
-        shared = SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=STACK, provider=provider,
-                                                                       tenants=tenants))
+        shared = SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(policies=plan.shared_policies,
+                                                                       provider=provider, tenants=tenants))
         pulumi.export("shared-policy", shared.policy_name)
 
     return run_pulumi(program)
@@ -121,7 +124,8 @@ gpushare:tenants: [{{name: vision, pools: [h100mig], quota: {{{resource}: 7}}}}]
 
     def program():
         provider = k8s.Provider("cluster-provider", kubeconfig="apiVersion: v1")
-        GpuTenant("tenant-vision", GpuTenantArgs(stack=stack, tenant=stack.tenants[0], provider=provider))
+        GpuTenant("tenant-vision", GpuTenantArgs(objects=tenant_objects_by_role(stack, stack.tenants[0]),
+                                                 provider=provider))
 
     quota = run_pulumi(program).get("kubernetes:core/v1:ResourceQuota", "tenant-vision-quota")
     assert quota.inputs["spec"] == {"hard": {hard: "7"}}

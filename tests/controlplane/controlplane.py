@@ -421,7 +421,7 @@ def node_objects(stack) -> dict[str, list[dict[str, Any]]]:
     """pool name -> the Nodes its AKS pool would have at its largest (`max_nodes`), as AKS, GFD and the device
     plugin label, taint and size them; "system" -> one untainted system node."""
     from gpushare.model.stack import pool_node_taints
-    from gpushare.sharing.pool_facts import stack_pool_facts
+    from gpushare.sharing.pool_facts import derive_pool_facts
 
     def node(name: str, pool: str, vm_size: str, labels: dict[str, str], taints: list[str],
              resources: dict[str, str]) -> dict[str, Any]:
@@ -438,7 +438,7 @@ def node_objects(stack) -> dict[str, list[dict[str, Any]]]:
                                        "message": "kubelet is posting ready status (a fake node)"}]},
         }
 
-    facts = stack_pool_facts(stack)
+    facts = derive_pool_facts(stack)
     ready_since = (datetime.now(timezone.utc) - READY_FOR).strftime("%Y-%m-%dT%H:%M:%SZ")
     nodes: dict[str, list[dict[str, Any]]] = {"system": [node(SYSTEM_NODE, "system", "Standard_D4s_v5", {}, [], {
         "cpu": "4", "memory": "16Gi", "pods": "110"})]}

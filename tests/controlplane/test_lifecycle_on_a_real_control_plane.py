@@ -23,7 +23,7 @@ from gpushare.kubernetes.verify.smoke import smoke_pod
 from gpushare.model.stack import GPU_TAINT, POOL_LABEL
 from gpushare.sharing.operator_values import NAMESPACE as OPERATOR_NAMESPACE
 from gpushare.sharing.operator_values import toleration
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
 from tests.controlplane.controlplane import (
     ADMIN,
     MERGE_PATCH,
@@ -271,7 +271,7 @@ def test_a_platform_namespaces_gpu_job_completes_and_is_deleted_in_the_foregroun
                                                                                   spare_nodes):
     """monitoring may reach t4batch: a Job there tolerating that pool's taints as gpushare writes them."""
     ensure_namespace(control_plane, PLATFORM_NAMESPACE)
-    taints = stack_pool_facts(stack)["t4batch"].tolerated_taints
+    taints = derive_pool_facts(stack)["t4batch"].tolerated_taints
     assert GPU_TAINT in taints
     spec = {"nodeSelector": {POOL_LABEL: "t4batch"}, "tolerations": [toleration(t) for t in taints],
             "restartPolicy": "Never",

@@ -19,7 +19,7 @@ from gpushare.kubernetes.tenants import pod_spec
 from gpushare.kubernetes.verify.expectations import pool_expectations
 from gpushare.kubernetes.verify.smoke import smoke_pod
 from gpushare.model.stack import GPU_TAINT, POOL_LABEL
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
 from gpushare.sharing.operator_values import toleration
 from tests.controlplane.controlplane import (
     ADMIN,
@@ -277,7 +277,7 @@ def test_a_platform_gpu_daemon_set_is_updated_orphaned_adopted_and_garbage_colle
     its immutable fields are changed) is an update of each pod by the garbage collector, then by the DaemonSet
     controller adopting it."""
     ensure_namespace(control_plane, PLATFORM_NAMESPACE)
-    taints = stack_pool_facts(stack)["t4batch"].tolerated_taints
+    taints = derive_pool_facts(stack)["t4batch"].tolerated_taints
     assert GPU_TAINT in taints
     selector = "app=gpu-check"
     daemon_set = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "gpu-check"}, "spec": {

@@ -29,6 +29,7 @@ from gpushare.components import (
     SharedGpuPools,
     SharedGpuPoolsArgs,
 )
+from gpushare.plan.stack_plan import build_plan
 from gpushare.sharing.retained_configs import CONFIG_DATA_OUTPUT
 from gpushare.stackfile.config import parse_config
 
@@ -47,21 +48,22 @@ def program(config: Callable[[], Mapping[str, Any]], deployed_config_keys: Calla
     option ClusterAccess sets (off, the provider's default, shows what it prevents)."""
 
     def run() -> None:
-        stack = parse_config(dict(config()), source="tests/engine program", stack=pulumi.get_stack())
+        plan = build_plan(parse_config(dict(config()), source="tests/engine program", stack=pulumi.get_stack()))
         kubeconfig = pulumi.Config().require_secret("kubeconfig")
         # enable_config_map_mutable as ClusterAccess sets it: the device-plugin ConfigMap is then updated in place.
         provider = k8s.Provider(PROVIDER_NAME, kubeconfig=kubeconfig, cluster_identifier=CLUSTER_IDENTIFIER,
                                 enable_config_map_mutable=enable_config_map_mutable,
                                 opts=pulumi.ResourceOptions(version=KUBERNETES_PLUGIN_VERSION))
         operator = GpuOperator("gpu-operator", GpuOperatorArgs(
-            stack=stack, provider=provider, deployed_config_keys=deployed_config_keys()),
+            plan=plan.operator, provider=provider, deployed_config_keys=deployed_config_keys()),
             opts=pulumi.ResourceOptions(protect=True) if protect_operator else None)
         # deploy() exports it; a program composing the components exports it itself (GpuOperatorArgs).
         pulumi.export(CONFIG_DATA_OUTPUT, operator.config_map_data)
-        tenants = [GpuTenant(f"tenant-{tenant.name}", GpuTenantArgs(stack=stack, tenant=tenant, provider=provider))
-                   for tenant in stack.tenants]
+        tenants = [GpuTenant(f"tenant-{name}", GpuTenantArgs(objects=objects, provider=provider))
+                   for name, objects in plan.tenants.items()]
         if tenants:
-            SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(stack=stack, provider=provider, tenants=tenants))
+            SharedGpuPools("shared-gpu-pools", SharedGpuPoolsArgs(policies=plan.shared_policies, provider=provider,
+                                                                  tenants=tenants))
         pulumi.export("tenantNamespaces", [tenant.namespace for tenant in tenants])
 
     return run

@@ -25,7 +25,8 @@ from gpushare.kubernetes.queues import (
     queue_warnings,
 )
 from gpushare.sharing.operator_values import toleration
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
+from gpushare.sharing.queue_flavor import MAX_FLAVOR_LABELS
 from gpushare.stackfile.config import parse_config
 from tests.upstream_data import SHARED_DATA, upstream_file
 
@@ -149,9 +150,10 @@ def test_a_queue_lists_only_its_tenants_pools_so_borrowing_never_crosses_the_ten
 
 def test_each_flavor_selects_its_pools_nodes_and_tolerates_every_taint_they_carry(stack):
     flavors = by_kind(queue_manifests(stack), "ResourceFlavor")
-    for name, facts in stack_pool_facts(stack).items():
+    for name, facts in derive_pool_facts(stack).items():
         spec = flavors[name]["spec"]
         assert spec["nodeLabels"].items() <= facts.carried_labels.items()
+        assert len(spec["nodeLabels"]) <= MAX_FLAVOR_LABELS  # the CRD's limit, which no stack can reach
         assert spec["nodeLabels"]["gpushare.io/pool"] == name
         assert spec["tolerations"] == [toleration(t) for t in facts.tolerated_taints]
     # AKS's label for Spot nodes, not the `scalesetpriority` label AKS deprecated (aks-docs use-labels.md)...

@@ -1,6 +1,6 @@
 """What gpushare does not know is no longer a wall (issue 19): a size outside the catalog, the operator's own values
 from a private registry, the pool's own labels, taints, OS disk, max pods and tags, and Spot pools, through
-`plan --json` (the real program (`gpushare.components.deployment.program`, what `__main__.py` runs) under the mock engine) and the CLI's refusals."""
+`plan --json` (the real program (`gpushare.components.program.program`, what `__main__.py` runs) under the mock engine) and the CLI's refusals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Preflight inside `pulumi preview`/`up`: the real program (`gpushare.components.deployment.program`, what `__main__.py` runs) under the mock engine, its Azure reads (the guard's
+"""Preflight inside `pulumi preview`/`up`: the real program (`gpushare.components.program.program`, what `__main__.py` runs) under the mock engine, its Azure reads (the guard's
 agent-pool list, preflight's three region reads) going to the local ARM stub through the real SDK clients, in the
 subscription the provider reports."""
 

@@ -1,4 +1,4 @@
-"""What the real program (`gpushare.components.deployment.program`, what `__main__.py` runs) wires together, read from its registrations, exports and warnings: the component
+"""What the real program (`gpushare.components.program.program`, what `__main__.py` runs) wires together, read from its registrations, exports and warnings: the component
 tests build their own wiring, so only running the program catches a value `__main__.py` passes wrongly."""
 
 from __future__ import annotations

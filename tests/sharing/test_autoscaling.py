@@ -22,6 +22,7 @@ from gpushare.sharing.autoscaling import (
     taint_tag,
 )
 from gpushare.sharing.capacity import pool_capacity
+from gpushare.sharing.pool_facts import derive_pool_facts
 from gpushare.stackfile.config import encode_engine_config, parse_config
 
 SOURCE = "stacks/Pulumi.test.yaml"
@@ -191,7 +192,7 @@ def test_more_than_50_tags_on_a_pool_is_refused_with_the_count():
 def test_a_pool_near_50_tags_is_warned_about_and_at_50_still_planned():
     stack = parse_config(many_labels(45), source=SOURCE, stack="test")
     assert len(stack_pool_tags(stack)["gpus"]) == 50
-    (warning,) = tag_warnings(stack)
+    (warning,) = tag_warnings(derive_pool_facts(stack), stack_pool_tags(stack))
     assert warning.startswith("pool gpus: 50 Azure tags on its scale set, and AKS adds tags of its own there")
 
 
@@ -206,7 +207,7 @@ def test_two_taints_with_one_key_keep_the_first_in_the_template_and_say_so():
                     "taints": ["example.com/x=a:NoSchedule", "example.com/x=a:NoExecute"]})
     stack = parse_config(raw, source=SOURCE, stack="test")
     assert ("example.com/x", "a", "NoSchedule") in decode_taints(dict(stack_pool_tags(stack)["gpus"]))
-    assert any("example.com/x=a:NoExecute is left out" in w for w in tag_warnings(stack))
+    assert any("example.com/x=a:NoExecute is left out" in w for w in tag_warnings(derive_pool_facts(stack), stack_pool_tags(stack)))
 
 
 @pytest.mark.parametrize("name", ["k8s.io_cluster-autoscaler_node-template_label_team",

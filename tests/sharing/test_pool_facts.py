@@ -8,10 +8,9 @@ import pytest
 
 from gpushare.kubernetes.tenants import pool_offers
 from gpushare.model.catalog import MigProfile
-from gpushare.model.derived import once_per_stack
 from gpushare.model.stack import GPU_TAINT, MigStrategy, Tenant
 from gpushare.sharing.operator_values import operator_plan, pool_tolerations, toleration
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
 from tests.builders import T4, pool, stack, time_slicing
 
 A100 = pool("a100mig", "Standard_ND96asr_v4", mig=MigProfile.MIG1G)
@@ -28,7 +27,7 @@ def fleet(mig_strategy: MigStrategy = MigStrategy.MIXED):
 
 
 def test_each_pool_gets_its_capacity_config_labels_and_taints_in_stack_order():
-    facts = stack_pool_facts(fleet())
+    facts = derive_pool_facts(fleet())
     assert list(facts) == ["a100mig", "t4ts", "t4"]
     a100, t4ts, t4 = facts.values()
     assert (a100.capacity.resource, a100.capacity.per_node) == ("nvidia.com/mig-1g.5gb", 56)
@@ -42,51 +41,30 @@ def test_each_pool_gets_its_capacity_config_labels_and_taints_in_stack_order():
 def test_the_config_key_the_nodes_are_labelled_with_is_a_key_of_the_configmap_with_that_config():
     config = fleet()
     data = operator_plan(config).config_map_data
-    for facts in stack_pool_facts(config).values():
+    for facts in derive_pool_facts(config).values():
         assert facts.node_labels["nvidia.com/device-plugin.config"] == facts.config_key
         assert data[facts.config_key] == facts.device_config.text
         assert facts.config_key.startswith(f"{facts.pool.name}-")
 
 
 def test_the_mig_strategy_of_the_stack_changes_the_facts_of_its_mig_pools():
-    single, mixed = (stack_pool_facts(fleet(strategy))["a100mig"] for strategy in MigStrategy)
+    single, mixed = (derive_pool_facts(fleet(strategy))["a100mig"] for strategy in MigStrategy)
     assert single.capacity.resource == "nvidia.com/gpu" and mixed.capacity.resource == "nvidia.com/mig-1g.5gb"
     assert single.config_key != mixed.config_key
 
 
 def test_consumers_read_the_facts():
     config = fleet()
-    facts = stack_pool_facts(config)
+    facts = derive_pool_facts(config)
     offers = {offer.pool: offer for offer in pool_offers(config, config.tenants[0])}
     assert offers["a100mig"].dedicated and not offers["t4ts"].dedicated
     assert offers["a100mig"].resource == facts["a100mig"].capacity.resource
     assert toleration("gpushare.io/tenant=team-a:NoSchedule") in pool_tolerations(config)
 
 
-def test_derived_once_per_stack_object_and_read_only():
-    config = fleet()
-    assert stack_pool_facts(config) is stack_pool_facts(config)
-    copy = dataclasses.replace(config)
-    assert stack_pool_facts(copy) is not stack_pool_facts(config)
-    assert stack_pool_facts(copy) == stack_pool_facts(config)
+def test_derived_facts_are_read_only():
+    facts = derive_pool_facts(fleet())
     with pytest.raises(TypeError):
-        stack_pool_facts(config)["t4"] = None  # type: ignore[index]
+        facts["t4"] = None  # type: ignore[index]
     with pytest.raises(TypeError):
-        stack_pool_facts(config)["t4"].node_labels["gpushare.io/pool"] = "other"  # type: ignore[index]
-
-
-def test_once_per_stack_retries_after_an_error_and_derives_again_for_another_stack():
-    calls = []
-
-    @once_per_stack
-    def derive(config):
-        calls.append(config.stack)
-        if len(calls) == 1:
-            raise ValueError("first call fails")
-        return len(calls)
-
-    config = fleet()
-    with pytest.raises(ValueError):
-        derive(config)
-    assert derive(config) == 2 and derive(config) == 2
-    assert derive(fleet()) == 3
+        facts["t4"].node_labels["gpushare.io/pool"] = "other"  # type: ignore[index]

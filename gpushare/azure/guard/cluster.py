@@ -43,6 +43,7 @@ from gpushare.azure.guard.guard_runs import check_for_program, raise_or_warn_on_
 from gpushare.errors import AzureReadError, GpushareError
 from gpushare.model.environment_variables import DEPLOYED_FILE_ENV
 from gpushare.model.stack import StackConfig, own_subnets
+from gpushare.sharing.pool_facts import PoolFactsByName
 
 CLUSTER = "(cluster)"
 """`Violation.pool` of a cluster-level violation."""
@@ -292,13 +293,13 @@ def check_cluster(stack: StackConfig, report: GuardReport, subscription_id: str,
                                notes=(*report.notes, *([note] if note else [])), cluster=deployed)
 
 
-def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str],
-                            azure: Callable[[], AzureReads]) -> GuardReport | None:
+def check_stack_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Callable[[], AzureReads],
+                            facts: PoolFactsByName | None = None) -> GuardReport | None:
     """The whole guard as the Pulumi program runs it: the pools (`gpushare.azure.guard.guard_runs.check_for_program`), and
     under `pulumi preview`/`up` the cluster's create-only settings too, with the same target and credential
     (`azure`, cached by the caller). A saved `--deployed` file holds node pools only, and an offline render compares
     nothing."""
-    report = check_for_program(stack, environ, azure)
+    report = check_for_program(stack, environ, azure, facts)
     if report is None or environ.get(DEPLOYED_FILE_ENV):
         return report
     reads = azure()

@@ -29,7 +29,7 @@ import gpushare.azure.agent_pool_request as agent_pool
 from gpushare.azure.agent_pool_request import AgentPoolRequest, CreateOnlyInput, Shown, agent_pool_request
 from gpushare.azure.deployed import DeployedPool, system_pool
 from gpushare.model.stack import GpuPool, StackConfig, pool_subnet
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 
 # The table is read through its module (`agent_pool.CREATE_ONLY_INPUTS`) each time the guard runs, so every row
 # reaches the guard, one a test adds too.
@@ -50,12 +50,13 @@ class CreateOnlyChange(NamedTuple):
     """False: the deployed pools do not report the setting, so the guard cannot show it unchanged."""
 
 
-def pool_request(stack: StackConfig, pool: GpuPool, deployed: Iterable[DeployedPool]) -> AgentPoolRequest:
+def pool_request(stack: StackConfig, pool: GpuPool, deployed: Iterable[DeployedPool], facts: PoolFactsByName | None = None
+                 ) -> AgentPoolRequest:
     """The agent pool request the program sends for `pool` (`components/deployment.py`), as far as the create-only
     inputs go: on an existing cluster a pool whose stack names no subnet takes its system pool's subnets."""
     system = system_pool(deployed) if stack.cluster.existing else None
     return agent_pool_request(
-        stack_pool_facts(stack)[pool.name], stack.operator.driver, cluster_name=stack.cluster.name,
+        given_or_derived(stack, facts)[pool.name], stack.operator.driver, cluster_name=stack.cluster.name,
         resource_group_name=stack.cluster.resource_group,
         subnet_id=pool_subnet(stack, pool) or (system.vnet_subnet_id if system else None),
         pod_subnet_id=system.pod_subnet_id if system else None)
@@ -87,27 +88,28 @@ def input_changes(inputs: Mapping[str, Any], live: DeployedPool) -> list[CreateO
 
 
 def create_only_changes(stack: StackConfig, pool: GpuPool, live: DeployedPool,
-                        deployed: Iterable[DeployedPool]) -> list[CreateOnlyChange]:
+                        deployed: Iterable[DeployedPool], facts: PoolFactsByName | None = None) -> list[CreateOnlyChange]:
     """The create-only inputs the program would send for `pool` that differ from deployed `live` (or that it does
     not report); `deployed` is every pool read, for an existing cluster's system pool."""
-    return input_changes(pool_request(stack, pool, deployed).inputs, live)
+    return input_changes(pool_request(stack, pool, deployed, facts).inputs, live)
 
 
-def left_to_aks(stack: StackConfig, pool: GpuPool, deployed: Iterable[DeployedPool]) -> tuple[str, ...]:
+def left_to_aks(stack: StackConfig, pool: GpuPool, deployed: Iterable[DeployedPool], facts: PoolFactsByName | None = None
+                ) -> tuple[str, ...]:
     """The create-only inputs (wire names) the program leaves to AKS for `pool`: not sent."""
-    inputs = pool_request(stack, pool, deployed).inputs
+    inputs = pool_request(stack, pool, deployed, facts).inputs
     return tuple(entry.key for entry in agent_pool.CREATE_ONLY_INPUTS
                  if entry.left_to_aks and inputs.get(entry.keyword) is None)
 
 
 def settled_settings(stack: StackConfig, pool: GpuPool, live: DeployedPool,
-                     deployed: Iterable[DeployedPool]) -> tuple[str, ...]:
+                     deployed: Iterable[DeployedPool], facts: PoolFactsByName | None = None) -> tuple[str, ...]:
     """The inputs marked `settled` (wire names) the program sends with exactly the value the deployed pool has. The
     engine compares a resource's new inputs with those in its state, not with Azure: a pool created without `maxPods`
     (AKS's default, 250) that the stack now sets to 250 has a new input on a `replaceOnChanges` key, so Pulumi plans
     a replace (delete first) of a pool whose setting does not change. These go in the pool's `ignoreChanges`: the
     stored value stands, and Azure already has the one the stack wants (a different one is the guard's refusal)."""
-    inputs = pool_request(stack, pool, deployed).inputs
+    inputs = pool_request(stack, pool, deployed, facts).inputs
     settled = []
     for entry in agent_pool.CREATE_ONLY_INPUTS:
         compared = _compared(entry, inputs, live) if entry.settled else None

@@ -12,6 +12,7 @@ from gpushare.azure.deployed_cluster import DeployedCluster
 from gpushare.azure.guard.create_only import settled_settings
 from gpushare.errors import GuardViolationError
 from gpushare.model.stack import GpuPool, StackConfig
+from gpushare.sharing.pool_facts import PoolFactsByName
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,11 @@ class GuardReport:
             parts.append(f"protection lifted on {_pools(kept)} (`recreate: true`)")
         return "; ".join(parts)
 
-    def settled(self, stack: StackConfig, pool: GpuPool) -> tuple[str, ...]:
+    def settled(self, stack: StackConfig, pool: GpuPool, facts: PoolFactsByName | None = None) -> tuple[str, ...]:
         """The create-only settings (wire names) the stack sends only optionally and here sets to exactly what the
         deployed pool already has (see `settled_settings`); empty when the pool is not deployed or Azure unread."""
         live = next((p for p in self.deployed or () if p.name == pool.name), None)
-        return settled_settings(stack, pool, live, self.deployed or ()) if live else ()
+        return settled_settings(stack, pool, live, self.deployed or (), facts) if live else ()
 
     def live_count(self, pool: str) -> int | None:
         """The deployed node count of `pool`; None when unknown (not deployed, cluster absent, Azure unread)."""

@@ -25,15 +25,17 @@ from gpushare.azure.guard.guard_report import GuardReport, Violation
 from gpushare.errors import AzureReadError
 from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV
 from gpushare.model.stack import POOL_LABEL, GuardMode, StackConfig
+from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 
 
-def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source: str) -> GuardReport:
+def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source: str, facts: PoolFactsByName | None = None) -> GuardReport:
     """Compare what the stack wants with the deployed pools (None: the cluster does not exist yet)."""
     if deployed is None:
         return GuardReport(
             source, notes=(f"cluster {stack.cluster.name} does not exist yet: first deployment, nothing to guard",)
         )
     deployed = tuple(deployed)
+    facts = given_or_derived(stack, facts)
     by_name = {pool.name: pool for pool in deployed}
     violations: list[Violation] = []
     notes: list[str] = []
@@ -46,11 +48,11 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
                 warnings.append(new_pool_recreate_warning(stack, pool.name))
             continue  # a new pool: creating it deletes nothing
         if stack.cluster.existing and POOL_LABEL not in live.node_labels:
-            violations.append(taken_by_unmanaged(stack, pool, live))
+            violations.append(taken_by_unmanaged(stack, pool, live, facts))
             continue
-        changes = create_only_changes(stack, pool, live, deployed)
+        changes = create_only_changes(stack, pool, live, deployed, facts)
         if pool.recreate:
-            warnings.append(recreate_warning(stack, pool.name, changes, left_to_aks(stack, pool, deployed)))
+            warnings.append(recreate_warning(stack, pool.name, changes, left_to_aks(stack, pool, deployed, facts)))
             if changes:
                 recreated.append(pool.name)
         else:
@@ -91,7 +93,7 @@ def raise_or_warn_on_read_error(stack: StackConfig, err: AzureReadError, warn_do
     return f"{err}. {warning}"
 
 
-def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) -> GuardReport:
+def check_live(stack: StackConfig, subscription_id: str, facts: PoolFactsByName | None = None, **read_kwargs: object) -> GuardReport:
     """Read the stack's cluster from Azure (one list call) and evaluate; for the Pulumi program, before GPU pools.
 
     When Azure cannot be read, `gpushare:guard: strict` raises the `AzureReadError` (saying what failed, the fix,
@@ -110,17 +112,17 @@ def check_live(stack: StackConfig, subscription_id: str, **read_kwargs: object) 
             "place will fail with Pulumi's 'marked for protection' error instead",
         )
         return GuardReport(source, compared=False, warnings=(warning,))
-    return evaluate(stack, deployed, source)
+    return evaluate(stack, deployed, source, facts)
 
 
-def check_file(stack: StackConfig, path: str | Path) -> GuardReport:
+def check_file(stack: StackConfig, path: str | Path, facts: PoolFactsByName | None = None) -> GuardReport:
     """Evaluate against a saved `az aks nodepool list -o json` (for `plan --deployed FILE`; needs no credentials).
 
     Raises `DeployedFileError` (exit 2) when the file's pools say they belong to another cluster or resource group
     than the stack's: comparing them would pass or refuse edits on the strength of the wrong cluster."""
     deployed = read_file(path)
     _check_origin(stack, deployed, path)
-    return evaluate(stack, deployed, str(path))
+    return evaluate(stack, deployed, str(path), facts)
 
 
 _ARM_CLUSTER_ID = re.compile(
@@ -150,14 +152,14 @@ def _check_origin(stack: StackConfig, deployed: list[DeployedPool], path: str | 
             )
 
 
-def check_for_program(stack: StackConfig, environ: Mapping[str, str],
-                      azure: Callable[[], AzureReads]) -> GuardReport | None:
+def check_for_program(stack: StackConfig, environ: Mapping[str, str], azure: Callable[[], AzureReads],
+                      facts: PoolFactsByName | None = None) -> GuardReport | None:
     """The guard as the Pulumi program runs it: live from Azure under `pulumi preview`/`up`, against a file or
     not at all when `plan` renders offline (see DEPLOYED_FILE_ENV, OFFLINE_ENV). `azure` is called only for a
     live read."""
     if environ.get(DEPLOYED_FILE_ENV):
-        return check_file(stack, environ[DEPLOYED_FILE_ENV])
+        return check_file(stack, environ[DEPLOYED_FILE_ENV], facts)
     if environ.get(OFFLINE_ENV):
         return None
     reads = azure()
-    return check_live(stack, reads.target.subscription_id, **reads.read_kwargs())
+    return check_live(stack, reads.target.subscription_id, facts, **reads.read_kwargs())

@@ -11,7 +11,7 @@ from gpushare.azure.guard.guard_report import Violation
 from gpushare.model.keys import POOLS_KEY
 from gpushare.model.stack import POOL_LABEL, GpuPool, StackConfig
 from gpushare.sharing.autoscaling import stack_pool_tags
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 
 AKS_POOL_NODE_LABEL = "kubernetes.azure.com/agentpool"
 """The label AKS puts on every node with its pool's name: selects a pool's nodes even without gpushare's labels."""
@@ -79,7 +79,7 @@ def import_command(stack: StackConfig, pool: str, pool_id: str) -> str:
     return f"echo '{document}' > import-{pool}.json && pulumi import --stack {stack.stack} --file import-{pool}.json"
 
 
-def taken_by_unmanaged(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> Violation:
+def taken_by_unmanaged(stack: StackConfig, pool: GpuPool, live: DeployedPool, facts: PoolFactsByName | None = None) -> Violation:
     cluster = stack.cluster
     pool_id = live.id or (f"/subscriptions/<subscription id>/resourceGroups/{cluster.resource_group}/providers/"
                           f"Microsoft.ContainerService/managedClusters/{cluster.name}/agentPools/{pool.name}")
@@ -93,28 +93,29 @@ def taken_by_unmanaged(stack: StackConfig, pool: GpuPool, live: DeployedPool) ->
         f"gpushare's: az aks nodepool update -g {cluster.resource_group} --cluster-name {cluster.name} -n {pool.name} "
         f"--labels {POOL_LABEL}={pool.name} (note: --labels replaces the pool's labels). The next preview then "
         "compares its create-only settings (vmSize, mig, zones, driver, subnet) like any gpushare pool."
-        + _adoption_replaces(stack, pool, live)
+        + _adoption_replaces(stack, pool, live, facts)
     )
     return Violation(pool.name, "pool", f"exists, not gpushare's ({nodes})", "a gpushare pool of that name", message)
 
 
-def _adoption_replaces(stack: StackConfig, pool: GpuPool, live: DeployedPool) -> str:
+def _adoption_replaces(stack: StackConfig, pool: GpuPool, live: DeployedPool, facts: PoolFactsByName | None) -> str:
     """What the first `up` after an adoption sets over the owners' settings: AKS updates a pool's labels, taints, tags,
     scaling and OS in place, and gpushare sends each whole (a label or taint list replaces the pool's; an agent
     pool's `tags` replace its tags), so whatever the stack does not list goes. Empty when nothing differs."""
-    facts = stack_pool_facts(stack)[pool.name]
+    by_pool = given_or_derived(stack, facts)
+    pool_facts = by_pool[pool.name]
     lines = []
-    labels = dict(facts.node_labels)
+    labels = dict(pool_facts.node_labels)
     if dropped := [f"{k}={v}" for k, v in live.node_labels.items() if k not in labels]:
         lines.append(f"labels: removes {', '.join(dropped)} (list them in the pool's `labels` to keep them)")
     if changed := [f"{k} {live.node_labels[k]} -> {v}" for k, v in labels.items()
                    if k in live.node_labels and live.node_labels[k] != v]:
         lines.append(f"labels: changes {', '.join(changed)}")
-    if dropped := [t for t in live.node_taints if t not in facts.node_taints]:
+    if dropped := [t for t in live.node_taints if t not in pool_facts.node_taints]:
         lines.append(f"taints: removes {', '.join(dropped)} (list them in the pool's `taints` to keep them)")
-    if added := [t for t in facts.node_taints if t not in live.node_taints]:
+    if added := [t for t in pool_facts.node_taints if t not in live.node_taints]:
         lines.append(f"taints: adds {', '.join(added)}")
-    tags = stack_pool_tags(stack)[pool.name]
+    tags = stack_pool_tags(stack, by_pool)[pool.name]
     if dropped := [f"{k}={v}" for k, v in live.tags.items() if k not in tags]:
         lines.append(f"tags: removes {', '.join(dropped)} (list them in the pool's `tags` to keep them)")
     if changed := [f"{k} {live.tags[k]} -> {v}" for k, v in tags.items() if k in live.tags and live.tags[k] != v]:

@@ -60,6 +60,7 @@ from gpushare.kubernetes.admission.cel import fill, load
 from gpushare.kubernetes.kueue_admission import local_queue_names, priority_class_name
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, container_defaults, shared_pools, tenant_policy_name
 from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant, tenant_taint
+from gpushare.sharing.pool_facts import PoolFactsByName
 from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES
 
 SHARED_POLICY_NAME = "gpushare-shared-gpu-pools"
@@ -182,7 +183,7 @@ def _stack_data(stack: StackConfig) -> dict[str, str]:
     return {"managedPools": _cel_list([pool.name for pool in stack.pools])}
 
 
-def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
+def tenant_policy(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
     """The tenant's ValidatingAdmissionPolicy and its binding to the tenant's namespace."""
     name = tenant_policy_name(tenant)
     labels = {TENANT_LABEL: tenant.name}
@@ -197,7 +198,7 @@ def tenant_policy(stack: StackConfig, tenant: Tenant) -> list[dict[str, Any]]:
                  "localQueueNames": ", ".join(queues), "priorityClassName": priority_class_name(tenant)}
     if tenant.guaranteed:
         flags.add("guaranteed")
-        defaults = container_defaults(stack, tenant)
+        defaults = container_defaults(stack, tenant, facts)
         data |= {"containerDefaults": "{" + ", ".join(f"{_cel_string(k)}: {_cel_string(v)}"
                                                       for k, v in sorted(defaults.items())) + "}",
                  "defaultCpu": defaults["cpu"], "defaultMemory": defaults["memory"]}

@@ -9,7 +9,7 @@ from datetime import timedelta
 from gpushare.model.catalog import gpu_product_label
 from gpushare.model.stack import SPOT_NODE_LABEL, SPOT_PRIORITY_LABEL, GpuPool, SharingStrategy, StackConfig
 from gpushare.sharing.operator_values import NAMESPACE, operator_plan
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
 
 NVIDIA_PREFIX = "nvidia.com/"
 DEVICE_PLUGIN_DS = "nvidia-device-plugin-daemonset"
@@ -89,9 +89,10 @@ def _product(pool: GpuPool, base_resource: str, slice_name: str | None) -> Produ
 def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
     """What each pool's Ready nodes must show, from the same functions `plan` uses."""
     strategy = stack.operator.mig_strategy
-    operator_plan(stack)  # refuses a device-plugin config that fails validation, as the program does
+    pool_facts = derive_pool_facts(stack)
+    operator_plan(stack, pool_facts)  # refuses a device-plugin config that fails validation, as the program does
     expectations = []
-    for facts in stack_pool_facts(stack).values():
+    for facts in pool_facts.values():
         pool, capacity, config = facts.pool, facts.capacity, facts.device_config
         labels = {
             "nvidia.com/mig.strategy": strategy.value,

@@ -184,7 +184,7 @@ def test_offline_and_file_runs_do_not_read_the_cluster(environ, monkeypatch):
         raise AssertionError("the cluster was read")
 
     monkeypatch.setattr(gpushare.azure.guard.cluster, "read_live_cluster", must_not_read)
-    monkeypatch.setattr(gpushare.azure.guard.guard_runs, "check_file", lambda stack, path: GuardReport(str(path)))
+    monkeypatch.setattr(gpushare.azure.guard.guard_runs, "check_file", lambda stack, path, facts=None: GuardReport(str(path)))
     check_stack_for_program(STACK, environ, lambda: pytest.fail("Azure was asked"))
 
 

@@ -15,7 +15,7 @@ from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, PRIORITY_
 from gpushare.kubernetes.queues import pool_flavor, queue_manifests
 from gpushare.kubernetes.admission.policies import tenant_policy
 from gpushare.kubernetes.tenant_objects import tenant_manifests
-from gpushare.sharing.pool_facts import stack_pool_facts
+from gpushare.sharing.pool_facts import derive_pool_facts
 from tests.kubernetes.apiserver_admission import plugin_cluster
 from tests.kubernetes.test_queues import load
 
@@ -51,7 +51,7 @@ def queued_job(queue: str = "vision", resource: str = MIG, suspend: bool = True)
 
 def admitted(stack, job: dict[str, Any], pool: str, count: int = 1) -> dict[str, Any]:
     """What Kueue's controller writes when the Job's workload is admitted on `pool`'s flavor."""
-    flavor = pool_flavor(stack_pool_facts(stack)[pool])["spec"]
+    flavor = pool_flavor(derive_pool_facts(stack)[pool])["spec"]
     job = copy.deepcopy(job)
     job["spec"]["suspend"] = False
     job["spec"]["parallelism"] = job["spec"]["completions"] = count  # partial admission
@@ -125,7 +125,7 @@ def test_every_flavor_a_tenants_queue_lists_is_one_its_policy_admits(cluster, st
     """The compiled queues and the policy agree: each flavor of each ClusterQueue, applied as Kueue applies it, is
     admitted in that tenant's namespace."""
     queues = [m for m in queue_manifests(stack) if m["kind"] == "ClusterQueue" and m["metadata"]["name"] == "vision"]
-    facts = stack_pool_facts(stack)
+    facts = derive_pool_facts(stack)
     for group in queues[0]["spec"]["resourceGroups"][:-1]:
         for flavor in group["flavors"]:
             job = queued_job(resource=facts[flavor["name"]].capacity.resource)
