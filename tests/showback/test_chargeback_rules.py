@@ -8,12 +8,16 @@ spare, 1 whole T4 ($0.526 an hour) no tenant lists. `batch` is a namespace of no
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 import yaml
 
 from gpushare.model.metrics import Metrics
-from gpushare.showback.rules import rule_file
+from gpushare.showback.chargeback import pool_guarantees, split_pool_cost
+from gpushare.showback.rules import rule_file, showback_pools
 from gpushare.stackfile.config import load_stack_file
+from tests.showback.chargeback_stacks import PRICES, all_stacks
 from tests.showback.showback_scenario import STACK_FILE, Pod, Scenario, selector, series
 from tests.showback.test_rules import promtool
 
@@ -137,3 +141,56 @@ def _showback_labels(pool: str) -> dict[str, str]:
 
     return _pool_labels(pool)
 
+
+
+def _held(guarantees: dict[str, int], capacity: int) -> dict[str, int]:
+    """Holdings that borrow: the first tenant holds its guarantee and 1 more, the others half theirs, and `batch`
+    (no tenant) 1 share, as far as the pool holds."""
+    held, left = {}, capacity
+    for i, (tenant, units) in enumerate(guarantees.items()):
+        held[tenant] = min(left, units + 1 if i == 0 else units // 2)
+        left -= held[tenant]
+    held["batch"] = min(left, 1)
+    return {name: units for name, units in held.items() if units}
+
+
+@pytest.mark.parametrize("name", [name for name, _ in all_stacks()])
+def test_on_every_example_stack_the_rules_charge_what_the_chargeback_model_does_and_sum_to_each_pool(tmp_path, name):
+    stack = dict(all_stacks())[name]
+    guarantees = pool_guarantees(stack)
+    cost = {"currency": "USD", "priceDate": "2026-12-01",
+            "pools": [{"name": p.name, "nodeHourly": PRICES[p.vm_size.name]} for p in stack.pools]}
+    nodes, allocatable, pods, want = {}, {}, [], []
+    for pool in showback_pools(stack, cost):
+        facts = next(p for p in stack.pools if p.name == pool.name)
+        node = f"aks-{pool.name}-12345678-vmss000000"
+        count = max(facts.max_nodes, 1)
+        nodes[node] = pool.name
+        allocatable[node] = (pool.ksm_resource, pool.per_node * count)
+        held = _held(guarantees[pool.name], pool.per_node * count)
+        pods += [Pod(namespace, f"{namespace}-0", node, pool.ksm_resource, units) for namespace, units in held.items()]
+        # The model, in slices (a plan's split is the same function over a month): the rules must charge the same.
+        split = split_pool_cost(Decimal("1.00"), pool.per_node * count, guarantees[pool.name], held)
+        want += [_sample({"pool": pool.name, "namespace": namespace, **_labels(pool)}, round(float(charge.units), 6))
+                 for namespace, charge in split.charges.items()]
+    rules = tmp_path / "rules.yml"
+    rules.write_text(rule_file(stack, Metrics(prometheus="managed", window="1h", idle_below=30), cost))
+    inputs = [{"series": selector(metric, labels), "values": f"{value}+0x12"}
+              for metric, labels, value in series(Scenario(nodes, allocatable, tuple(pods), devices=()))]
+    tests = [
+        {"expr": "round(gpushare:namespace_slices_charged:sum, 0.000001)", "eval_time": "30m", "exp_samples": want},
+        {"expr": "abs((sum by (pool) (gpushare:namespace_cost:hourly) or sum by (pool) (gpushare:pool_cost:hourly) * 0)"
+                 " + on (pool) sum by (pool) (gpushare:pool_unallocated_cost:hourly)"
+                 " - on (pool) sum by (pool) (gpushare:pool_cost:hourly)) < bool 1e-9", "eval_time": "30m",
+         "exp_samples": [_sample({"pool": p.name}, 1) for p in stack.pools]},
+    ]
+    test_file = tmp_path / "stack-chargeback-test.yml"
+    test_file.write_text(yaml.safe_dump({
+        "rule_files": [str(rules)], "evaluation_interval": "5m",
+        "tests": [{"interval": "5m", "input_series": inputs, "promql_expr_test": tests}]}, sort_keys=False))
+    result = promtool("test", "rules", str(test_file))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _labels(pool) -> dict[str, str]:
+    return {"resource": pool.resource, "slice": pool.slice, "sharing": pool.sharing}
