@@ -29,7 +29,7 @@ CENT = Decimal("0.01")
 
 
 def cents(amount: float | Decimal) -> Decimal:
-    """An amount as whole cents, half up; a float by its shortest decimal form (0.1 is 0.1, not 0.1000000000000000055)."""
+    """An amount as whole cents, half up; a float by its shortest decimal form (0.1, not 0.1000000000000000055)."""
     return Decimal(str(amount) if isinstance(amount, float) else amount).quantize(CENT, rounding=ROUND_HALF_UP)
 
 

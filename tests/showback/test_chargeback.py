@@ -7,8 +7,11 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 
-from gpushare.showback.chargeback import largest_remainder, split_pool_cost
+from gpushare.kubernetes.prometheus_api import Sample
+from gpushare.showback.chargeback import largest_remainder, pool_guarantees, split_pool_cost
 from gpushare.showback.cost import cost_lines, stack_cost
+from gpushare.showback.rules import showback_pools
+from gpushare.showback.usage import QUERIES, render_text, usage_document
 from tests.showback.chargeback_stacks import PRICES, all_stacks, assert_adds_up, two_teams
 from tests.showback.test_cost import sheet
 
@@ -113,3 +116,67 @@ def test_may_borrow_never_exceeds_what_the_pool_holds_beyond_the_guarantee_nor_w
     # Its quota of 6 nvidia.com/gpu holds its guarantee of 4 (2 A100 slices, 2 T4 shares) and 2 more, borrowed or not.
     assert sum(row["units"] for row in vision["borrowable"]) == 2
     assert [(row["pool"], row["units"]) for row in vision["borrowable"]] == [("a100mig", 2)]
+
+
+# --- usage -----------------------------------------------------------------------------------------------------
+
+
+def _week_samples(stack, pools, held_by_pool):
+    """The 9 figures `usage` folds over a week of 5-minute samples (2,016), for pools at their most nodes and pods
+    holding `held_by_pool` (pool -> namespace -> slices) throughout."""
+    steps = 7 * 24 * 12
+    samples = {name: [] for name in QUERIES}
+    for pool in pools:
+        facts = next(p for p in stack.pools if p.name == pool.name)
+        slices = pool.per_node * max(facts.max_nodes, 1)
+        held = held_by_pool[pool.name]
+        samples["allocatable"].append(Sample({"pool": pool.name}, slices * steps))
+        samples["allocatablePeak"].append(Sample({"pool": pool.name}, slices))
+        samples["allocatedPeak"].append(Sample({"pool": pool.name}, sum(held.values())))
+        samples["namespaceAllocated"] += [Sample({"pool": pool.name, "namespace": ns}, units * steps)
+                                          for ns, units in held.items()]
+        samples["used"].append(Sample({"pool": pool.name}, 0.5 * sum(held.values()) / pool.replicas * steps))
+    return samples
+
+
+def test_every_pools_chargeback_in_usage_sums_to_its_cost_on_every_example_stack_and_the_adopters():
+    for name, stack in all_stacks():
+        cost = stack_cost(stack, sheet(PRICES))
+        pools = showback_pools(stack, cost)
+        guarantees = pool_guarantees(stack)
+        held = {}
+        for pool in pools:
+            facts = next(p for p in stack.pools if p.name == pool.name)
+            capacity, left = pool.per_node * max(facts.max_nodes, 1), {}
+            # The first tenant holds its guarantee and 1 more, the others half theirs, batch (no tenant) 1.
+            room = capacity
+            for i, (tenant, units) in enumerate(guarantees[pool.name].items()):
+                left[tenant] = min(room, units + 1 if i == 0 else units // 2)
+                room -= left[tenant]
+            left["batch"] = min(room, 1)
+            held[pool.name] = {ns: units for ns, units in left.items() if units}
+        document = usage_document(stack, pools, _week_samples(stack, pools, held), "7d", 0.0, 9, "USD", 10)
+        for row in document["pools"]:
+            assert_adds_up(row["chargeback"], row["cost"])
+        charged = sum(Decimal(str(t["charge"])) for t in document["tenants"])
+        others = sum(Decimal(str(o["amount"])) for row in document["pools"]
+                     for o in row["chargeback"]["others"].values())
+        idle = sum(Decimal(str(row["chargeback"]["idle"])) for row in document["pools"])
+        assert charged + others + idle == sum(Decimal(str(row["cost"])) for row in document["pools"]), name
+
+
+def test_in_usage_two_teams_on_one_pool_are_charged_their_guarantee_and_what_they_borrowed():
+    stack = two_teams()
+    pools = showback_pools(stack, stack_cost(stack, sheet(PRICES)))
+    # a100mig (4 slices, 2 guaranteed to each): vision holds 3 all week, nlp 1; h100mig and t4spot unused.
+    held = {"a100mig": {"vision": 3, "nlp": 1}, "h100mig": {}, "t4spot": {}}
+    document = usage_document(stack, pools, _week_samples(stack, pools, held), "7d", 0.0, 9, "USD", 10)
+    a100 = next(row for row in document["pools"] if row["pool"] == "a100mig")
+    week = round(2 * 3.67 * 168, 2)  # $1,233.12
+    assert a100["cost"] == week
+    split = a100["chargeback"]
+    assert (split["tenants"]["vision"]["borrowed"], split["tenants"]["nlp"]["lent"]) == (168.0, 168.0)
+    assert (split["tenants"]["vision"]["amount"], split["tenants"]["nlp"]["amount"], split["idle"]) == (
+        924.84, 308.28, 0.0)
+    text = render_text(document)
+    assert "a100mig  vision       336.0               504.0         168.0     0.0    $924.84" in text

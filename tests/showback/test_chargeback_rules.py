@@ -77,7 +77,8 @@ def _tests(charged: dict[tuple[str, str], int], unallocated: dict[str, int]) -> 
     pool_cost = {"t4ts": 8 * SHARE_HOUR, "spare": 0.526}
     return [
         at(_micro("gpushare:namespace_slices_charged:sum"),
-           [_sample({"pool": p, "namespace": ns, **POOL_LABELS[p]}, units * 1e6) for (p, ns), units in charged.items()]),
+           [_sample({"pool": p, "namespace": ns, **POOL_LABELS[p]}, units * 1e6)
+            for (p, ns), units in charged.items()]),
         at(_micro("gpushare:namespace_cost:hourly"),
            [_sample({"pool": p, "namespace": ns, **POOL_LABELS[p]}, round(units * PRICE[p] * 1e6))
             for (p, ns), units in charged.items()]),
