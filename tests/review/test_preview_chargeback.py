@@ -5,6 +5,8 @@ cost; a pool several tenants list without their ClusterQueues is not split, and 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from decimal import Decimal
 
 from gpushare.kubernetes.queues import KUEUE_API
@@ -13,6 +15,10 @@ from gpushare.review.preview_report.pr_comment import render_report
 from tests.review import preview_builders as b
 from tests.review.test_chargeback_changes import rows
 from tests.review.test_preview_cost import cluster_step, sheet
+from tests.showback.chargeback_stacks import EXAMPLE_STACKS, STACKS, TWO_TEAMS_YAML
+from tests.showback.chargeback_stacks import PRICES as STACK_PRICES
+
+ROOT = STACKS.parent
 
 PRICES = {"Standard_NC24ads_A100_v4": 3.67, "Standard_NC4as_T4_v3": 0.526, "Standard_D4ds_v5": 0.23}
 
@@ -70,3 +76,28 @@ def test_a_shared_pool_without_the_tenants_queues_is_not_split_and_the_report_sa
     assert "#### Chargeback" not in text
     assert ("_Chargeback: not split for `a100mig`: several tenants list it and the preview has no ClusterQueue with "
             "their guarantees") in text
+
+
+def test_on_every_example_stack_and_the_adopters_the_report_splits_each_pool_as_the_plan_does(tmp_path):
+    """A preview of each stack's first deployment, its steps the resources `plan --json` registers: the report's
+    split of each pool is the plan's (`cost.pools[].chargeback`), and sums to the pool's cost."""
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(sheet(STACK_PRICES).to_json()))
+    two_teams = tmp_path / "Pulumi.adopter.yaml"
+    two_teams.write_text(TWO_TEAMS_YAML)
+    for path in [*EXAMPLE_STACKS, two_teams]:
+        result = subprocess.run([sys.executable, "-m", "gpushare", "plan", str(path), "--json", "--prices",
+                                 str(prices)], cwd=ROOT, capture_output=True, text=True, check=False)
+        assert result.returncode == 0, result.stderr
+        plan = json.loads(result.stdout)
+        steps = [b.step("create", r["type"], r["name"], None, r["inputs"]) for r in plan["resources"]]
+        text = render_report(parse_preview(json.dumps(b.preview(steps)), "preview.json"), None,
+                             prices=sheet(STACK_PRICES))
+        found = rows(text)
+        for pool in plan["cost"]["pools"]:
+            split = pool["chargeback"]
+            want = {**{f"`{n}`": t["amount"] for n, t in split["tenants"].items()}, "idle": split["idle"],
+                    "= pool cost": split["total"]}
+            got = {r[1]: float(r[3].strip("$").replace(",", "")) for r in found if r[0] == f"`{pool['name']}`"}
+            assert got == want, (path.name, pool["name"])
+            assert sum(Decimal(str(v)) for k, v in got.items() if k != "= pool cost") == Decimal(str(split["total"]))
