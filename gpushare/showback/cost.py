@@ -4,14 +4,18 @@ replica), per tenant, and for the whole stack, from a `PriceSheet` (gpushare.azu
 - A pool: node price per hour x nodes x 730 hours a month, at `count`, or at `autoscale.min` and `.max`.
 - A device-hour: node price / devices the pool advertises per node (`capacity.per_node`), next to the isolation
   that device buys (docs/sharing-modes.md).
-- A tenant: every pool dedicated to it, whole; on its shared pools, what its quota lets it hold at once, each device
-  priced once: its quota of a resource is one namespace-wide limit however many of its pools advertise it, so its
-  units are spread over those pools, the dearest per device-hour first and none beyond what a pool advertises at
-  its most nodes (x 730). A shared pool on which it has no quota is not priced (nothing bounds its use), and says so.
+- Chargeback: each pool's month at its most nodes split among the tenants' guarantees and an idle line, summing to
+  the pool's cost to the cent (`gpushare.showback.chargeback`, docs/cost.md); a tenant's `charge` is its parts.
+- A tenant's quota ceiling (`shared`, `monthlyMin`/`monthlyMax`): every pool dedicated to it, whole; on its shared
+  pools, what its quota lets it hold at once, each device priced once: its quota of a resource is one
+  namespace-wide limit however many of its pools advertise it, so its units are spread over those pools, the
+  dearest per device-hour first and none beyond what a pool advertises at its most nodes (x 730). A shared pool on
+  which it has no quota is not priced (nothing bounds its use), and says so. It is the most the quota allows, not
+  what the tenant is charged.
   With queues on, apart from that: what its queue may borrow from its cohort at once (`borrowable`), per pool at that
-  pool's device-hour, at most its quota of each resource (the ResourceQuota refuses its pods beyond it, borrowed or
-  not), the dearest pools first. It is what the tenant uses of the others' guarantee while they are idle, a ceiling
-  on top of its own figure, not in it.
+  pool's device-hour, at most what its quota of each resource leaves beyond its guarantee (the ResourceQuota refuses
+  its pods beyond it, borrowed or not), the dearest pools first. It is what the tenant uses of the others' guarantee
+  while they are idle, a ceiling on top of its charge, not in it.
 - The stack: the system pool, every GPU pool at its fewest and its most nodes, and the Standard tier's cluster fee
   (the Free tier has none). On an existing cluster the system pools and the tier are the cluster's, priced as
   deployed (`--deployed`) and unknown without that, never gpushare's defaults.
