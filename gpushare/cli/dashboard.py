@@ -13,6 +13,7 @@ from gpushare.azure.prices import PricesError
 from gpushare.cli.price_options import add_price_options
 from gpushare.cli.rules import plan_cost, require_metrics
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
+from gpushare.sharing.pool_facts import derive_pool_facts
 from gpushare.showback.dashboard import dashboard_config_map, dashboard_json
 from gpushare.stackfile.config import parse_stack_file
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     stack = parse_stack_file(read_stack_argument(args))
     require_metrics(stack)
     try:
-        cost = plan_cost(args, stack)
+        cost = plan_cost(args, stack, derive_pool_facts(stack))
     except PricesError as exc:
         raise type(exc)(f"prices: {exc}; run without --prices for the dashboard without cost", exc.hint) from None
     currency = cost["currency"] if cost else None

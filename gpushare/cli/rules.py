@@ -15,6 +15,7 @@ from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.model.keys import METRICS_KEY
 from gpushare.model.stack import StackConfig
+from gpushare.sharing.pool_facts import PoolFactsByName, derive_pool_facts
 from gpushare.showback.cost import priced_vm_sizes, stack_cost
 from gpushare.showback.deployed_cost import deployed_cost
 from gpushare.showback.rules import prometheus_rule, rule_file
@@ -45,26 +46,27 @@ def require_metrics(stack: StackConfig) -> None:
                          f"{METRICS_KEY}: {{prometheus: managed}} (or the URL of your Prometheus)")])
 
 
-def plan_cost(args: argparse.Namespace, stack: StackConfig) -> dict | None:
+def plan_cost(args: argparse.Namespace, stack: StackConfig, facts: PoolFactsByName) -> dict | None:
     """The plan's `cost` object at `--prices`; without it at the stack's `gpushare:metrics.prices`, as the program
     deploys the rules; else None. Raises PricesError when prices cannot be had."""
     if args.prices is None:
-        return deployed_cost(stack)
+        return deployed_cost(stack, facts)
     sheet = price_sheet(args, stack.location, priced_vm_sizes(stack))
-    return stack_cost(stack, sheet) if sheet else None
+    return stack_cost(stack, sheet, facts=facts) if sheet else None
 
 
 def run(args: argparse.Namespace) -> int:
     stack = parse_stack_file(read_stack_argument(args))
     require_metrics(stack)
     assert stack.metrics is not None
+    facts = derive_pool_facts(stack)
     try:
-        cost = plan_cost(args, stack)
+        cost = plan_cost(args, stack, facts)
     except PricesError as exc:
         raise type(exc)(f"prices: {exc}; run without --prices for the rules without cost", exc.hint) from None
     if args.format == RULE_FILE:
-        print(rule_file(stack, stack.metrics, cost), end="")
+        print(rule_file(stack, stack.metrics, cost, facts), end="")
         return 0
-    document = prometheus_rule(stack, stack.metrics, args.namespace or stack.metrics.namespace, cost)
+    document = prometheus_rule(stack, stack.metrics, args.namespace or stack.metrics.namespace, cost, facts)
     print(yaml.safe_dump(document, sort_keys=False, width=10_000), end="")
     return 0

@@ -31,6 +31,7 @@ from gpushare.kubernetes.prometheus_api import PrometheusReader
 from gpushare.kubernetes.workspace_prometheus import WorkspacePrometheusReader
 from gpushare.model.metrics import DURATION_RE, duration_seconds
 from gpushare.model.stack import StackConfig
+from gpushare.sharing.pool_facts import derive_pool_facts
 from gpushare.showback.rules import showback_pools
 from gpushare.showback.usage import read_usage, render_markdown, render_text, usage_document
 from gpushare.stackfile.config import parse_stack_file
@@ -87,21 +88,22 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--prometheus", [ConfigProblem(
             "--prometheus", f"not an http(s) URL: {url!r}: pass a Prometheus base URL, or leave it out on a "
                             "managed stack to query its workspace (gpushare:metrics.workspaceId)")])
+    facts = derive_pool_facts(stack)
     try:
-        cost = plan_cost(args, stack)
+        cost = plan_cost(args, stack, facts)
     except PricesFileError:
         raise
     except PricesError as exc:
         print(f"warning: prices: {exc}; the report has no cost", file=sys.stderr)
         cost = None
-    pools = showback_pools(stack, cost)
+    pools = showback_pools(stack, cost, facts)
     window = args.window or metrics.window
     at = args.at if args.at is not None else time.time()
     with SharedCredential(stack.azure.environment, os.environ) as credential:
         reader = prometheus_reader(stack, url, credential, read_deadline(args))
         source, samples = read_usage(reader, stack.stack, pools, window, at, raw=args.raw_series)
     document = usage_document(stack, pools, samples, window, at, len(reader.queries),
-                              cost["currency"] if cost else None, metrics.idle_below, source)
+                              cost["currency"] if cost else None, metrics.idle_below, source, facts)
     if args.json:
         print(json.dumps(document, indent=2))
     elif args.markdown:

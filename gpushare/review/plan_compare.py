@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gpushare.errors import GpushareError
 from gpushare.review.changed_stacks import deleted_stack_steps
+from gpushare.review.chargeback_changes import chargeback_section
 from gpushare.review.gpu_changes import (
     AGENT_POOL_TYPE,
     CONFIG_MAP_TYPE,
@@ -238,6 +239,8 @@ def render_compare(base: Plan, head: Plan) -> str:
         lines += [f"The stack file is removed in this change: {deleted_stack_steps(stack or 'STACK', 'BASE_SHA')}",
                   ""]
     lines += gpu_section(pool_transitions(base, head), change.currency if change else None)
+    if change is not None:
+        lines += chargeback_section(base.cost, head.cost, change.currency)
     lines += operator_section(operator_transition(base, head))
     lines += tenant_compare_lines(base, head)
     lines += queue_section(base.queues, head.queues)

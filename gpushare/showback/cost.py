@@ -4,14 +4,18 @@ replica), per tenant, and for the whole stack, from a `PriceSheet` (gpushare.azu
 - A pool: node price per hour x nodes x 730 hours a month, at `count`, or at `autoscale.min` and `.max`.
 - A device-hour: node price / devices the pool advertises per node (`capacity.per_node`), next to the isolation
   that device buys (docs/sharing-modes.md).
-- A tenant: every pool dedicated to it, whole; on its shared pools, what its quota lets it hold at once, each device
-  priced once: its quota of a resource is one namespace-wide limit however many of its pools advertise it, so its
-  units are spread over those pools, the dearest per device-hour first and none beyond what a pool advertises at
-  its most nodes (x 730). A shared pool on which it has no quota is not priced (nothing bounds its use), and says so.
+- Chargeback: each pool's month at its most nodes split among the tenants' guarantees and an idle line, summing to
+  the pool's cost to the cent (`gpushare.showback.chargeback`, docs/cost.md); a tenant's `charge` is its parts.
+- A tenant's quota ceiling (`shared`, `monthlyMin`/`monthlyMax`): every pool dedicated to it, whole; on its shared
+  pools, what its quota lets it hold at once, each device priced once: its quota of a resource is one
+  namespace-wide limit however many of its pools advertise it, so its units are spread over those pools, the
+  dearest per device-hour first and none beyond what a pool advertises at its most nodes (x 730). A shared pool on
+  which it has no quota is not priced (nothing bounds its use), and says so. It is the most the quota allows, not
+  what the tenant is charged.
   With queues on, apart from that: what its queue may borrow from its cohort at once (`borrowable`), per pool at that
-  pool's device-hour, at most its quota of each resource (the ResourceQuota refuses its pods beyond it, borrowed or
-  not), the dearest pools first. It is what the tenant uses of the others' guarantee while they are idle, a ceiling
-  on top of its own figure, not in it.
+  pool's device-hour, at most what its quota of each resource leaves beyond its guarantee (the ResourceQuota refuses
+  its pods beyond it, borrowed or not), the dearest pools first. It is what the tenant uses of the others' guarantee
+  while they are idle, a ceiling on top of its charge, not in it.
 - The stack: the system pool, every GPU pool at its fewest and its most nodes, and the Standard tier's cluster fee
   (the Free tier has none). On an existing cluster the system pools and the tier are the cluster's, priced as
   deployed (`--deployed`) and unknown without that, never gpushare's defaults.
@@ -22,13 +26,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import LIST_PRICE_NOTE, PriceSheet
-from gpushare.kubernetes.queues import Borrowable, borrowable
-from gpushare.model.stack import SPOT_MARKET_PRICE, SYSTEM_POOL_NAME, GpuPool, SharingStrategy, StackConfig, Tier
+from gpushare.kubernetes.queues import Borrowable, borrowable, flavor_quotas
+from gpushare.model.stack import (
+    SPOT_MARKET_PRICE,
+    SYSTEM_POOL_NAME,
+    GpuPool,
+    SharingStrategy,
+    StackConfig,
+    Tenant,
+    Tier,
+)
 from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
+from gpushare.showback.chargeback import PoolChargeback, cents, pool_guarantees, split_pool_cost
 
 HOURS_PER_MONTH = 730
 """Azure's pricing month (the pricing calculator's 730 hours)."""
@@ -252,15 +266,17 @@ def _tenant_cost(facts: PoolFactsByName, tenant_name: str, pools: list[str], quo
     }
 
 
-def _borrowable_cost(rows: list[Borrowable], quota: Mapping[str, int],
+def _borrowable_cost(rows: list[Borrowable], quota: Mapping[str, int], guaranteed: Mapping[str, int],
                      costs: Mapping[str, PoolCost]) -> dict[str, Any]:
     """`borrowable`, `borrowableMonthlyMax` and `borrowableComplete` of a tenant's cost: each pool its queue may
-    borrow on, at that pool's device-hour; of a resource it has a quota of, no more units than the quota, the
-    dearest pools first (a pool without a price last). A missing price is unknown (`null`), never zero: the sum
-    leaves it out and says it is partial, and is unknown when nothing it may borrow is priced."""
+    borrow on, at that pool's device-hour; of a resource it has a quota of, no more units than the quota leaves
+    beyond its own guarantee of the resource (`guaranteed`: its ResourceQuota counts its guaranteed pods too, and
+    refuses a pod beyond it, borrowed or not), the dearest pools first (a pool without a price last). A missing
+    price is unknown (`null`), never zero: the sum leaves it out and says it is partial, and is unknown when
+    nothing it may borrow is priced."""
     priced: list[dict[str, Any]] = []
     for resource in dict.fromkeys(row.resource for row in rows):
-        left = quota.get(resource)
+        left = None if resource not in quota else max(0, quota[resource] - guaranteed.get(resource, 0))
         for row in sorted((r for r in rows if r.resource == resource),
                           key=lambda r: (costs[r.pool].slice_hourly is None, -(costs[r.pool].slice_hourly or 0.0))):
             units = row.units if left is None else min(row.units, left)
@@ -277,6 +293,40 @@ def _borrowable_cost(rows: list[Borrowable], quota: Mapping[str, int],
     return {"borrowable": priced,
             "borrowableMonthlyMax": _round(sum(known)) if known or complete else None,
             "borrowableComplete": complete}
+
+
+def _guaranteed(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName) -> dict[str, int]:
+    """resource -> the units its queue guarantees the tenant (its nominal quotas of the resource)."""
+    found: dict[str, int] = {}
+    for quota in flavor_quotas(stack, tenant, facts):
+        found[quota.resource] = found.get(quota.resource, 0) + quota.nominal
+    return found
+
+
+def _pool_chargeback(cost: PoolCost, guarantees: Mapping[str, int]) -> PoolChargeback | None:
+    """The pool's month at its most nodes (the capacity the guarantees are written against) split by
+    `chargeback.split_pool_cost`: each tenant its guarantee, the rest idle; None without a price."""
+    month = cost.monthly(cost.max_nodes)
+    if month is None:
+        return None
+    return split_pool_cost(cents(round(month, 2)), cost.per_node * cost.max_nodes, guarantees)
+
+
+def _tenant_charge(tenant: str, splits: Mapping[str, PoolChargeback | None],
+                   guarantees: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """`charge`: what the tenant is charged a month on each pool it holds a guarantee on (`chargeback`), and in all;
+    `complete` false (the sum then a floor) when one of those pools has no price."""
+    rows, unpriced = [], []
+    for pool, split in splits.items():
+        if not guarantees[pool].get(tenant):
+            continue
+        if split is None:
+            unpriced.append(pool)
+            continue
+        charge = split.charges[tenant]
+        rows.append({"pool": pool, "units": float(charge.units), "monthly": float(charge.amount)})
+    return {"monthly": float(sum((Decimal(str(r["monthly"])) for r in rows), Decimal(0))), "pools": rows,
+            "unpriced": unpriced, "complete": not unpriced}
 
 
 def _system_pools_cost(pools: tuple[SystemPool, ...] | None, sheet: PriceSheet,
@@ -335,17 +385,23 @@ def stack_cost(stack: StackConfig, sheet: PriceSheet, deployed: Iterable[Deploye
     unknown += system_unknown + fee_unknown
     fixed = _sum([system["monthly"], fee["monthly"]])
     tenants = {t.name: t for t in stack.tenants}
+    guarantees = pool_guarantees(stack, facts)
+    splits = {name: _pool_chargeback(c, guarantees[name]) for name, c in costs.items()}
     return {
         "currency": sheet.currency,
         "priceDate": sheet.read_at[:10],
         "source": sheet.source,
         "note": LIST_PRICE_NOTE,
         "hoursPerMonth": HOURS_PER_MONTH,
-        "pools": [c.to_json() for c in costs.values()],
+        "pools": [c.to_json() | {"chargeback": None if splits[c.pool] is None
+                                 else splits[c.pool].to_json() | {"nodes": c.max_nodes}}
+                  for c in costs.values()],
         "systemPool": system,
         "clusterFee": fee,
         "tenants": [_tenant_cost(facts, t.name, list(t.pools), dict(t.quota), costs)
-                    | (_borrowable_cost(borrowable(stack, t, facts), dict(t.quota), costs)
+                    | {"charge": _tenant_charge(t.name, splits, guarantees)}
+                    | (_borrowable_cost(borrowable(stack, t, facts), dict(t.quota), _guaranteed(stack, t, facts),
+                                        costs)
                        if stack.queues.enabled else {})
                     for t in tenants.values()],
         "total": {
@@ -394,6 +450,7 @@ def _spot_note(pool: Mapping[str, Any]) -> str:
 def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     """The plan's text section for a `cost` object."""
     currency = cost["currency"]
+    resources = {pool["name"]: pool["resource"] for pool in cost["pools"]}
     lines = [f"Cost ({cost['note']}; {currency}, prices of {cost['priceDate']}; {cost['hoursPerMonth']} h a month):"]
     for pool in cost["pools"]:
         per_device = (f"{money(pool['deviceHourly'], currency, 4)} per {pool['resource']}-hour"
@@ -403,6 +460,8 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
                      f"{money_span(pool['monthlyMin'], pool['monthlyMax'], currency)}/month at "
                      f"{pool['minNodes']}{'' if pool['minNodes'] == pool['maxNodes'] else '-' + str(pool['maxNodes'])}"
                      f" node(s); {per_device} ({pool['isolation']})")
+        if pool.get("chargeback") and cost["tenants"]:
+            lines.append(f"    {_split_text(pool['chargeback'], currency)}")
     system, fee = cost["systemPool"], cost["clusterFee"]
     if system.get("source") == "unknown":
         lines.append("  system pool: unknown (the existing cluster's own; plan --deployed FILE prices what it has)")
@@ -416,29 +475,46 @@ def cost_lines(cost: Mapping[str, Any]) -> list[str]:
     else:
         lines.append(f"  cluster fee ({fee['tier']} tier): {money(fee['monthly'], currency)}/month")
     for tenant in cost["tenants"]:
-        parts = [f"dedicated {', '.join(d['pool'] for d in tenant['dedicated'])}"] if tenant["dedicated"] else []
-        parts += [f"{s.get('units', s['quota'])} x {s['resource']} on {', '.join(s['pools'])} "
-                  f"{money(s['monthly'], currency)}"
-                  + (f" (of its quota {s['quota']}, all its pools hold)" if s.get("units", s["quota"]) < s["quota"]
-                     else "")
-                  for s in tenant["shared"]]
-        parts += [f"{u['pool']} not priced ({u['reason']})" for u in tenant["unpriced"]]
-        span = money_span(tenant["monthlyMin"], tenant["monthlyMax"], currency)
-        if not tenant["complete"]:
-            # Unknown is never zero: a partial figure is a floor, and one with nothing priced is no figure.
-            span = "unknown" if not tenant["shared"] and not tenant["dedicated"] else f"at least {span}"
-        borrows = _borrowable_text(tenant, currency)
-        lines.append(f"  tenant {tenant['name']}: {span}/month ({'; '.join(parts)}){borrows}")
+        lines.append(f"  tenant {tenant['name']}: {_charge_text(tenant, resources, currency)}"
+                     f"{_borrowable_text(tenant, currency)}")
     total = cost["total"]
     partial = "" if total["complete"] else f" (partial: no price for {', '.join(cost['unknown'])})"
     lines.append(f"  stack: {money(total['monthlyMin'], currency)}/month at the fewest nodes, "
                  f"{money(total['monthlyMax'], currency)} at the most{partial}")
-    lines.append("  (a tenant's share of its shared pools is its quota of each resource, priced once per device at the "
-                 "dearest of those pools that can hold it, x 730; a shared pool without quota is not priced)")
+    lines.append("  (a tenant is charged its guarantee on each pool, a pool dedicated to it whole, at the pool's most "
+                 "nodes; what no tenant is guaranteed is the pool's idle line; the parts sum to the pool's cost: "
+                 "docs/cost.md)")
     if any("borrowable" in tenant for tenant in cost["tenants"]):
         lines.append("  (what a tenant may borrow is the most its queue can take from its cohort's idle guarantees at "
                      "once, at each pool's device-hour: a ceiling beside its own figure, not in it)")
     return lines
+
+
+def _units_text(units: float) -> str:
+    return f"{units:g}"
+
+
+def _split_text(split: Mapping[str, Any], currency: str) -> str:
+    """`chargeback of a month at 2 node(s): vision $2,679.00 + nlp $2,679.00 + idle $0.00 = $5,358.00`."""
+    parts = [f"{name} {money(part['amount'], currency, 2)}"
+             for name, part in [*split["tenants"].items(), *split["others"].items()]]
+    parts.append(f"idle {money(split['idle'], currency, 2)}")
+    return (f"chargeback of a month at {split['nodes']} node(s): {' + '.join(parts)} = "
+            f"{money(split['total'], currency, 2)}")
+
+
+def _charge_text(tenant: Mapping[str, Any], resources: Mapping[str, str], currency: str) -> str:
+    """`charged $2,722.90/month (guaranteed 2 x nvidia.com/gpu on a100mig $2,679.10, ...)`."""
+    charge = tenant["charge"]
+    parts = [f"{_units_text(row['units'])} x {resources[row['pool']]} on {row['pool']} "
+             f"{money(row['monthly'], currency, 2)}" for row in charge["pools"]]
+    parts += [f"{pool} not priced" for pool in charge["unpriced"]]
+    if not parts:
+        return "charged nothing (no guarantee on any pool)"
+    total = money(charge["monthly"], currency, 2)
+    if not charge["complete"]:
+        total = f"at least {total}" if charge["pools"] else "unknown"
+    return f"charged {total}/month (guaranteed {', '.join(parts)})"
 
 
 def _borrowable_text(tenant: Mapping[str, Any], currency: str) -> str:

@@ -71,7 +71,16 @@ def showback_dashboard(stack: StackConfig, currency: str | None) -> dashboard.Da
                                      f"currency{currency}",
                                      "Idle device-hours x the node's list price / devices per node"))
                  .with_panel(_series("Idle cost per tenant, per hour", "gpushare:tenant_idle_cost:hourly",
-                                     "{{tenant}}", f"currency{currency}", "Held but idle device-hours at list price")))
+                                     "{{tenant}}", f"currency{currency}", "Held but idle device-hours at list price"))
+                 .with_row(dashboard.Row("Chargeback (list prices)"))
+                 .with_panel(_series("Chargeback per tenant, per hour", "gpushare:tenant_cost:hourly", "{{tenant}}",
+                                     f"currency{currency}",
+                                     "Its guarantees, plus what it borrowed, less what others borrowed of its "
+                                     "unused guarantees (docs/cost.md)"))
+                 .with_panel(_series("Unallocated cost per pool, per hour", "gpushare:pool_unallocated_cost:hourly",
+                                     "{{pool}}", f"currency{currency}",
+                                     "Slices nobody is guaranteed and nobody holds: with the namespaces' "
+                                     "chargeback, the pool's cost")))
     return board
 
 

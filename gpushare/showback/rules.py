@@ -45,6 +45,7 @@ from gpushare.model.metrics import Metrics, duration_seconds
 from gpushare.model.stack import GpuPool, SharingStrategy, StackConfig
 from gpushare.sharing.capacity import pool_capacity
 from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
+from gpushare.showback.chargeback import pool_guarantees
 
 GROUP_INTERVAL = "5m"
 """How often the group is evaluated: dcgm-exporter and kube-state-metrics are scraped every 30-60 s, and an hour's
@@ -309,6 +310,74 @@ def _pool_rules(pool: ShowbackPool) -> list[Rule]:
     return rules
 
 
+CHARGEBACK = {
+    "nominal": "gpushare:namespace_slices_nominal:max",
+    "guaranteed": "gpushare:namespace_slices_guaranteed:sum",
+    "borrowed": "gpushare:namespace_slices_borrowed:sum",
+    "unused": "gpushare:namespace_slices_guaranteed_unused:sum",
+    "lentRatio": "gpushare:pool_guarantees_lent:ratio",
+    "lent": "gpushare:namespace_slices_lent:sum",
+    "charged": "gpushare:namespace_slices_charged:sum",
+    "poolCost": "gpushare:pool_cost:hourly",
+    "namespaceCost": "gpushare:namespace_cost:hourly",
+    "unallocatedCost": "gpushare:pool_unallocated_cost:hourly",
+}
+"""The chargeback's series (`gpushare.showback.chargeback`, docs/cost.md): per namespace on each pool, what it is
+charged for; per pool its cost, which the namespaces' costs and the unallocated cost add up to."""
+
+
+def _chargeback_rules(pool: ShowbackPool, guarantees: Mapping[str, int]) -> list[Rule]:
+    """`chargeback.split_pool_cost` at every evaluation: each tenant's guarantee (scaled to the pool's allocatable
+    slices when they promise more), what each namespace holds beyond its guarantee (borrowed), each tenant's unused
+    guarantee credited in proportion to what was borrowed (lent), and the slice-hour price on each; the pool's
+    unallocated cost is the rest of the pool's cost, so the parts sum to it."""
+    labels = _pool_labels(pool)
+    sel = f'{{pool="{pool.name}"}}'
+    allocatable = f"gpushare:pool_slices_allocatable:sum{sel}"
+    held = f"gpushare:namespace_slices_allocated:sum{sel}"
+    nominal, guaranteed = f"{CHARGEBACK['nominal']}{sel}", f"{CHARGEBACK['guaranteed']}{sel}"
+    borrowed, unused = f"{CHARGEBACK['borrowed']}{sel}", f"{CHARGEBACK['unused']}{sel}"
+    every_guarantee = f"({guaranteed} or {held} * 0)"  # 0 for a namespace of no tenant
+    every_holding = f"({held} or {guaranteed} * 0)"  # 0 for a tenant with no pod running there
+    rules = [_record(CHARGEBACK["nominal"], f"vector({units})", {**labels, "pool": pool.name, "namespace": tenant},
+                     f"tenant {tenant}'s guarantee on pool {pool.name} (its nominal quota there; the whole pool when "
+                     f"dedicated to it)")
+             for tenant, units in guarantees.items() if units]
+    rules += [
+        _record(CHARGEBACK["guaranteed"],
+                f"{nominal} * on (pool) group_left () clamp_max({allocatable} / on (pool) sum by (pool) ({nominal}), "
+                f"1)", labels, "the guarantees, scaled down to the slices the pool has when they promise more"),
+        _record(CHARGEBACK["borrowed"], f"clamp_min({every_holding} - {every_guarantee}, 0)", labels,
+                "held beyond the namespace's guarantee: charged to it"),
+        _record(CHARGEBACK["unused"], f"clamp_min({every_guarantee} - {every_holding}, 0)", labels,
+                "a guarantee its tenant leaves unused, which others may borrow"),
+        _record(CHARGEBACK["lentRatio"],
+                f"clamp_max(sum by (pool) ({borrowed}) / (sum by (pool) ({unused}) > 0), 1) or sum by (pool) "
+                f"({unused}) * 0", labels,
+                "the share of the unused guarantees that was borrowed (the rest of what was borrowed came from "
+                "slices nobody is guaranteed)"),
+        _record(CHARGEBACK["lent"],
+                f"{unused} * on (pool) group_left () {CHARGEBACK['lentRatio']}{sel}", labels,
+                "of a tenant's unused guarantee, what others borrowed: credited to it"),
+        _record(CHARGEBACK["charged"],
+                f"{every_guarantee} + {borrowed} - {CHARGEBACK['lent']}{sel}", labels,
+                "what the namespace is charged for: its guarantee, plus what it borrowed, less what it lent"),
+    ]
+    if pool.instance_hourly is None:
+        return rules
+    price = round(pool.instance_hourly / pool.replicas, 6)
+    charged = f"{CHARGEBACK['charged']}{sel}"
+    return rules + [
+        _record(CHARGEBACK["poolCost"], f"{allocatable} * {price}", labels,
+                "the pool's cost: its allocatable slices at the slice-hour price (node price / slices per node)"),
+        _record(CHARGEBACK["namespaceCost"], f"{charged} * {price}", labels, "the namespace's chargeback"),
+        _record(CHARGEBACK["unallocatedCost"],
+                f"(clamp_min({allocatable} - on (pool) group_left () sum by (pool) ({charged}), 0) or {allocatable}) * "
+                f"{price}", labels,
+                "slices nobody is guaranteed and nobody holds: with the namespaces' costs, the pool's cost"),
+    ]
+
+
 def _tenant_rules(stack: StackConfig, pools: tuple[ShowbackPool, ...]) -> list[Rule]:
     rules = []
     priced = any(p.instance_hourly is not None for p in pools)
@@ -322,6 +391,9 @@ def _tenant_rules(stack: StackConfig, pools: tuple[ShowbackPool, ...]) -> list[R
             rules.append(_record("gpushare:tenant_idle_cost:hourly",
                                  f'sum(gpushare:namespace_idle_cost:hourly{{namespace="{namespace}"}}) or vector(0)',
                                  labels))
+            rules.append(_record("gpushare:tenant_cost:hourly",
+                                 f'sum({CHARGEBACK["namespaceCost"]}{{namespace="{namespace}"}}) or vector(0)',
+                                 labels, "its chargeback over every pool"))
         for resource, units in tenant.quota:
             offering = [p for p in pools if p.resource == resource]
             if not offering:
@@ -390,7 +462,8 @@ def rule_group(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | N
     rules = [_record(EVALUATED, "vector(1)", {"stack": stack.stack},
                      "1 at every evaluation: `gpushare usage` reads the recorded series only when this one covers "
                      "its window")]
-    rules += [rule for pool in pools for rule in _pool_rules(pool)]
+    guarantees = pool_guarantees(stack, facts)
+    rules += [rule for pool in pools for rule in [*_pool_rules(pool), *_chargeback_rules(pool, guarantees[pool.name])]]
     rules += _tenant_rules(stack, pools) + _alerts(stack, pools, metrics)
     return {"name": f"gpushare-{stack.stack}", "interval": GROUP_INTERVAL, "rules": rules}
 
@@ -407,9 +480,10 @@ HEADER = """\
 """
 
 
-def rule_file(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | None = None) -> str:
+def rule_file(stack: StackConfig, metrics: Metrics, cost: Mapping[str, Any] | None = None,
+              facts: PoolFactsByName | None = None) -> str:
     """A Prometheus rule file (`promtool check rules` reads it), with each rule's comment above it."""
-    group = rule_group(stack, metrics, cost)
+    group = rule_group(stack, metrics, cost, facts)
     prices = (f"Prices: {cost['currency']} list prices of {cost['priceDate']} (no reservations or discounts)."
               if cost else "No prices (run with --prices): no cost rules.")
     lines = [HEADER.format(stack=stack.stack, prices=prices).rstrip(), "groups:",

@@ -16,11 +16,15 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from gpushare.kubernetes.prometheus_api import PrometheusReader, Sample
 from gpushare.model.metrics import duration_seconds
 from gpushare.model.stack import StackConfig
+from gpushare.sharing.pool_facts import PoolFactsByName
+from gpushare.showback.chargeback import PoolChargeback, cents, pool_guarantees, split_pool_cost
 from gpushare.showback.cost import HOURS_PER_MONTH, money, signed_money
 from gpushare.showback.rules import (
     EVALUATED,
@@ -231,7 +235,7 @@ def _mig_recommendation(pool: ShowbackPool, plan: PoolPlan, figures: Mapping[str
 
 def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples: Mapping[str, list[Sample]],
                    window: str, at: float, queries: int, currency: str | None, idle_below: int,
-                   source: str = "raw") -> dict[str, Any]:
+                   source: str = "raw", facts: PoolFactsByName | None = None) -> dict[str, Any]:
     """The `usage --json` document: hours are device-hours (GPUs or MIG instances) unless named slice-hours."""
     # Both sources hold one value per 5 minutes: the subquery's step, the rule group's interval.
     step_hours = duration_seconds(STEP if source == "raw" else GROUP_INTERVAL) / 3600
@@ -240,6 +244,8 @@ def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples:
                for name, found in samples.items()}
     plans = {p.name: PoolPlan(p.count, p.min_nodes, p.max_nodes) for p in stack.pools}
     tenant_of = tenant_namespaces(stack)
+    guarantees = pool_guarantees(stack, facts)
+    charges: dict[str, Decimal] = {}
     pool_rows, namespace_rows = [], []
     for pool in pools:
         get = lambda name: figures[name].get(pool.name, 0.0)  # noqa: E731 - absent: nothing held, used, pending
@@ -261,6 +267,13 @@ def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples:
             "peakPending": get("pendingPeak"),
             "peakFramebufferMiB": figures["framebufferPeak"].get(pool.name),
         }
+        if pool.instance_hourly is not None:
+            split = _chargeback(pool, guarantees[pool.name], figures["namespaceAllocated"], slice_hours, hours,
+                                step_hours)
+            row["cost"] = float(split.cost)
+            row["chargeback"] = split.to_json(frozenset(tenant_of))
+            for namespace, charge in split.charges.items():
+                charges[namespace] = charges.get(namespace, Decimal(0)) + charge.amount
         row["recommendation"] = _recommendation(pool, plans[pool.name], {
             "utilisation": row["utilisation"], "allocatedShare": row["allocatedShare"],
             "allocatedPeak": row["peakAllocated"], "allocatablePeak": row["peakAllocatable"],
@@ -292,12 +305,26 @@ def usage_document(stack: StackConfig, pools: tuple[ShowbackPool, ...], samples:
             "usedDeviceHours": _round(sum(r["usedDeviceHours"] for r in rows)),
             "idleDeviceHours": _round(sum(r["idleDeviceHours"] for r in rows)),
             "idleCost": _round(sum(costs)) if costs and None not in costs else (0.0 if not rows else None),
+            "charge": float(charges.get(tenant.name, Decimal(0))) if currency else None,
         })
     return {"stack": stack.stack, "window": window, "at": at, "currency": currency, "queries": queries,
             "source": source,
             "attribution": "time-sliced and MPS pools: attributed by allocation (each node's GPU activity split "
                            "among its pods by the slices they hold); MIG and whole GPUs: measured per device",
             "pools": pool_rows, "namespaces": namespace_rows, "tenants": tenants}
+
+
+def _chargeback(pool: ShowbackPool, guarantees: Mapping[str, int], held: Mapping[tuple[str, str], float],
+                slice_hours: float, hours: float, step_hours: float) -> PoolChargeback:
+    """The pool's cost over the window (its slice-hours at the slice-hour price) split by `chargeback.
+    split_pool_cost`: each tenant its guarantee for the window's hours, what each namespace held beyond its own
+    charged to it and credited to the tenants whose guarantee it used, the rest idle."""
+    assert pool.instance_hourly is not None
+    cost = cents(round(slice_hours / pool.replicas * pool.instance_hourly, 2))
+    guaranteed = {tenant: Fraction(units) * Fraction(hours) for tenant, units in guarantees.items()}
+    holding = {namespace: Fraction(value) * Fraction(step_hours) for (p, namespace), value in sorted(held.items())
+               if p == pool.name}
+    return split_pool_cost(cost, Fraction(slice_hours), guaranteed, holding)
 
 
 # --- text and Markdown -------------------------------------------------------------------------------------------
@@ -326,18 +353,45 @@ def usage_tables(document: Mapping[str, Any]) -> list[tuple[list[str], list[list
                    r["attribution"]] for r in document["namespaces"]]
     tenants = [[r["tenant"], f"{r['allocatedDeviceHours']:,.1f}", f"{r['usedDeviceHours']:,.1f}",
                 f"{r['idleDeviceHours']:,.1f}", _cost(r["idleCost"], currency)] for r in document["tenants"]]
-    return [
+    tables = [
         (["pool", "slice", "held", "busy", "idle device-h", "idle cost"], pools),
         (["namespace", "tenant", "pool", "held device-h", "busy", "idle device-h", "idle cost", "attribution"],
          namespaces),
         (["tenant", "held device-h", "used device-h", "idle device-h", "idle cost"], tenants),
     ]
+    chargeback = [row for pool in document["pools"] if "chargeback" in pool
+                  for row in _chargeback_rows(pool, currency)]
+    if chargeback:
+        tables.append((["pool", "charged to", "guaranteed slice-h", "held slice-h", "borrowed", "lent", "charge"],
+                       chargeback))
+    return tables
+
+
+def _chargeback_rows(pool: Mapping[str, Any], currency: str | None) -> list[list[str]]:
+    """A pool's chargeback: each tenant and other namespace, the idle line, and the pool's cost they sum to."""
+    split = pool["chargeback"]
+    rows = [[pool["pool"], name, f"{part['guaranteed']:,.1f}", f"{part['held']:,.1f}", f"{part['borrowed']:,.1f}",
+             f"{part['lent']:,.1f}", _cents(part["amount"], currency)]
+            for name, part in [*split["tenants"].items(), *split["others"].items()]]
+    return rows + [[pool["pool"], "idle", "-", "-", "-", "-", _cents(split["idle"], currency)],
+                   [pool["pool"], "= pool cost", "-", "-", "-", "-", _cents(split["total"], currency)]]
+
+
+def _cents(value: float, currency: str | None) -> str:
+    return "-" if currency is None else money(value, currency, 2)
 
 
 def _title(document: Mapping[str, Any]) -> str:
     source = "recorded series" if document.get("source") == "recorded" else "raw series"
     return (f"GPU usage of stack {document['stack']} over {document['window']} ({document['queries']} "
             f"Prometheus queries, {source})")
+
+
+def _footnote(document: Mapping[str, Any]) -> str:
+    chargeback = ("; chargeback: each tenant its guarantee, plus what it held beyond it, less what others held of its "
+                  "unused guarantee; its idle, slices nobody is guaranteed and nobody held (docs/cost.md)"
+                  if any("chargeback" in pool for pool in document["pools"]) else "")
+    return f"{document['attribution']}; idle = device-hours not busy, at list prices{chargeback}"
 
 
 def render_text(document: Mapping[str, Any]) -> str:
@@ -348,7 +402,7 @@ def render_text(document: Mapping[str, Any]) -> str:
         lines += ["  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
     lines += ["", "Recommendations:"]
     lines += [f"  {r['pool']}: {_recommendation_text(r, document['currency'])}" for r in document["pools"]]
-    lines += ["", f"({document['attribution']}; idle = device-hours not busy, at list prices)"]
+    lines += ["", f"({_footnote(document)})"]
     return "\n".join(lines)
 
 
@@ -359,5 +413,5 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
     lines += ["", "**Recommendations**", ""]
     lines += [f"- `{r['pool']}`: {_recommendation_text(r, document['currency'])}" for r in document["pools"]]
-    lines += ["", f"_{document['attribution']}; idle = device-hours not busy, at list prices._"]
+    lines += ["", f"_{_footnote(document)}._"]
     return "\n".join(lines)

@@ -38,6 +38,7 @@ from tests.conftest import NoDefaultCredential
 from tests.prices_stub import cluster_fee_items, meters_of
 from tests.prometheus_server import create_blocks, prometheus_server
 from tests.prometheus_tools import prometheus_binary
+from tests.showback.chargeback_stacks import assert_adds_up
 from tests.showback.showback_scenario import (
     A100,
     NODE_HOURLY,
@@ -187,6 +188,29 @@ def test_usage_reports_the_weeks_figures_the_synthetic_metrics_imply(prometheus_
     assert tenants["research"]["idleDeviceHours"] == pytest.approx(
         want["ns_allocated"][("t4ts", "research")] / 4 - want["ns_used"][("t4ts", "research")], abs=0.01)
     assert report["queries"] == 9 and report["source"] == "raw" and report["currency"] == "USD"
+
+
+def test_each_pools_chargeback_over_the_week_sums_to_its_cost_with_batch_charged_what_it_borrowed(prometheus_url,
+                                                                                                   prices_file):
+    """Worked out from the scenario: every pool is one tenant's, whole. t4ts (8 shares, $0.1315 a share-hour) is
+    research's: 8 x 168 = 1,344 share-hours, $176.74 (176.736). research held 3 shares for 3 days and 1 for 4 (312
+    share-hours); batch, of no tenant, held 1 throughout: 168 borrowed from research's unused guarantee, charged to
+    batch (168/1,344 of 17,673.6 cents: 2,209.2) and credited to research (1,176/1,344: 15,464.4); the cent left
+    over goes to the larger remainder, research's. Nobody else's: no idle."""
+    code, out, err = usage("--prometheus", prometheus_url, "--at", str(END), "--prices", str(prices_file), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    pools = {row["pool"]: row for row in report["pools"]}
+    t4ts = pools["t4ts"]["chargeback"]
+    assert (t4ts["tenants"]["research"]["lent"], t4ts["others"]["batch"]["borrowed"]) == (168.0, 168.0)
+    assert (t4ts["tenants"]["research"]["amount"], t4ts["others"]["batch"]["amount"], t4ts["idle"]) == (
+        154.65, 22.09, 0.0)
+    assert pools["t4ts"]["cost"] == 176.74
+    assert pools["a100mig"]["cost"] == round(168 * NODE_HOURLY["a100mig"], 2) == 4569.10
+    for row in report["pools"]:
+        assert_adds_up(row["chargeback"], row["cost"])
+    assert {t["tenant"]: t["charge"] for t in report["tenants"]} == {
+        "vision": 4569.10, "research": 154.65, "nlp": round(168 * NODE_HOURLY["t4mps"], 2)}
 
 
 def test_each_pool_gets_the_stack_edit_its_figures_call_for_with_capacity_and_cost_delta(prometheus_url,

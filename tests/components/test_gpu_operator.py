@@ -11,6 +11,7 @@ import pulumi
 import pytest
 import yaml
 
+from gpushare.azure.agent_pool_request import agent_pool_request
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
 from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
@@ -18,9 +19,8 @@ from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpushare.model.catalog import MigProfile
 from gpushare.model.stack import GPU_TAINT, Access, Autoscale, Deployer, DriverOwner, PrincipalKind, StackConfig
 from gpushare.render.mock_engine import Recording, run_pulumi
-from gpushare.sharing.pool_facts import derive_pool_facts
-from gpushare.azure.agent_pool_request import agent_pool_request
 from gpushare.sharing.operator_values import operator_plan
+from gpushare.sharing.pool_facts import derive_pool_facts
 from tests.builders import CASES, mps, pool, stack, time_slicing, with_pool
 
 PROVIDER = "pulumi:providers:kubernetes"

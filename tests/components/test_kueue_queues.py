@@ -11,8 +11,8 @@ import pytest
 from gpushare.components.kueue_queues import KueueQueues, KueueQueuesArgs
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.kubernetes.queues import queue_manifests
-from gpushare.render.mock_engine import Recording, run_pulumi
 from gpushare.plan.stack_plan import build_plan
+from gpushare.render.mock_engine import Recording, run_pulumi
 from tests.kubernetes.test_queues import load
 
 STACK = load(**{"gpushare:queues": {"enabled": True, "fairSharing": True}})

@@ -11,10 +11,10 @@ from gpushare.components.shared_gpu_pools import SharedGpuPools, SharedGpuPoolsA
 from gpushare.components.tenant import GpuTenant, GpuTenantArgs
 from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_pool_policy
 from gpushare.kubernetes.tenant_objects import tenant_objects
-from gpushare.render.mock_engine import Recording, run_pulumi
-from gpushare.stackfile.config import parse_config
 from gpushare.kubernetes.tenant_objects import tenant_objects_by_role
 from gpushare.plan.stack_plan import build_plan
+from gpushare.render.mock_engine import Recording, run_pulumi
+from gpushare.stackfile.config import parse_config
 
 STACK = parse_config(yaml.safe_load("""
 azure-native:location: westeurope

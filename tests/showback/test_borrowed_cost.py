@@ -73,10 +73,12 @@ def test_a_borrowing_limit_above_what_the_others_lend_borrows_only_what_they_len
     assert vision_units(changed(over_guaranteed)) == [("t4ts", 6)]
 
 
-def test_a_quota_caps_what_a_tenant_borrows():
+def test_a_quota_caps_what_a_tenant_borrows_beyond_its_guarantee():
     # vision's quota of 1 share: its guarantee is 1, and its ResourceQuota refuses a second pod, borrowed or not.
     stack = changed(lambda ts: ts[0]["quota"].update({"nvidia.com/gpu.shared": 1}))
-    assert vision_units(stack) == [("t4ts", 1)]
+    assert vision_units(stack) == []
+    # A quota of 7: its guarantee of 6 shares (half of t4ts) leaves 1 to borrow, below its borrowingLimit of 2.
+    assert vision_units(changed(lambda ts: ts[0]["quota"].update({"nvidia.com/gpu.shared": 7}))) == [("t4ts", 1)]
 
 
 def test_guaranteed_capacity_is_attributed_as_without_queues():
@@ -99,31 +101,33 @@ def test_a_missing_price_is_unknown_never_zero():
     assert nlp["borrowableMonthlyMax"] == 657.0 and not nlp["borrowableComplete"]
     assert speech["borrowableMonthlyMax"] is None and not speech["borrowableComplete"]
     text = "\n".join(cost_lines(cost))
-    assert ("tenant nlp: at least $5,256/month (dedicated a100; t4ts not priced (no quota on nvidia.com/gpu.shared: "
-            "nothing bounds the tenant's share); t4spot not priced (no quota on nvidia.com/gpu: nothing bounds the "
-            "tenant's share)); may borrow up to at least $657/month more (4 x nvidia.com/gpu on t4spot unknown, "
-            "6 x nvidia.com/gpu.shared on t4ts $657)") in text
+    assert ("tenant nlp: charged at least $5,913.00/month (guaranteed 2 x nvidia.com/gpu on a100 $5,256.00, "
+            "6 x nvidia.com/gpu.shared on t4ts $657.00, t4spot not priced); may borrow up to at least $657/month "
+            "more (4 x nvidia.com/gpu on t4spot unknown, 6 x nvidia.com/gpu.shared on t4ts $657)") in text
     assert "may borrow up to unknown/month more (4 x nvidia.com/gpu on t4spot unknown)" in text
     assert "$0/month" not in text
 
 
 def test_the_text_plan_says_what_each_tenant_may_borrow_and_a_tenant_without_cohort_borrows_nothing():
     text = "\n".join(cost_lines(stack_cost(load(), sheet(PRICES))))
-    assert ("tenant vision: at least $10,220/month (dedicated h100mig; t4ts not priced (no quota on "
-            "nvidia.com/gpu.shared: nothing bounds the tenant's share)); may borrow up to $219/month more "
+    assert ("tenant vision: charged $10,877.00/month (guaranteed 14 x nvidia.com/mig-1g.12gb on h100mig $10,220.00, "
+            "6 x nvidia.com/gpu.shared on t4ts $657.00); may borrow up to $219/month more "
             "(2 x nvidia.com/gpu.shared on t4ts $219)") in text
     alone = changed(lambda ts: ts[2].update(pools=["idle"], queue={}))  # speech shares nothing: no cohort
     cost = stack_cost(alone, sheet(PRICES))
     assert tenants(cost)["speech"]["borrowable"] == [] and tenants(cost)["speech"]["borrowableMonthlyMax"] == 0.0
-    assert "tenant speech: $438/month (dedicated idle); borrows nothing" in "\n".join(cost_lines(cost))
+    assert ("tenant speech: charged $438.00/month (guaranteed 1 x nvidia.com/gpu on idle $438.00); borrows nothing"
+            in "\n".join(cost_lines(cost)))
     # nlp no longer borrows on t4spot, now its own.
     assert [r["pool"] for r in tenants(cost)["nlp"]["borrowable"]] == ["t4ts"]
 
 
-def test_borrowing_spread_over_two_pools_of_one_resource_never_exceeds_the_quota():
+def test_borrowing_spread_over_two_pools_of_one_resource_never_exceeds_what_the_quota_leaves():
     stack = load(TWO_POOLS_YAML)
     assert {b.pool: b.units for b in borrowable(stack, stack.tenants[0])} == {"t4a": 4, "t4b": 4}
     vision = tenants(stack_cost(stack, sheet(PRICES)))["vision"]
-    rows = [(r["pool"], r["units"]) for r in vision["borrowable"]]
-    assert sum(units for _, units in rows) == 6, rows  # its ResourceQuota's 6, not 4 + 4
-    assert vision["borrowableMonthlyMax"] == round(6 * T4TS_SHARE_HOUR * 730, 2)
+    # Its ResourceQuota's 6 are its guarantee (4 on t4a, 2 on t4b): no pod beyond them, so nothing more, not 4 + 4.
+    assert vision["borrowable"] == [] and vision["borrowableMonthlyMax"] == 0.0
+    roomy = load(TWO_POOLS_YAML.replace("nvidia.com/gpu.shared: 6", "nvidia.com/gpu.shared: 9"))
+    vision = tenants(stack_cost(roomy, sheet(PRICES)))["vision"]
+    assert sum(r["units"] for r in vision["borrowable"]) == 1  # a guarantee of 8 (4 + 4, what the pools split) and 1

@@ -132,8 +132,10 @@ def test_a_tenant_on_two_pools_has_each_device_its_quota_allows_priced_once_on_a
     # A quota above what the pools advertise holds only what is there (4 + 8 devices), each priced once.
     assert nlp["shared"][0]["units"] == 12 and nlp["monthlyMax"] == round((4 * 1.0 + 8 * 0.15) * 730, 2)
     assert nlp["complete"]
+    # What each is charged is its guarantee (an even split of each pool), not what its quota could hold.
     text = "\n".join(cost_lines(cost))
-    assert "12 x nvidia.com/gpu.shared on a100ts, t4ts $3,796 (of its quota 20, all its pools hold)" in text
+    assert ("tenant vision: charged $1,898.00/month (guaranteed 2 x nvidia.com/gpu.shared on a100ts $1,460.00, "
+            "4 x nvidia.com/gpu.shared on t4ts $438.00)") in text
 
 
 def test_a_quota_on_an_autoscaled_pool_is_priced_at_what_the_pool_holds_at_its_most_nodes():
@@ -152,13 +154,14 @@ def test_a_quota_on_an_autoscaled_pool_is_priced_at_what_the_pool_holds_at_its_m
 
 
 def test_a_tenant_total_with_an_unpriced_part_is_a_floor_or_unknown_never_a_plain_figure():
-    shared = pool("shared", "Standard_NC4as_T4_v3", sharing=time_slicing(4), count=2)
+    shared = pool("shared", "Standard_NC8as_T4_v3", sharing=time_slicing(4), count=2)  # no price in the sheet
     config = dataclasses.replace(stack(T4TS, shared), tenants=(
         Tenant("vision", ("t4ts", "shared")), Tenant("nlp", ("shared",)),
     ))
     text = "\n".join(cost_lines(stack_cost(config, sheet())))
-    assert "tenant vision: at least $438-$1,314/month" in text
-    assert "tenant nlp: unknown/month" in text and "tenant nlp: $0" not in text
+    assert "tenant vision: charged at least $1,314.00/month" in text
+    assert "tenant nlp: charged unknown/month (guaranteed shared not priced)" in text
+    assert "charged $0" not in text
 
 
 @pytest.mark.parametrize("value, currency, places, text", [

@@ -47,7 +47,8 @@ def test_every_panel_reads_a_series_the_rule_group_records(stack):
     read = {name for panel in _panels(model) for target in panel["targets"]
             for name in re.findall(r"gpushare:[a-z_]+:[a-z]+", target["expr"])}
     assert read and read <= recorded
-    assert {p["title"] for p in _panels(model)} >= {"Busy share per pool", "Idle cost per tenant, per hour"}
+    assert {p["title"] for p in _panels(model)} >= {"Busy share per pool", "Idle cost per tenant, per hour",
+                                                     "Chargeback per tenant, per hour"}
     assert all(t["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
                for p in _panels(model) for t in p["targets"])
     # Without prices there is no cost to show.

@@ -11,6 +11,7 @@ from pathlib import Path
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
 from gpushare.azure.guard.create_only import create_only_changes, left_to_aks
+from gpushare.azure.guard.guard_report import GuardReport, Violation
 from gpushare.azure.guard.in_place import mig_strategy_warning, os_sku_note, sharing_note
 from gpushare.azure.guard.messages import (
     change_message,
@@ -21,7 +22,6 @@ from gpushare.azure.guard.messages import (
     taken_by_unmanaged,
     unreported_message,
 )
-from gpushare.azure.guard.guard_report import GuardReport, Violation
 from gpushare.errors import AzureReadError
 from gpushare.model.environment_variables import DEPLOYED_FILE_ENV, OFFLINE_ENV
 from gpushare.model.stack import POOL_LABEL, GuardMode, StackConfig

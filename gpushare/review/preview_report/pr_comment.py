@@ -9,8 +9,10 @@ from collections import Counter
 from collections.abc import Mapping
 
 from gpushare.azure.prices import PriceSheet
-from gpushare.review.gpu_changes import cost_summary, gpu_section, operator_section
+from gpushare.review.chargeback_changes import chargeback_section
+from gpushare.review.gpu_changes import PoolTransition, cost_summary, gpu_section, operator_section
 from gpushare.review.markdown import DEFAULT_MAX_CHARS, code, fence, fit
+from gpushare.review.preview_report.chargeback import preview_chargeback
 from gpushare.review.preview_report.digest import Preview, urn_stack, urn_type
 from gpushare.review.preview_report.pricing import priced, spot_cap_lines
 from gpushare.review.preview_report.tenants import tenant_report_lines
@@ -99,6 +101,16 @@ def detail_items(preview: Preview) -> list[str]:
     return items
 
 
+def _chargeback_lines(preview: Preview, transitions: list[PoolTransition], currency: str) -> list[str]:
+    before, after, left_out = preview_chargeback(preview, transitions)
+    lines = chargeback_section(before, after, currency)
+    if left_out:
+        lines += [f"_Chargeback: not split for {', '.join(map(code, left_out))}: several tenants list it and the "
+                  f"preview has no ClusterQueue with their guarantees (queues off, or a preview without "
+                  f"`--show-sames`); `compare` splits it from the plans._", ""]
+    return lines
+
+
 def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_MAX_CHARS,
                   prices: PriceSheet | None = None, prices_problem: str | None = None) -> str:
     """`prices`: add the cost column and lead the summary line with the monthly change; `prices_problem`: why
@@ -113,6 +125,8 @@ def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_
     head = [f"### gpushare preview of stack {code(stack) if stack else '(unknown)'}", ""]
     head += _error_lines(diagnostics)
     head += gpu_section(transitions, change.currency if change else None)
+    if change is not None:
+        head += _chargeback_lines(preview, transitions, change.currency)
     head += operator_section(operator_transition(preview))
     head += tenant_report_lines(preview)
     summary = counts_line(counts)
