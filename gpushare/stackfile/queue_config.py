@@ -23,6 +23,7 @@ from gpushare.sharing.queue_flavor import (
     flavor_node_labels,
     flavor_tolerations,
 )
+from gpushare.sharing.queue_guarantees import unreachable_pools
 from gpushare.stackfile.checks import Checker, did_you_mean, kind_of, show
 from gpushare.stackfile.declarations import BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
 
@@ -42,6 +43,9 @@ QUEUES = Section((
           rule=f"must be a Kueue release such as {DEFAULT_KUEUE_VERSION} (v<major>.<minor>.<patch>, with the v)"),
     Field("fairSharing", BOOLEAN, "Kueue's fair sharing: borrowing and reclaim follow each queue's share of what "
                                   "it uses instead of first come, first served."),
+    Field("borrowingByDesign", BOOLEAN, "The tenants borrow beyond their guarantees on purpose: plan shows what each "
+                                        "may borrow per pool (plan --json queues) without warning about it.",
+          attr="borrowing_by_design"),
 ), model=Queues)
 QUEUES_FIELD = Field(QUEUES_KEY, OBJECT, "Kueue queues compiled from the tenants: idle GPUs lent within a cohort "
                                          "of tenants sharing pools and reclaimed by preemption.",
@@ -128,10 +132,25 @@ def parse_tenant_queue(c: Checker, value: Any, path: str, capacity: dict[str, in
 
 
 def queue_problems(stack: StackConfig) -> list[ConfigProblem]:
-    """What the API server or Kueue would refuse, or where a flavor would miss its pool's nodes."""
-    if not stack.queues.enabled:
-        return []
+    """What the API server or Kueue would refuse, where a flavor would miss its pool's nodes, per-pool promises
+    nothing would enforce, and pools the queues cannot reach."""
     problems = []
+    for i, tenant in enumerate(stack.tenants):
+        if not tenant.pool_quota:
+            continue
+        path = f"gpushare:tenants[{i}]"
+        if not stack.queues.enabled:
+            problems.append(ConfigProblem(f"{path}.quota.pools", (
+                f"a promise per pool is kept by Kueue's queues, which are off: set {QUEUES_KEY}.enabled: true, or "
+                f"state the tenant's quota per resource (quota: {{nvidia.com/gpu: N}}) instead")))
+        elif tenant.queue.nominal:
+            problems.append(ConfigProblem(f"{path}.queue.nominal", (
+                f"{dict(tenant.queue.nominal)} beside quota.pools {dict(tenant.pool_quota)}: the per-pool quota is "
+                f"the tenant's guarantee on each pool; remove queue.nominal, or remove quota.pools")))
+    if not stack.queues.enabled:
+        return problems
+    if not problems:
+        problems += _unreachable(stack)
     for facts in stack_pool_facts(stack).values():
         tolerations, node_labels = flavor_tolerations(facts), flavor_node_labels(facts)
         path = f"gpushare:pools[{stack.pools.index(facts.pool)}]"
@@ -145,4 +164,18 @@ def queue_problems(stack: StackConfig) -> list[ConfigProblem]:
             problems.append(ConfigProblem(f"{path}.labels", (
                 f"its ResourceFlavor's nodeLabels {node_labels} would not match its nodes' labels "
                 f"{dict(facts.carried_labels)}")))
+    return problems
+
+
+def _unreachable(stack: StackConfig) -> list[ConfigProblem]:
+    """A pool tenants list on which no queue can admit anything: Kueue would hold every workload there forever."""
+    problems = []
+    for pool, tenants in unreachable_pools(stack):
+        path = f"gpushare:pools[{[p.name for p in stack.pools].index(pool)}]"
+        owners = ", ".join(tenants)
+        problems.append(ConfigProblem(path, (
+            f"pool {pool} is reachable through no queue: its tenants ({owners}) are guaranteed none of it and none "
+            f"may borrow it (a pool only one tenant lists is never lent, a borrowingLimit of 0 borrows nothing), so "
+            f"Kueue admits nothing there; give a tenant a guarantee on it (quota.pools.{pool}: N, or queue.nominal), "
+            f"let one borrow it (drop queue.borrowingLimit: 0), or remove {pool} from the tenants' pools")))
     return problems
