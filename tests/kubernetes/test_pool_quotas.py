@@ -10,6 +10,7 @@ import io
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
@@ -18,6 +19,7 @@ from gpushare.errors import ConfigError
 from gpushare.kubernetes.queues import queue_manifests, queue_warnings
 from gpushare.kubernetes.tenants import tenant_warnings
 from gpushare.stackfile.config import parse_config
+from tests.kubernetes.test_queues import closed, crd_schemas
 
 ADOPTER_YAML = """
 config:
@@ -220,3 +222,9 @@ def test_quotas_that_sum_past_a_pool_are_no_warning_beside_queues_that_borrow():
         "pool a100mig: the queues guarantee vision 2 + nlp 3 = 5 nvidia.com/gpu but it holds at most 4 (2 per node x "
         "2 node(s); a unit is MIG 3g.40gb slice of A100 80GB): a tenant may wait for its guarantee; lower the "
         "guarantees (quota.pools, queue.nominal) to 4 in all or raise the pool's max"]
+
+
+def test_the_adopters_queue_objects_are_valid_for_kueues_crd_schemas():
+    schemas = crd_schemas()
+    for manifest in queue_manifests(adopter_stack()):
+        jsonschema.Draft7Validator(closed(schemas[f"v1beta2/{manifest['kind']}"]["schema"])).validate(manifest)
