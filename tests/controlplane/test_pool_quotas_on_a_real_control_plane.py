@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from gpushare.cli import main
-from gpushare.kubernetes.kueue_admission import ADMISSION_GATE, KUEUE_CONTROLLER_USER, QUEUE_NAME_LABEL
+from gpushare.kubernetes.kueue_admission import ADMISSION_GATE, KUEUE_CONTROLLER_USER, PODSET_LABEL, QUEUE_NAME_LABEL
 from gpushare.model.stack import POOL_LABEL
 from gpushare.stackfile.config import parse_config
 from tests.controlplane import kueue
@@ -202,3 +202,28 @@ def test_a_promise_per_pool_holds_a_pod_beyond_it_while_another_pool_admits_and_
     assert plane.wait_for("beta's pod placed on its promise", lambda: running_on(plane, "beta", "beta-a100-2"),
                           timeout=WAIT) == a100_node
     assert running_on(plane, "alpha", "alpha-a100-1") == a100_node  # within alpha's promise: kept
+
+
+def test_a_queued_jobs_pods_are_the_job_controllers_and_carry_kueues_mark(pools_plane):
+    """beta's Job through its LocalQueue on its T4 promise (submitted suspended: Kueue's Job webhook is not
+    registered here). Kueue unsuspends it, writing `kueue.x-k8s.io/podset` into its pod template; the Job controller
+    creates its pod as its own service account; the tenant policy admits each step, and Kueue's pod webhook leaves
+    the pod ungated (its owner is a Job Kueue manages). Beta's T4 promise is untouched by the other story."""
+    plane = pools_plane
+    resources = {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"}
+    plane.create({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "train", "namespace": "beta", "labels": {QUEUE_NAME_LABEL: "beta"}},
+        "spec": {"suspend": True, "backoffLimit": 0, "template": {"spec": {
+            "restartPolicy": "Never", "nodeSelector": {POOL_LABEL: "t4"},
+            "containers": [{"name": "main", "image": "busybox",
+                            "resources": {"requests": resources, "limits": resources}}]}}}}, user=BETA)
+    [started] = plane.wait_for("the Job's pod created", lambda: [
+        p for p in plane.list("v1", "Pod", "beta", selector="job-name=train") if p["spec"].get("nodeName")],
+        timeout=WAIT)
+    assert started["spec"]["nodeName"] == plane.nodes["t4"][0]
+    assert started["metadata"]["labels"][PODSET_LABEL] == "main"
+    assert not started["spec"].get("schedulingGates")
+    # The audit log names a generated pod by no name: the Job controller is among beta's pods' creators.
+    assert "system:serviceaccount:kube-system:job-controller" in plane.pod_creators("beta").values()
+    plane.wait_for("beta using its T4 promise", lambda: usage(plane, "beta", "t4") == ("1", "0"), timeout=WAIT)
