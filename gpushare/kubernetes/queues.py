@@ -18,17 +18,19 @@ What is made, and why so:
 - Cohorts: a ClusterQueue has one `cohortName`, so tenants connected by shared pools (a tenant sharing a pool
   with another that shares another pool with a third) form one cohort, `gpushare-<its first tenant>`. A tenant
   sharing no pool has no cohort: it lends and borrows nothing (the CRD refuses a `borrowingLimit` without one).
+  A Cohort holds, as its own quota, what its tenants' guarantees leave of each shared pool, and lends it to them.
 - Borrowing never crosses the tenant boundary: a ClusterQueue lists only its tenant's pools, so it can borrow only
   on pools it shares; on a dedicated pool it lends nothing (`lendingLimit: 0`) and borrows nothing. Pools no
   tenant lists are not in any queue: the tenant policies keep tenants' pods off them (they serve the other
   namespaces, `tenants.shared_pool_policy`), so lending them would let Kueue place pods the policy refuses.
-- A LocalQueue `<tenant>` in the tenant's namespace: Jobs labelled `kueue.x-k8s.io/queue-name: <tenant>` queue.
+- A LocalQueue `<tenant>` in the tenant's namespace: Jobs and pods labelled `kueue.x-k8s.io/queue-name: <tenant>`
+  queue (with `quota.pools` the tenant policy lets the tenant's GPU work run no other way).
 - A WorkloadPriorityClass `gpushare-<tenant>` per tenant (`queue.priority`), for its workloads to name
   (`kueue.x-k8s.io/priority-class`); preemption (`queue.preemption`) compares these priorities.
 
-A tenant's guarantee (`queue.nominal`, per resource; default its quota, else what its pools hold with shared pools
-split evenly) is placed on its dedicated pools first, then on its shared pools up to an even split, then on its
-shared pools up to their capacity at `max`.
+A tenant's guarantee on each pool (its `quota.pools`, else `queue.nominal` placed on its pools), the cohorts' own
+quota and which pools the queues reach are worked out in `gpushare.sharing.queue_guarantees`, which the stack file's
+validation shares.
 """
 
 from __future__ import annotations
@@ -198,7 +200,7 @@ def queue_warnings(stack: StackConfig) -> list[str]:
             most = sum(reach(q, in_cohort) for q in quotas)
             if guaranteed > units:
                 warnings.append(f"tenant {tenant.name}: its quota of {resource} ({units}) refuses pods within its "
-                                f"queue's guarantee ({_sum(quotas, lambda q: q.nominal)}): raise the quota to "
+                                f"queue's guarantee ({_arithmetic(quotas, lambda q: q.nominal)}): raise the quota to "
                                 f"{guaranteed} or more, or drop it")
             elif most > units and not stack.queues.borrowing_by_design:
                 warnings.append(f"tenant {tenant.name}: its quota of {resource} ({units}) refuses its pods beyond "
@@ -210,7 +212,7 @@ def queue_warnings(stack: StackConfig) -> list[str]:
     return warnings
 
 
-def _sum(quotas: list[FlavorQuota], units: Any) -> str:
+def _arithmetic(quotas: list[FlavorQuota], units: Any) -> str:
     """`a 2 + b 2 = 4`: the arithmetic behind a total, per pool (or per tenant)."""
     parts = [f"{q.pool} {units(q)}" for q in quotas]
     return f"{' + '.join(parts)} = {sum(units(q) for q in quotas)}" if len(parts) > 1 else parts[0]
@@ -263,8 +265,8 @@ def borrowable(stack: StackConfig, tenant: Tenant) -> list[Borrowable]:
     what the pool holds at its max beyond the tenant's own guarantee, whichever is least. The first two are Kueue's
     own bound on an idle cohort (v0.19.2 `pkg/cache/scheduler/resource_node.go` `potentialAvailable`: the part of
     its nominal quota it does not lend, plus the cohort's `SubtreeQuota`, at most nominal + `borrowingLimit`; the
-    cohort's quota is its own nominal plus each member's, at most its `lendingLimit`, `accumulateFromChild`); the third is the
-    nodes, which Kueue does not see. Pools with nothing to borrow are left out."""
+    cohort's quota is its own nominal plus each member's, at most its `lendingLimit`, `accumulateFromChild`); the
+    third is the nodes, which Kueue does not see. Pools with nothing to borrow are left out."""
     if cohort_of(stack, tenant) is None:
         return []
     all_quotas = all_flavor_quotas(stack)

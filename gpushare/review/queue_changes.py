@@ -107,5 +107,6 @@ def queue_plan_lines(queues: object) -> list[str]:
     for cohort in queues.get("cohorts") or ():
         own = "; ".join(f"pool {q['pool']}: {q['units']} {q['resource']}" for q in cohort.get("ownQuota") or ())
         if own:
-            lines.append(f"  cohort {cohort.get('name')} holds what no tenant is guaranteed, lent to its tenants: {own}")
+            lines.append(f"  cohort {cohort.get('name')} holds what no tenant is guaranteed, lent to its tenants: "
+                         f"{own}")
     return lines

@@ -16,8 +16,9 @@ import yaml
 
 from gpushare.cli import main
 from gpushare.errors import ConfigError
-from gpushare.kubernetes.queues import queue_manifests, queue_warnings
+from gpushare.kubernetes.queues import queue_manifests, queue_plan, queue_warnings
 from gpushare.kubernetes.tenants import tenant_warnings
+from gpushare.review.queue_changes import queue_plan_lines
 from gpushare.stackfile.config import parse_config
 from tests.kubernetes.test_queues import closed, crd_schemas
 
@@ -228,3 +229,27 @@ def test_the_adopters_queue_objects_are_valid_for_kueues_crd_schemas():
     schemas = crd_schemas()
     for manifest in queue_manifests(adopter_stack()):
         jsonschema.Draft7Validator(closed(schemas[f"v1beta2/{manifest['kind']}"]["schema"])).validate(manifest)
+
+
+def test_the_text_plan_says_each_promise_per_pool_and_which_layer_holds_it(tmp_path, capsys):
+    path = tmp_path / "Pulumi.adopter.yaml"
+    raw = adopter_raw([{"name": "ops", "pools": ["t4spot"]}])
+    path.write_text(yaml.safe_dump({"config": raw}))
+    assert main(["plan", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert ("    guaranteed per pool (Kueue, ClusterQueue vision): a100mig 2 x MIG 3g.40gb slice of A100 80GB; t4spot "
+            "2 x 1/4 of T4 16GB GPU (time-slicing, 4 replicas)\n    its GPU pods must go through its LocalQueue "
+            "(vision)\n") in text
+    # ops states no quota.pools: its default guarantee, an even share of t4spot's 8, and what no layer holds.
+    assert ("    guaranteed per pool (Kueue, ClusterQueue ops): t4spot 2 x 1/4 of T4 16GB GPU (time-slicing, 4 "
+            "replicas)\n    not enforced: a GPU pod outside its LocalQueue (ops) uses no guarantee and "
+            "is held only by its quota and the pool binding; state quota.pools to require the queue\n") in text
+    assert "        kueue.x-k8s.io/queue-name: vision\n" in text  # the pod snippet names the queue
+    # The four guarantees on t4spot (2 each) take all 8 shares: the cohort holds none of its own.
+    assert "holds what no tenant is guaranteed" not in text
+
+
+def test_the_text_plan_says_what_the_cohort_holds_of_its_own():
+    lines = queue_plan_lines(queue_plan(adopter_stack()))
+    assert ("  cohort gpushare-vision holds what no tenant is guaranteed, lent to its tenants: pool t4spot: 2 "
+            "nvidia.com/gpu") in lines
