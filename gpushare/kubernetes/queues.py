@@ -200,7 +200,7 @@ def queue_warnings(stack: StackConfig) -> list[str]:
             most = sum(reach(q, in_cohort) for q in quotas)
             if guaranteed > units:
                 warnings.append(f"tenant {tenant.name}: its quota of {resource} ({units}) refuses pods within its "
-                                f"queue's guarantee ({_arithmetic(quotas, lambda q: q.nominal)}): raise the quota to "
+                                f"queue's guarantee ({_guarantees(quotas)}): raise the quota to "
                                 f"{guaranteed} or more, or drop it")
             elif most > units and not stack.queues.borrowing_by_design:
                 warnings.append(f"tenant {tenant.name}: its quota of {resource} ({units}) refuses its pods beyond "
@@ -212,10 +212,10 @@ def queue_warnings(stack: StackConfig) -> list[str]:
     return warnings
 
 
-def _arithmetic(quotas: list[FlavorQuota], units: Any) -> str:
-    """`a 2 + b 2 = 4`: the arithmetic behind a total, per pool (or per tenant)."""
-    parts = [f"{q.pool} {units(q)}" for q in quotas]
-    return f"{' + '.join(parts)} = {sum(units(q) for q in quotas)}" if len(parts) > 1 else parts[0]
+def _guarantees(quotas: list[FlavorQuota]) -> str:
+    """`a100mig 2 + t4spot 2 = 4`: a tenant's guarantees on its pools and their sum."""
+    parts = [f"{q.pool} {q.nominal}" for q in quotas]
+    return f"{' + '.join(parts)} = {sum(q.nominal for q in quotas)}" if len(parts) > 1 else parts[0]
 
 
 def _pool_warnings(stack: StackConfig, facts: PoolFacts, all_quotas: dict[str, list[FlavorQuota]]) -> list[str]:

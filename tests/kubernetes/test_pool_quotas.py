@@ -253,3 +253,11 @@ def test_the_text_plan_says_what_the_cohort_holds_of_its_own():
     lines = queue_plan_lines(queue_plan(adopter_stack()))
     assert ("  cohort gpushare-vision holds what no tenant is guaranteed, lent to its tenants: pool t4spot: 2 "
             "nvidia.com/gpu") in lines
+
+
+def test_a_quota_below_the_guarantees_is_stated_with_the_sum_whatever_the_design():
+    raw = adopter_raw()
+    raw["gpushare:tenants"][0]["quota"]["nvidia.com/gpu"] = 3
+    warnings = queue_warnings(parse_config(raw, source="s", stack="adopter"))
+    assert ("tenant vision: its quota of nvidia.com/gpu (3) refuses pods within its queue's guarantee (a100mig 2 + "
+            "t4spot 2 = 4): raise the quota to 4 or more, or drop it") in warnings
