@@ -53,6 +53,7 @@ from gpushare.sharing.capacity import device_unit
 from gpushare.sharing.pool_facts import PoolFacts, stack_pool_facts
 from gpushare.sharing.queue_flavor import flavor_node_labels, flavor_tolerations
 from gpushare.sharing.queue_guarantees import (
+    CohortQuota,
     FlavorQuota,
     all_flavor_quotas,
     cohort_of,
@@ -140,11 +141,11 @@ def priority_class(tenant: Tenant) -> dict[str, Any]:
                            f"{priority_class_name(tenant)})"}
 
 
-def cohort_object(stack: StackConfig, name: str) -> dict[str, Any]:
-    """The cohort, holding as its own quota what its tenants' guarantees leave of each shared pool
-    (`queue_guarantees.cohort_quotas`): lent to every member listing the pool, so no shared pool is stranded."""
+def cohort_object(name: str, own: list[CohortQuota]) -> dict[str, Any]:
+    """The cohort, holding as its own quota what its tenants' guarantees leave of each shared pool (`own`:
+    `queue_guarantees.cohort_quotas`): lent to every member listing the pool, so no shared pool is stranded."""
     groups: list[dict[str, Any]] = []
-    for quota in cohort_quotas(stack):
+    for quota in own:
         if quota.cohort != name:
             continue
         group = next((g for g in groups if g["coveredResources"] == [quota.resource]), None)
@@ -163,7 +164,8 @@ def queue_manifests(stack: StackConfig) -> list[dict[str, Any]]:
     flavors = [pool_flavor(facts) for facts in stack_pool_facts(stack).values()]
     flavors.append({"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
                     "metadata": {"name": CPU_MEMORY_FLAVOR, "labels": dict(MANAGED_BY)}, "spec": {}})
-    return [*flavors, *(cohort_object(stack, name) for name, _ in cohorts(stack)),
+    own = cohort_quotas(stack)
+    return [*flavors, *(cohort_object(name, own) for name, _ in cohorts(stack)),
             *(priority_class(t) for t in stack.tenants), *(cluster_queue(stack, t) for t in stack.tenants),
             *(local_queue(t) for t in stack.tenants)]
 
@@ -207,8 +209,9 @@ def queue_warnings(stack: StackConfig) -> list[str]:
                                 f"{units} units, borrowed or not, where its queue reaches {most}: raise the quota "
                                 f"or drop it to let it borrow, or set {QUEUES_KEY}.borrowingByDesign: true if the "
                                 f"quota is the cap you mean")
+    own = {c.pool: c.units for c in cohort_quotas(stack, all_quotas)}  # a shared pool is in one cohort
     for facts in stack_pool_facts(stack).values():
-        warnings += _pool_warnings(stack, facts, all_quotas)
+        warnings += _pool_warnings(stack, facts, all_quotas, own.get(facts.pool.name, 0))
     return warnings
 
 
@@ -218,10 +221,11 @@ def _guarantees(quotas: list[FlavorQuota]) -> str:
     return f"{' + '.join(parts)} = {sum(q.nominal for q in quotas)}" if len(parts) > 1 else parts[0]
 
 
-def _pool_warnings(stack: StackConfig, facts: PoolFacts, all_quotas: dict[str, list[FlavorQuota]]) -> list[str]:
+def _pool_warnings(stack: StackConfig, facts: PoolFacts, all_quotas: dict[str, list[FlavorQuota]],
+                   own: int) -> list[str]:
     """Over-promising and borrowing on one pool, each stated once with its arithmetic: the guarantees against what
     the pool holds at its max, and what its tenants may borrow beyond them (silenced by
-    `gpushare:queues.borrowingByDesign`)."""
+    `gpushare:queues.borrowingByDesign`). `own`: what the pool's cohort holds of it itself."""
     pool, resource = facts.pool.name, facts.capacity.resource
     on_pool = [(tenant, q) for tenant, quotas in all_quotas.items() for q in quotas if q.pool == pool]
     if not on_pool:
@@ -240,7 +244,6 @@ def _pool_warnings(stack: StackConfig, facts: PoolFacts, all_quotas: dict[str, l
     borrowers = [(tenant, q, reach(q, in_cohort[tenant]) - q.nominal) for tenant, q in on_pool
                  if reach(q, in_cohort[tenant]) > q.nominal]
     if borrowers and not stack.queues.borrowing_by_design:
-        own = sum(c.units for c in cohort_quotas(stack, all_quotas) if c.pool == pool)
         cohort = f"; the cohort holds {own} no tenant is guaranteed" if own else ""
         each = ", ".join(f"{tenant} {q.nominal} guaranteed + up to {more} borrowed" for tenant, q, more in borrowers)
         warnings.append(f"pool {pool}: tenants borrow beyond their guarantees ({each}; of {held}{cohort}): "
