@@ -30,6 +30,12 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 """The label a Job names its LocalQueue with (Kueue `pkg/constants` QueueLabel)."""
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 """The label a Job names its WorkloadPriorityClass with (Kueue `pkg/constants` WorkloadPriorityClassLabel)."""
+ADMISSION_GATE = "kueue.x-k8s.io/admission"
+"""The scheduling gate Kueue's pod webhook gives a pod it queues and its controller removes on admission (Kueue
+`pkg/controller/jobs/pod/constants/constants.go` SchedulingGateName)."""
+PODSET_LABEL = "kueue.x-k8s.io/podset"
+"""The label Kueue writes into an admitted Job's pod template (Kueue `pkg/constants` PodSetLabel, set in
+`pkg/controller/jobframework/reconciler.go` getPodSetsInfoFromStatus)."""
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_CONTROLLER_USER = f"system:serviceaccount:{KUEUE_NAMESPACE}:kueue-controller-manager"
 """Who Kueue's controller acts as: its chart's ServiceAccount `<fullname>-controller-manager` (`charts/kueue/templates/

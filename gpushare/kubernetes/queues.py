@@ -18,17 +18,19 @@ What is made, and why so:
 - Cohorts: a ClusterQueue has one `cohortName`, so tenants connected by shared pools (a tenant sharing a pool
   with another that shares another pool with a third) form one cohort, `gpushare-<its first tenant>`. A tenant
   sharing no pool has no cohort: it lends and borrows nothing (the CRD refuses a `borrowingLimit` without one).
+  A Cohort holds, as its own quota, what its tenants' guarantees leave of each shared pool, and lends it to them.
 - Borrowing never crosses the tenant boundary: a ClusterQueue lists only its tenant's pools, so it can borrow only
   on pools it shares; on a dedicated pool it lends nothing (`lendingLimit: 0`) and borrows nothing. Pools no
   tenant lists are not in any queue: the tenant policies keep tenants' pods off them (they serve the other
   namespaces, `tenants.shared_pool_policy`), so lending them would let Kueue place pods the policy refuses.
-- A LocalQueue `<tenant>` in the tenant's namespace: Jobs labelled `kueue.x-k8s.io/queue-name: <tenant>` queue.
+- A LocalQueue `<tenant>` in the tenant's namespace: Jobs and pods labelled `kueue.x-k8s.io/queue-name: <tenant>`
+  queue (with `quota.pools` the tenant policy lets the tenant's GPU work run no other way).
 - A WorkloadPriorityClass `gpushare-<tenant>` per tenant (`queue.priority`), for its workloads to name
   (`kueue.x-k8s.io/priority-class`); preemption (`queue.preemption`) compares these priorities.
 
-A tenant's guarantee (`queue.nominal`, per resource; default its quota, else what its pools hold with shared pools
-split evenly) is placed on its dedicated pools first, then on its shared pools up to an even split, then on its
-shared pools up to their capacity at `max`.
+A tenant's guarantee on each pool (its `quota.pools`, else `queue.nominal` placed on its pools), the cohorts' own
+quota and which pools the queues reach are worked out in `gpushare.sharing.queue_guarantees`, which the stack file's
+validation shares.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from gpushare.errors import ConfigProblem
 from gpushare.kubernetes.kueue_admission import (
     KUEUE_NAMESPACE,
     PRIORITY_CLASS_LABEL,
@@ -47,8 +50,22 @@ from gpushare.kubernetes.kueue_admission import (
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, NODE_SHARE_FOR_PODS
 from gpushare.model.keys import QUEUES_KEY, TENANTS_KEY
 from gpushare.model.stack import StackConfig, Tenant, TenantQueue
+from gpushare.sharing.capacity import device_unit
 from gpushare.sharing.pool_facts import PoolFacts, PoolFactsByName, given_or_derived
 from gpushare.sharing.queue_flavor import flavor_node_labels, flavor_tolerations
+from gpushare.sharing.queue_guarantees import (
+    CohortQuota,
+    FlavorQuota,
+    all_flavor_quotas,
+    cohort_of,
+    cohort_quotas,
+    cohorts,
+    flavor_quotas,
+    lent_on,
+    listing,
+    reach,
+    unreachable_pools,
+)
 from gpushare.stackfile.queue_config import VERIFIED_KUEUE_VERSIONS
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -58,99 +75,10 @@ UNKNOWN_NODE_MEMORY_GIB = 0
 """A size the stack describes has no known memory offline: it adds none to the memory guarantee."""
 
 
-@dataclass(frozen=True)
-class FlavorQuota:
-    """One pool in a tenant's ClusterQueue."""
-
-    pool: str
-    resource: str
-    capacity: int
-    """What the pool advertises at its max."""
-    nominal: int
-    borrowing_limit: int | None
-    """None: no limit (Kueue's default) or no cohort."""
-    lending_limit: int | None
-    """None: all of `nominal` (Kueue's default) or no cohort."""
-    dedicated: bool
-
-
 def pool_flavor(facts: PoolFacts) -> dict[str, Any]:
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
             "metadata": {"name": facts.pool.name, "labels": dict(MANAGED_BY)},
             "spec": {"nodeLabels": flavor_node_labels(facts), "tolerations": flavor_tolerations(facts)}}
-
-
-def cohorts(stack: StackConfig) -> list[tuple[str, tuple[Tenant, ...]]]:
-    """(cohort name, its tenants in stack order) for each connected group of two or more tenants sharing pools."""
-    groups: list[list[Tenant]] = []
-    for tenant in stack.tenants:
-        joined = [g for g in groups if any(set(tenant.pools) & set(other.pools) for other in g)]
-        merged = [t for g in joined for t in g] + [tenant]
-        groups = [g for g in groups if g not in joined] + [merged]
-    order = {tenant.name: i for i, tenant in enumerate(stack.tenants)}
-    found = []
-    for group in groups:
-        members = tuple(sorted(group, key=lambda t: order[t.name]))
-        if len(members) > 1:
-            found.append((f"gpushare-{members[0].name}", members))
-    return sorted(found, key=lambda c: order[c[1][0].name])
-
-
-def cohort_of(stack: StackConfig, tenant: Tenant) -> str | None:
-    return next((name for name, members in cohorts(stack) if tenant in members), None)
-
-
-def _listing(stack: StackConfig, pool: str) -> int:
-    return sum(1 for tenant in stack.tenants if pool in tenant.pools)
-
-
-def _targets(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> dict[str, int]:
-    """resource -> the units the tenant is guaranteed: `queue.nominal`'s, else its quota, else its pools' share
-    (per resource: a resource `nominal` does not name keeps its default)."""
-    facts = given_or_derived(stack, facts)
-    share: dict[str, int] = {}
-    for name in tenant.pools:
-        capacity = facts[name].capacity
-        total = capacity.total(facts[name].pool.max_nodes)
-        share[capacity.resource] = share.get(capacity.resource, 0) + total // _listing(stack, name)
-    quota = dict(tenant.quota)
-    defaults = {resource: min(units, quota.get(resource, units)) for resource, units in share.items()}
-    return {**defaults, **dict(tenant.queue.nominal or ())}
-
-
-def flavor_quotas(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[FlavorQuota]:
-    """The tenant's pools as its ClusterQueue lists them: by resource, dedicated pools first."""
-    facts = given_or_derived(stack, facts)
-    in_cohort = cohort_of(stack, tenant) is not None
-    borrowing, lending = dict(tenant.queue.borrowing_limit), dict(tenant.queue.lending_limit)
-    quotas = []
-    for resource, target in _targets(stack, tenant, facts).items():
-        pools = [name for name in tenant.pools if facts[name].capacity.resource == resource]
-        pools.sort(key=lambda name: facts[name].dedicated_tenant != tenant.name)
-        capacity = {name: facts[name].capacity.total(facts[name].pool.max_nodes) for name in pools}
-        placed = dict.fromkeys(pools, 0)
-        left = target
-        # Dedicated pools to their capacity, shared pools to an even split, then shared pools to their capacity.
-        for bound in ({n: capacity[n] for n in pools if facts[n].dedicated_tenant == tenant.name},
-                      {n: capacity[n] // _listing(stack, n) for n in pools if facts[n].dedicated_tenant is None},
-                      {n: capacity[n] for n in pools if facts[n].dedicated_tenant is None}):
-            for name, most in bound.items():
-                more = max(0, min(most - placed[name], left))
-                placed[name] += more
-                left -= more
-        for name in pools:
-            dedicated = facts[name].dedicated_tenant == tenant.name
-            nominal = placed[name]
-            quotas.append(FlavorQuota(
-                pool=name, resource=resource, capacity=capacity[name], nominal=nominal, dedicated=dedicated,
-                borrowing_limit=(0 if dedicated else borrowing.get(resource)) if in_cohort else None,
-                lending_limit=(0 if dedicated else _lend(lending.get(resource), nominal)) if in_cohort else None))
-    return quotas
-
-
-def _lend(limit: int | None, nominal: int) -> int | None:
-    """Kueue's webhook refuses a lendingLimit above the flavor's nominalQuota (`validateLendingLimit`)."""
-    return None if limit is None else min(limit, nominal)
 
 
 def cpu_memory_quota(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> tuple[int, int]:
@@ -216,26 +144,37 @@ def priority_class(tenant: Tenant) -> dict[str, Any]:
                            f"{priority_class_name(tenant)})"}
 
 
-def cohort_object(name: str) -> dict[str, Any]:
+def cohort_object(name: str, own: list[CohortQuota]) -> dict[str, Any]:
+    """The cohort, holding as its own quota what its tenants' guarantees leave of each shared pool (`own`:
+    `queue_guarantees.cohort_quotas`): lent to every member listing the pool, so no shared pool is stranded."""
+    groups: list[dict[str, Any]] = []
+    for quota in own:
+        if quota.cohort != name:
+            continue
+        group = next((g for g in groups if g["coveredResources"] == [quota.resource]), None)
+        if group is None:
+            group = {"coveredResources": [quota.resource], "flavors": []}
+            groups.append(group)
+        group["flavors"].append({"name": quota.pool, "resources": [_resource(quota.resource, quota.units)]})
     return {"apiVersion": KUEUE_API, "kind": "Cohort", "metadata": {"name": name, "labels": dict(MANAGED_BY)},
-            "spec": {}}
+            "spec": {"resourceGroups": groups} if groups else {}}
 
 
 def queue_manifests(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
     """Every Kueue object, flavors and cohorts before the queues that name them; none when queues are off."""
-    facts = given_or_derived(stack, facts)
     if not stack.queues.enabled or not stack.tenants:
         return []
+    facts = given_or_derived(stack, facts)
     flavors = [pool_flavor(pool) for pool in facts.values()]
     flavors.append({"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
                     "metadata": {"name": CPU_MEMORY_FLAVOR, "labels": dict(MANAGED_BY)}, "spec": {}})
-    return [*flavors, *(cohort_object(name) for name, _ in cohorts(stack)),
+    own = cohort_quotas(stack, facts=facts)
+    return [*flavors, *(cohort_object(name, own) for name, _ in cohorts(stack)),
             *(priority_class(t) for t in stack.tenants), *(cluster_queue(stack, t, facts) for t in stack.tenants),
             *(local_queue(t) for t in stack.tenants)]
 
 
 def queue_warnings(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[str]:
-    facts = given_or_derived(stack, facts)
     if not stack.queues.enabled:
         written = [t.name for t in stack.tenants if t.queue != TenantQueue()]
         return [f"tenants {', '.join(written)}: `queue:` is read only when {QUEUES_KEY}.enabled is true; no queue "
@@ -247,7 +186,8 @@ def queue_warnings(stack: StackConfig, facts: PoolFactsByName | None = None) -> 
     if not stack.tenants:
         warnings.append(f"{QUEUES_KEY}.enabled: Kueue is installed but no tenant has a queue ({TENANTS_KEY} is "
                         f"empty)")
-    all_quotas = {tenant.name: flavor_quotas(stack, tenant, facts) for tenant in stack.tenants}
+    facts = given_or_derived(stack, facts)
+    all_quotas = all_flavor_quotas(stack, facts)
     for tenant in stack.tenants:
         limits = [*tenant.queue.borrowing_limit, *tenant.queue.lending_limit]
         if limits and cohort_of(stack, tenant) is None:
@@ -255,48 +195,84 @@ def queue_warnings(stack: StackConfig, facts: PoolFactsByName | None = None) -> 
                             f"queue.borrowingLimit and queue.lendingLimit take no effect")
         for quota in all_quotas[tenant.name]:
             if quota.borrowing_limit:
-                lendable = _lent_on(all_quotas, tenant.name, quota.pool)
+                lendable = lent_on(stack, all_quotas, tenant.name, quota.pool, facts)
                 if quota.borrowing_limit > lendable:
                     warnings.append(f"tenant {tenant.name}: queue.borrowingLimit {quota.borrowing_limit} "
                                     f"{quota.resource} on pool {quota.pool} is more than the other tenants there "
                                     f"lend ({lendable})")
+        in_cohort = cohort_of(stack, tenant) is not None
         for resource, units in tenant.quota:
-            in_cohort = cohort_of(stack, tenant) is not None
-            reach = sum(_reach(q, in_cohort) for q in all_quotas[tenant.name] if q.resource == resource)
-            if reach > units:
+            quotas = [q for q in all_quotas[tenant.name] if q.resource == resource]
+            guaranteed = sum(q.nominal for q in quotas)
+            most = sum(reach(q, in_cohort) for q in quotas)
+            if guaranteed > units:
+                warnings.append(f"tenant {tenant.name}: its quota of {resource} ({units}) refuses pods within its "
+                                f"queue's guarantee ({_guarantees(quotas)}): raise the quota to "
+                                f"{guaranteed} or more, or drop it")
+            elif most > units and not stack.queues.borrowing_by_design:
                 warnings.append(f"tenant {tenant.name}: its quota of {resource} ({units}) refuses its pods beyond "
-                                f"{units} units, borrowed or not, where its queue reaches {reach}: raise the quota "
-                                f"or drop it to let it borrow")
+                                f"{units} units, borrowed or not, where its queue reaches {most}: raise the quota "
+                                f"or drop it to let it borrow, or set {QUEUES_KEY}.borrowingByDesign: true if the "
+                                f"quota is the cap you mean")
+    own = {c.pool: c.units for c in cohort_quotas(stack, all_quotas, facts)}  # a shared pool is in one cohort
     for pool_facts in facts.values():
-        guaranteed = [(name, q.nominal) for name, quotas in all_quotas.items() for q in quotas
-                      if q.pool == pool_facts.pool.name]
-        capacity = pool_facts.capacity.total(pool_facts.pool.max_nodes)
-        if sum(units for _, units in guaranteed) > capacity:
-            shown = ", ".join(f"{name} {units}" for name, units in guaranteed)
-            warnings.append(f"pool {pool_facts.pool.name}: the queues guarantee {sum(u for _, u in guaranteed)} "
-                            f"{pool_facts.capacity.resource} ({shown}) but it holds at most {capacity}: a tenant may "
-                            f"wait for its guarantee")
+        warnings += _pool_warnings(stack, pool_facts, all_quotas, own.get(pool_facts.pool.name, 0))
     return warnings
 
 
-def _reach(quota: FlavorQuota, in_cohort: bool) -> int:
-    """The most the tenant can use on the pool: its guarantee plus what it may borrow, at most the pool."""
-    if not in_cohort or quota.dedicated:
-        return quota.nominal
-    if quota.borrowing_limit is None:
-        return quota.capacity
-    return min(quota.capacity, quota.nominal + quota.borrowing_limit)
+def _guarantees(quotas: list[FlavorQuota]) -> str:
+    """`a100mig 2 + t4spot 2 = 4`: a tenant's guarantees on its pools and their sum."""
+    parts = [f"{q.pool} {q.nominal}" for q in quotas]
+    return f"{' + '.join(parts)} = {sum(q.nominal for q in quotas)}" if len(parts) > 1 else parts[0]
 
 
-def _lendable(quota: FlavorQuota) -> int:
-    return quota.nominal if quota.lending_limit is None else quota.lending_limit
+def _pool_warnings(stack: StackConfig, facts: PoolFacts, all_quotas: dict[str, list[FlavorQuota]],
+                   own: int) -> list[str]:
+    """Over-promising and borrowing on one pool, each stated once with its arithmetic: the guarantees against what
+    the pool holds at its max, and what its tenants may borrow beyond them (silenced by
+    `gpushare:queues.borrowingByDesign`). `own`: what the pool's cohort holds of it itself."""
+    pool, resource = facts.pool.name, facts.capacity.resource
+    on_pool = [(tenant, q) for tenant, quotas in all_quotas.items() for q in quotas if q.pool == pool]
+    if not on_pool:
+        return []
+    capacity = facts.capacity.total(facts.pool.max_nodes)
+    held = (f"{capacity} ({facts.capacity.per_node} per node x {facts.pool.max_nodes} node(s); a unit is "
+            f"{device_unit(facts.pool, facts.capacity)})")
+    guaranteed = sum(q.nominal for _, q in on_pool)
+    shown = " + ".join(f"{tenant} {q.nominal}" for tenant, q in on_pool)
+    warnings = []
+    if guaranteed > capacity:
+        warnings.append(f"pool {pool}: the queues guarantee {shown} = {guaranteed} {resource} but it holds at most "
+                        f"{held}: a tenant may wait for its guarantee; lower the guarantees (quota.pools, "
+                        f"queue.nominal) to {capacity} in all or raise the pool's max")
+    in_cohort = {t.name: cohort_of(stack, t) is not None for t in stack.tenants}
+    borrowers = [(tenant, q, reach(q, in_cohort[tenant]) - q.nominal) for tenant, q in on_pool
+                 if reach(q, in_cohort[tenant]) > q.nominal]
+    if borrowers and not stack.queues.borrowing_by_design:
+        cohort = f"; the cohort holds {own} no tenant is guaranteed" if own else ""
+        each = ", ".join(f"{tenant} {q.nominal} guaranteed + up to {more} borrowed" for tenant, q, more in borrowers)
+        warnings.append(f"pool {pool}: tenants borrow beyond their guarantees ({each}; of {held}{cohort}): "
+                        f"borrowed work is preempted when a lender needs its guarantee back; set "
+                        f"{QUEUES_KEY}.borrowingByDesign: true if that is the design, or queue.borrowingLimit: 0 "
+                        f"where a tenant should not borrow")
+    return warnings
 
 
-def _lent_on(all_quotas: dict[str, list[FlavorQuota]], borrower: str, pool: str) -> int:
-    """What the other tenants listing `pool` lend there: each its `lendingLimit`, else all of its nominal quota
-    (Kueue's default). Every tenant listing a shared pool is in the borrower's cohort (sharing it joins them)."""
-    return sum(_lendable(q) for other, quotas in all_quotas.items() if other != borrower
-               for q in quotas if q.pool == pool)
+def queue_layout_problems(stack: StackConfig, facts: PoolFactsByName) -> list[ConfigProblem]:
+    """A pool tenants list on which no queue can admit anything: Kueue would hold every workload there forever. The
+    plan refuses such a layout (`gpushare.plan.stack_plan.build_plan`): it takes each pool's capacity."""
+    if not stack.queues.enabled:
+        return []
+    problems = []
+    for pool, tenants in unreachable_pools(stack, facts):
+        path = f"gpushare:pools[{[p.name for p in stack.pools].index(pool)}]"
+        owners = ", ".join(tenants)
+        problems.append(ConfigProblem(path, (
+            f"pool {pool} is reachable through no queue: its tenants ({owners}) are guaranteed none of it and none "
+            f"may borrow it (a pool only one tenant lists is never lent, a borrowingLimit of 0 borrows nothing), so "
+            f"Kueue admits nothing there; give a tenant a guarantee on it (quota.pools.{pool}: N, or queue.nominal), "
+            f"let one borrow it (drop queue.borrowingLimit: 0), or remove {pool} from the tenants' pools")))
+    return problems
 
 
 @dataclass(frozen=True)
@@ -314,17 +290,18 @@ def borrowable(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None
     what the pool holds at its max beyond the tenant's own guarantee, whichever is least. The first two are Kueue's
     own bound on an idle cohort (v0.19.2 `pkg/cache/scheduler/resource_node.go` `potentialAvailable`: the part of
     its nominal quota it does not lend, plus the cohort's `SubtreeQuota`, at most nominal + `borrowingLimit`; the
-    cohort's quota is each member's nominal, at most its `lendingLimit`, `accumulateFromChild`); the third is the
-    nodes, which Kueue does not see. Pools with nothing to borrow are left out."""
-    facts = given_or_derived(stack, facts)
+    cohort's quota is its own nominal plus each member's, at most its `lendingLimit`, `accumulateFromChild`); the
+    third is the nodes, which Kueue does not see. Pools with nothing to borrow are left out."""
     if cohort_of(stack, tenant) is None:
         return []
-    all_quotas = {t.name: flavor_quotas(stack, t, facts) for t in stack.tenants}
+    facts = given_or_derived(stack, facts)
+    all_quotas = all_flavor_quotas(stack, facts)
     found = []
     for quota in all_quotas[tenant.name]:
         if quota.dedicated:
             continue
-        bounds = [_lent_on(all_quotas, tenant.name, quota.pool), max(0, quota.capacity - quota.nominal)]
+        bounds = [lent_on(stack, all_quotas, tenant.name, quota.pool, facts),
+                  max(0, quota.capacity - quota.nominal)]
         if quota.borrowing_limit is not None:
             bounds.append(quota.borrowing_limit)
         if (units := min(bounds)) > 0:
@@ -338,14 +315,17 @@ def queue_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> dict
     queues = stack.queues
     return {
         "enabled": queues.enabled, "kueueVersion": queues.kueue_version, "fairSharing": queues.fair_sharing,
+        "borrowingByDesign": queues.borrowing_by_design,
         "cohorts": [{"name": name, "tenants": [t.name for t in members],
-                     "sharedPools": [p.name for p in stack.pools if _listing(stack, p.name) > 1
-                                     and any(p.name in t.pools for t in members)]}
+                     "sharedPools": [p.name for p in stack.pools if listing(stack, p.name) > 1
+                                     and any(p.name in t.pools for t in members)],
+                     "ownQuota": [{"pool": c.pool, "resource": c.resource, "units": c.units}
+                                  for c in cohort_quotas(stack, facts=facts) if c.cohort == name]}
                     for name, members in cohorts(stack)] if queues.enabled else [],
         "tenants": [{
             "tenant": tenant.name, "clusterQueue": tenant.name, "localQueue": tenant.name,
             "cohort": cohort_of(stack, tenant), "priorityClass": priority_class_name(tenant),
-            "priority": tenant.queue.priority,
+            "priority": tenant.queue.priority, "gpuPodsQueued": bool(tenant.pool_quota),
             "flavors": [{"pool": q.pool, "resource": q.resource, "capacity": q.capacity, "nominal": q.nominal,
                          "borrowingLimit": q.borrowing_limit, "lendingLimit": q.lending_limit,
                          "dedicated": q.dedicated} for q in flavor_quotas(stack, tenant, facts)],
@@ -384,18 +364,31 @@ class KueueRelease:
 
 def kueue_release(stack: StackConfig) -> KueueRelease:
     """Kueue's Helm release. Its controller and webhooks tolerate no GPU taint, so like the GPU Operator's controller
-    they run on the untainted system pool. With fair sharing the chart's whole Configuration is replaced
-    (`managerConfig.controllerManagerConfigYaml` is one text), so it is the chart's own default plus `fairSharing`."""
-    values: dict[str, Any] = {}
-    if stack.queues.fair_sharing:
-        values["managerConfig"] = {"controllerManagerConfigYaml": manager_config_yaml(fair_sharing=True)}
+    they run on the untainted system pool. The chart's Configuration is one text
+    (`managerConfig.controllerManagerConfigYaml`), so it is the chart's own default with the integrations the stack
+    uses, Kueue's webhooks kept to the tenants' namespaces, and `fairSharing` when asked."""
+    values = {"managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(stack)}}
     return KueueRelease(chart=KUEUE_CHART, version=stack.queues.kueue_version.removeprefix("v"),
                         namespace=KUEUE_NAMESPACE, name=KUEUE_RELEASE, values=values)
 
 
-def manager_config_yaml(fair_sharing: bool) -> str:
+KUEUE_INTEGRATIONS = ("batch/job", "pod")
+"""The integrations the stack uses, and only those (the chart enables twelve): `batch/job` for queued Jobs and
+CronJobs, `pod` for a bare pod (and a Deployment's or StatefulSet's pods) labelled with a LocalQueue, which Kueue's
+pod webhook gates (`kueue.x-k8s.io/admission`) until its Workload is admitted (v0.19.2
+`pkg/controller/jobs/pod/pod_webhook.go` Default). gpushare installs no JobSet, Ray, Kubeflow or LeaderWorkerSet
+operator, so their integrations stay off; the chart's `deployment` and `statefulset` integrations manage those
+workloads as pod groups and are not needed for their pods to queue one by one."""
+
+
+def manager_config_yaml(stack: StackConfig) -> str:
     """The chart's default Configuration (kueue v0.19.2 `charts/kueue/values.yaml`, `managerConfig`), as JSON
-    (which YAML reads), with `fairSharing` when asked."""
+    (which YAML reads), with `KUEUE_INTEGRATIONS`, `managedJobsNamespaceSelector` the tenants' namespaces (the chart's
+    webhook configurations take their namespaceSelector from it, `templates/webhook/manifests.yaml`; with the `pod`
+    integration the pod webhook's failurePolicy is Fail, so elsewhere pod creation does not depend on Kueue), and
+    `fairSharing` when asked. Kueue reads the selector strictly for its pod integration (pods elsewhere are never
+    managed, whatever their labels) and, for Jobs, only with `manageJobsWithoutQueueName`
+    (`apis/config/v1beta2/configuration_types.go` ManagedJobsNamespaceSelector)."""
     config: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"}, "metrics": {"bindAddress": ":8443"},
@@ -405,11 +398,12 @@ def manager_config_yaml(fair_sharing: bool) -> str:
             "Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10, "LocalQueue.kueue.x-k8s.io": 5,
             "ClusterQueue.kueue.x-k8s.io": 5, "ResourceFlavor.kueue.x-k8s.io": 1}},
         "clientConnection": {"qps": 300, "burst": 500},
-        "integrations": {"frameworks": [
-            "batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
-            "jobset.x-k8s.io/jobset", "workload.codeflare.dev/appwrapper", "trainer.kubeflow.org/trainjob", "pod",
-            "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"]},
+        # Every namespace has the label, so DoesNotExist matches none (a stack with queues and no tenants).
+        "managedJobsNamespaceSelector": {"matchExpressions": [
+            {"key": NAME_LABEL, "operator": "In", "values": [tenant.name for tenant in stack.tenants]}
+            if stack.tenants else {"key": NAME_LABEL, "operator": "DoesNotExist"}]},
+        "integrations": {"frameworks": list(KUEUE_INTEGRATIONS)},
     }
-    if fair_sharing:
+    if stack.queues.fair_sharing:
         config["fairSharing"] = FAIR_SHARING_CONFIG
     return json.dumps(config, indent=2)

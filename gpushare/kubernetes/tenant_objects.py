@@ -19,8 +19,11 @@ from gpushare.kubernetes.tenants import (
     quota_key,
     tenant_policy_name,
 )
+from gpushare.kubernetes.kueue_admission import QUEUE_NAME_LABEL, local_queue_names
 from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant, tenant_taint
+from gpushare.sharing.capacity import device_unit
 from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
+from gpushare.sharing.queue_guarantees import flavor_quotas
 
 Manifest = dict[str, Any]
 
@@ -127,7 +130,51 @@ def tenant_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> lis
         "containerDefaults": container_defaults(stack, tenant, facts),
         "policy": tenant_policy_name(tenant),
         "podSpec": pod_spec(stack, tenant, facts),
+        "podLabels": pod_labels(tenant),
+        "poolQuota": dict(tenant.pool_quota),
+        "promises": tenant_promises(stack, tenant, facts),
+        "enforcement": enforcement(stack, tenant),
     } for tenant in stack.tenants]
+
+
+def pod_labels(tenant: Tenant) -> dict[str, str]:
+    """The labels the plan's pod needs besides its spec: with per-pool quotas, its LocalQueue (the policy refuses a
+    GPU pod outside the tenant's queues; Kueue's pod webhook gates a labelled one until it is admitted)."""
+    return {QUEUE_NAME_LABEL: local_queue_names(tenant)[0]} if tenant.pool_quota else {}
+
+
+def tenant_promises(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
+    """Per pool, what the tenant's queue guarantees it there in the pool's own units (which MIG slice, or a share of
+    which GPU), and what holds it; none without queues (the ResourceQuota caps a resource name, not a pool)."""
+    if not stack.queues.enabled:
+        return []
+    facts = given_or_derived(stack, facts)
+    return [{"pool": q.pool, "resource": q.resource, "units": q.nominal,
+             "unit": device_unit(facts[q.pool].pool, facts[q.pool].capacity),
+             "stated": q.pool in dict(tenant.pool_quota), "dedicated": q.dedicated,
+             "enforcedBy": f"Kueue ClusterQueue {tenant.name}, nominalQuota on flavor {q.pool}"}
+            for q in flavor_quotas(stack, tenant, facts)]
+
+
+def enforcement(stack: StackConfig, tenant: Tenant) -> dict[str, Any]:
+    """Which layer holds which of the tenant's promises, and what no layer holds."""
+    queued = bool(tenant.pool_quota)
+    if not stack.queues.enabled:
+        unenforced = "no guarantee on any pool: its GPU pods run first come, first served within its quota"
+    elif queued:
+        unenforced = None
+    else:
+        unenforced = (f"a GPU pod outside its LocalQueue ({local_queue_names(tenant)[0]}) uses no guarantee and is "
+                      f"held only by its quota and the pool binding; state quota.pools to require the queue")
+    return {
+        "quota": "ResourceQuota: the most of each resource name requested at once, on every pool" if tenant.quota
+        else None,
+        "pools": f"admission policy {tenant_policy_name(tenant)}: its GPU pods only on its pools",
+        "perPool": f"Kueue: ClusterQueue {tenant.name}'s nominalQuota per pool's flavor" if stack.queues.enabled
+        else None,
+        "gpuPodsQueued": queued,
+        "unenforced": unenforced,
+    }
 
 
 def platform_plan(stack: StackConfig) -> list[dict[str, Any]]:

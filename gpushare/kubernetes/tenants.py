@@ -185,7 +185,7 @@ def pod_security_warnings(stack: StackConfig) -> list[str]:
 
 def tenant_warnings(stack: StackConfig, facts: PoolFactsByName | None = None) -> list[str]:
     """A quota above what the tenant's pools can ever advertise (at autoscale max) never binds; quotas that promise
-    more of a shared pool than it has; namespaces left with no GPU pool: say so."""
+    more of a shared pool than it has (without queues); namespaces left with no GPU pool: say so."""
     facts = given_or_derived(stack, facts)
     warnings = []
     for tenant in stack.tenants:
@@ -197,7 +197,10 @@ def tenant_warnings(stack: StackConfig, facts: PoolFactsByName | None = None) ->
                 where = ", ".join(f"{o.pool}: {o.max_total} at {o.max_nodes} node(s)" for o in serving)
                 warnings.append(f"tenant {tenant.name}: quota {resource}: {units} is more than its pools can ever "
                                 f"advertise ({most}; {where}), so it never binds; lower it or raise the pools' max")
-    warnings += [_promise_warning(promise) for promise in pool_promises(stack, facts) if promise.exceeds]
+    if not stack.queues.enabled:
+        # With queues the promise on a pool is the queues' guarantee (`queues.queue_warnings` weighs it against the
+        # pool); quotas are caps that may sum past a pool on purpose, where tenants borrow.
+        warnings += [_promise_warning(promise) for promise in pool_promises(stack, facts) if promise.exceeds]
     if stack.tenants and not shared_pools(stack):
         tenants = ", ".join(tenant.name for tenant in stack.tenants)
         warnings.append(f"every GPU pool is listed by a tenant, so every namespace but the tenants' ({tenants}) and "

@@ -486,6 +486,8 @@ class Queues:
     kueue_version: str = DEFAULT_KUEUE_VERSION
     fair_sharing: bool = False
     """Kueue's fair sharing (its Configuration's `fairSharing.enable`): borrowing and preemption by usage share."""
+    borrowing_by_design: bool = False
+    """The tenants borrow on purpose: `plan` states what may be borrowed per pool without warning about it."""
 
 
 @dataclass(frozen=True)
@@ -496,6 +498,9 @@ class Tenant:
     pools: tuple[str, ...]
     quota: tuple[tuple[str, int], ...] = ()
     """(advertised resource, most units requested at once in the namespace), in stack order."""
+    pool_quota: tuple[tuple[str, int], ...] = ()
+    """(pool, units of its advertised resource guaranteed to the tenant there), `quota.pools` in stack order: its
+    queue's nominalQuota on that pool's flavor, and its GPU pods must go through its LocalQueues."""
     groups: tuple[str, ...] = ()
     """Entra ID group object IDs bound to the `edit` ClusterRole in the namespace."""
     guaranteed: bool = True

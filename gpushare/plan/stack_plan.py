@@ -17,7 +17,8 @@ from gpushare.azure.agent_pool_request import (
 from gpushare.azure.deployed import deployed_config_keys
 from gpushare.azure.guard.guard_report import GuardReport
 from gpushare.kubernetes.admission.policies import exempt_debug_policy, shared_pool_policy
-from gpushare.kubernetes.queues import KueueRelease, kueue_release, queue_manifests
+from gpushare.errors import ConfigError
+from gpushare.kubernetes.queues import KueueRelease, kueue_release, queue_layout_problems, queue_manifests
 from gpushare.kubernetes.tenant_objects import TenantObjects, tenant_objects_by_role
 from gpushare.model.stack import StackConfig, pool_subnet
 from gpushare.plan.warnings import plan_warnings
@@ -78,8 +79,11 @@ class StackPlan:
 def build_plan(stack: StackConfig, guard: GuardReport | None = None) -> StackPlan:
     """The plan of a validated stack; with the guard's report (its read of the deployed pools), each pool's live
     count and settled create-only inputs, and the warnings the deployed pools give. Raises ConfigError for what only
-    the derived facts show (Azure's tag limits on a pool, a device-plugin config that fails its own validation)."""
+    the derived facts show (Azure's tag limits on a pool, a device-plugin config that fails its own validation, a
+    pool the tenants list that no queue can reach)."""
     facts = derive_pool_facts(stack)
+    if problems := queue_layout_problems(stack, facts):
+        raise ConfigError(stack.source, problems)
     tags = stack_pool_tags(stack, facts)
     deployed = guard.deployed if guard else None
     pools = _pools(stack, facts, tags, guard)

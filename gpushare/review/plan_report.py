@@ -376,12 +376,29 @@ def _tenant_lines(document: dict[str, Any]) -> list[str]:
                          f"at most {offer['maxTotal']} ({offer['maxNodes']} node(s)){dedicated}")
         quota = ", ".join(f"{resource}={units}" for resource, units in tenant["quota"].items()) or "none"
         lines.append(f"    quota (requests): {quota}")
+        lines += _promise_per_pool_lines(tenant)
         lines.append("    pod snippet (admitted in this namespace):")
+        labels = {"labels": tenant["podLabels"]} if tenant.get("podLabels") else {}
         snippet = yaml.dump({"apiVersion": "v1", "kind": "Pod",
-                             "metadata": {"name": "gpu-check", "namespace": tenant["namespace"]},
+                             "metadata": {"name": "gpu-check", "namespace": tenant["namespace"], **labels},
                              "spec": tenant["podSpec"]}, Dumper=SNIPPET_DUMPER, sort_keys=False)
         lines += [f"      {line}" for line in snippet.rstrip().splitlines()]
     return lines + _promise_lines(document) + _platform_lines(document)
+
+
+def _promise_per_pool_lines(tenant: dict[str, Any]) -> list[str]:
+    """The tenant's guarantee per pool in the pool's units, and which layer holds what."""
+    lines = []
+    if tenant.get("promises"):
+        shown = "; ".join(f"{p['pool']} {p['units']} x {p['unit']}" + ("" if p["units"] else " (borrows only)")
+                          for p in tenant["promises"])
+        lines.append(f"    guaranteed per pool (Kueue, ClusterQueue {tenant['name']}): {shown}")
+    enforced = tenant.get("enforcement") or {}
+    if enforced.get("gpuPodsQueued"):
+        lines.append(f"    its GPU pods must go through its LocalQueue ({', '.join(tenant['podLabels'].values())})")
+    if enforced.get("unenforced"):
+        lines.append(f"    not enforced: {enforced['unenforced']}")
+    return lines
 
 
 def _platform_lines(document: dict[str, Any]) -> list[str]:

@@ -104,4 +104,9 @@ def queue_plan_lines(queues: object) -> list[str]:
             if owner == name:
                 lines.append(f"    pool {pool}: guaranteed {t.nominal} {t.resource}, may borrow {t.borrowing}, "
                              f"lends {t.lending}")
+    for cohort in queues.get("cohorts") or ():
+        own = "; ".join(f"pool {q['pool']}: {q['units']} {q['resource']}" for q in cohort.get("ownQuota") or ())
+        if own:
+            lines.append(f"  cohort {cohort.get('name')} holds what no tenant is guaranteed, lent to its tenants: "
+                         f"{own}")
     return lines

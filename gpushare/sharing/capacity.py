@@ -64,6 +64,16 @@ def pool_capacity(pool: GpuPool, mig_strategy: MigStrategy) -> PoolCapacity:
     )
 
 
+def device_unit(pool: GpuPool, capacity: PoolCapacity) -> str:
+    """What one unit of the pool's advertised resource is, in the pool's own terms: a MIG slice of which profile, a
+    share of which GPU (replicas of it), or a whole GPU; the same name (`nvidia.com/gpu`) can be any of them."""
+    gpu = pool.vm_size.gpu.display_name.removeprefix("NVIDIA ")
+    kind = f"MIG {capacity.slice} slice of {gpu}" if capacity.slice else f"{gpu} GPU"
+    if pool.sharing:
+        return f"1/{pool.sharing.replicas} of {kind} ({pool.sharing.strategy.value}, {pool.sharing.replicas} replicas)"
+    return kind if capacity.slice else f"whole {kind}"
+
+
 def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig) -> list[str]:
     """What a reviewer should know about this pool's layout before paying for it. MIG's isolation is advice for a
     pool that several teams' pods share: a pool dedicated to one tenant (tainted, and its policy) runs only that

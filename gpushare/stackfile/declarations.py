@@ -30,7 +30,7 @@ from typing import Any
 
 STRING, INTEGER, NUMBER, BOOLEAN, OBJECT, ARRAY = "string", "integer", "number", "boolean", "object", "array"
 """A key's type, named as JSON Schema names it. An OBJECT has a `section` (fixed keys), `values` (free keys, each
-value alike) or neither (any mapping)."""
+value alike), both (fixed keys beside free ones: a tenant's `quota`) or neither (any mapping)."""
 
 
 @dataclass(frozen=True)

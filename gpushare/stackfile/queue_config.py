@@ -37,6 +37,9 @@ QUEUES = Section((
           rule=f"must be a Kueue release such as {DEFAULT_KUEUE_VERSION} (v<major>.<minor>.<patch>, with the v)"),
     Field("fairSharing", BOOLEAN, "Kueue's fair sharing: borrowing and reclaim follow each queue's share of what "
                                   "it uses instead of first come, first served."),
+    Field("borrowingByDesign", BOOLEAN, "The tenants borrow beyond their guarantees on purpose: plan shows what each "
+                                        "may borrow per pool (plan --json queues) without warning about it.",
+          attr="borrowing_by_design"),
 ), model=Queues)
 QUEUES_FIELD = Field(QUEUES_KEY, OBJECT, "Kueue queues compiled from the tenants: idle GPUs lent within a cohort "
                                          "of tenants sharing pools and reclaimed by preemption.",
@@ -123,11 +126,25 @@ def parse_tenant_queue(c: Checker, value: Any, path: str, capacity: dict[str, in
 
 
 def queue_problems(stack: StackConfig) -> list[ConfigProblem]:
-    """What Kueue's CRD would refuse: a pool's flavor tolerates every taint of its nodes, at most
-    `MAX_FLAVOR_TOLERATIONS` (its nodeLabels are the pool label and the Spot label, within `MAX_FLAVOR_LABELS`)."""
-    if not stack.queues.enabled:
-        return []
+    """What the API server or Kueue would refuse (a flavor tolerates every taint of its pool's nodes, at most
+    `MAX_FLAVOR_TOLERATIONS`; its nodeLabels, the pool label and the Spot label, stay within `MAX_FLAVOR_LABELS`),
+    and per-pool promises nothing would enforce. Pools no queue can reach are the plan's to refuse
+    (`gpushare.plan.stack_plan.build_plan`): that takes each pool's capacity."""
     problems = []
+    for i, tenant in enumerate(stack.tenants):
+        if not tenant.pool_quota:
+            continue
+        path = f"gpushare:tenants[{i}]"
+        if not stack.queues.enabled:
+            problems.append(ConfigProblem(f"{path}.quota.pools", (
+                f"a promise per pool is kept by Kueue's queues, which are off: set {QUEUES_KEY}.enabled: true, or "
+                f"state the tenant's quota per resource (quota: {{nvidia.com/gpu: N}}) instead")))
+        elif tenant.queue.nominal:
+            problems.append(ConfigProblem(f"{path}.queue.nominal", (
+                f"{dict(tenant.queue.nominal)} beside quota.pools {dict(tenant.pool_quota)}: the per-pool quota is "
+                f"the tenant's guarantee on each pool; remove queue.nominal, or remove quota.pools")))
+    if not stack.queues.enabled:
+        return problems
     for index, pool in enumerate(stack.pools):
         taints = pool_node_taints(stack, pool)
         if len(taints) > MAX_FLAVOR_TOLERATIONS:

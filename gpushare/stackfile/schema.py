@@ -93,6 +93,9 @@ def _section_schema(section: Section) -> dict[str, Any]:
 
 
 def _value_schema(field: Field) -> dict[str, Any]:
+    if field.section is not None and field.values is not None:
+        # Fixed keys beside free ones (a tenant's `quota`: `pools` and resource names).
+        return {**_section_schema(field.section), "additionalProperties": field_schema(field.values, element=True)}
     if field.section is not None:
         return _section_schema(field.section)
     if field.values is not None:

@@ -11,7 +11,7 @@ from gpushare.model.stack import (
     Operator,
     Tenant,
 )
-from gpushare.sharing.capacity import pool_capacity
+from gpushare.sharing.capacity import device_unit, pool_capacity
 from gpushare.stackfile.checks import (
     GUID_RE,
     Checker,
@@ -29,6 +29,16 @@ from gpushare.stackfile.queue_config import QUEUE_FIELD, parse_tenant_queue
 
 QUOTA_UNITS = Field("units", INTEGER, "The most units of the resource requested at once in the namespace.",
                     minimum=1, why=" (a quota of 0 would forbid the tenant's GPU pods; drop the key for no limit)")
+POOL_UNITS = Field("units", INTEGER, "Units of the pool's advertised resource guaranteed to the tenant there (its "
+                                     "queue's nominalQuota on the pool's flavor); 0: it only borrows there.",
+                   minimum=0)
+QUOTA_POOLS = Field("pools", OBJECT, "Pool (one of the tenant's pools) -> units of what the pool advertises "
+                                     "guaranteed to the tenant there, enforced per pool by Kueue (needs "
+                                     "gpushare:queues.enabled); with it the tenant's GPU pods must go through its "
+                                     "LocalQueues.",
+                    default_text="no per-pool promise", values=POOL_UNITS)
+QUOTA = Section((QUOTA_POOLS,), closed=False)
+"""`quota:`'s one fixed key; its other keys are resource names (`QUOTA_UNITS`)."""
 TENANT = Section((
     Field("name", STRING, "The team's namespace: a DNS-1123 label, unique, not default, kube-* or gpu-operator.",
           required=True, pattern=NAMESPACE_RE, examples=("vision",),
@@ -38,8 +48,9 @@ TENANT = Section((
           required=True, min_items=1, unique=True,
           items=Field("pool", STRING, "A pool's name.", examples=("a100mig",))),
     Field("quota", OBJECT, "Advertised resource (as plan shows it, e.g. nvidia.com/mig-1g.12gb, without requests.) "
-                           "-> the most units requested at once; a resource one of its pools advertises.",
-          default_text="no limit", values=QUOTA_UNITS),
+                           "-> the most units requested at once (a ResourceQuota); a resource one of its pools "
+                           "advertises. `pools` states the tenant's share per pool instead or as well.",
+          default_text="no limit", section=QUOTA, values=QUOTA_UNITS),
     Field("groups", ARRAY, "Entra ID group object IDs given the edit ClusterRole in the namespace.",
           unique=True, items=Field("group", STRING, "An Entra ID group's object ID (a GUID).", pattern=GUID_RE,
                                     examples=("3f2504e0-4f89-41d3-9a0c-0305e82c3301",))),
@@ -61,14 +72,16 @@ def _parse_tenant_quota(c: Checker, value: Any, path: str,
                         advertised: dict[str, list[str]]) -> tuple[tuple[str, int], ...]:
     """`advertised`: resource -> the tenant's pools advertising it (empty when a pool reference failed)."""
     if not isinstance(value, dict):
-        c.add(path, f"expected a mapping of advertised resource to units, e.g. {{nvidia.com/gpu: 4}}, "
-                    f"got {kind_of(value)} {show(value)}")
+        c.add(path, f"expected a mapping of advertised resource to units, e.g. {{nvidia.com/gpu: 4, "
+                    f"pools: {{a100mig: 2}}}}, got {kind_of(value)} {show(value)}")
         return ()
     offered = ", ".join(f"{resource} ({', '.join(pools)})" for resource, pools in sorted(advertised.items()))
     quota = []
     for key, units in value.items():
         key_path = f"{path}.{key}"
         resource = str(key)
+        if resource == QUOTA_POOLS.name:
+            continue
         if resource.startswith(("requests.", "limits.")):
             c.add(key_path, f"write the resource name only, got {resource!r}; write "
                             f"{resource.split('.', 1)[1]!r} (gpushare adds the quota's requests. prefix)")
@@ -80,6 +93,38 @@ def _parse_tenant_quota(c: Checker, value: Any, path: str,
         if c.check(QUOTA_UNITS, units, key_path) is not None:
             quota.append((resource, units))
     return tuple(quota)
+
+
+def _parse_pool_quota(c: Checker, value: Any, path: str, tenant_pools: tuple[str, ...], pool_names: list[str],
+                      capacity: dict[str, tuple[int, str, str]]) -> tuple[tuple[str, int], ...]:
+    """`quota.pools`: each a pool of the stack the tenant lists, at most what it holds at its max. `capacity`: the
+    tenant's pools' (units at max, resource, how) (empty when its pools could not be read: then only names and
+    numbers are judged)."""
+    if not isinstance(value, dict):
+        example = ", ".join(f"{name}: 1" for name in tenant_pools[:2]) or "a100mig: 2"
+        c.add(path, f"expected a mapping of the tenant's pools to units, e.g. {{{example}}}, got {kind_of(value)} "
+                    f"{show(value)}")
+        return ()
+    parsed = []
+    for key, units in value.items():
+        key_path, pool = f"{path}.{key}", str(key)
+        if pool not in pool_names:
+            c.add(key_path, f"no pool {pool!r} in {POOLS_KEY}{did_you_mean(pool, pool_names)}; the tenant's pools: "
+                            f"{', '.join(tenant_pools)}")
+            continue
+        if tenant_pools and pool not in tenant_pools:
+            c.add(key_path, f"pool {pool} is not one of this tenant's pools ({', '.join(tenant_pools)}): its pods "
+                            f"may not run there; add {pool} to its pools or remove it here")
+            continue
+        if c.check(POOL_UNITS, units, key_path) is None:
+            continue
+        if pool in capacity and units > capacity[pool][0]:
+            most, resource, how = capacity[pool]
+            c.add(key_path, f"{units} is more than pool {pool} can ever hold: {most} {resource} ({how}); lower it "
+                            f"to at most {most} or raise the pool's count or autoscale max")
+            continue
+        parsed.append((pool, units))
+    return tuple(parsed)
 
 
 def _tenant_name(c: Checker, value: Any, path: str) -> str | None:
@@ -116,19 +161,30 @@ def _parse_tenant(c: Checker, value: Any, path: str, pool_names: list[str],
     by_name = {pool.name: pool for pool in pools}
     advertised: dict[str, list[str]] = {}
     at_max: dict[str, int] = {}
+    per_pool: dict[str, tuple[int, str, str]] = {}
     tenant_pools = tenant["pools"] or ()
     if all(p in by_name for p in tenant_pools):
         for pool_name in tenant_pools:
-            capacity = pool_capacity(by_name[pool_name], operator.mig_strategy)
+            pool = by_name[pool_name]
+            capacity = pool_capacity(pool, operator.mig_strategy)
             advertised.setdefault(capacity.resource, []).append(pool_name)
-            at_max[capacity.resource] = at_max.get(capacity.resource, 0) + capacity.total(by_name[pool_name].max_nodes)
+            at_max[capacity.resource] = at_max.get(capacity.resource, 0) + capacity.total(pool.max_nodes)
+            per_pool[pool_name] = (capacity.total(pool.max_nodes), capacity.resource,
+                                   f"each a {device_unit(pool, capacity)}; {capacity.per_node} per node x "
+                                   f"{pool.max_nodes} node(s) at its max")
+    pool_quota: tuple[tuple[str, int], ...] = ()
     if "quota" in tenant.given:
-        tenant["quota"] = _parse_tenant_quota(c, tenant["quota"], f"{path}.quota", advertised)
+        raw_quota = tenant["quota"]
+        tenant["quota"] = _parse_tenant_quota(c, raw_quota, f"{path}.quota", advertised)
+        # Left empty (`pools:`) it is left out, as every key the validator reads (the schema allows null alike).
+        if isinstance(raw_quota, dict) and raw_quota.get(QUOTA_POOLS.name) not in (None, {}):
+            pool_quota = _parse_pool_quota(c, raw_quota[QUOTA_POOLS.name], f"{path}.quota.{QUOTA_POOLS.name}",
+                                           tuple(tenant_pools), pool_names, per_pool)
     if "queue" in tenant.given:
         tenant["queue"] = parse_tenant_queue(c, tenant["queue"], f"{path}.queue", at_max)
     if tenant.incomplete:
         return None
-    return tenant.model()
+    return tenant.model(pool_quota=pool_quota)
 
 
 def _parse_groups(c: Checker, value: Any, path: str) -> tuple[str, ...]:

@@ -69,8 +69,14 @@ def test_kueue_is_installed_from_its_chart_with_fair_sharing_on(recording):
     assert "controllerManager" not in release.inputs["values"]
 
 
-def test_without_fair_sharing_the_charts_own_configuration_stays():
+def test_the_configuration_enables_only_the_integrations_the_stack_uses_in_the_tenants_namespaces():
+    """The chart enables twelve integrations, `pod` among them with a Fail webhook on every namespace but two: the
+    release keeps Kueue to Jobs and pods, in the tenants' namespaces, and leaves fair sharing off unless asked."""
     stack = load()
     from gpushare.kubernetes.queues import kueue_release
 
-    assert kueue_release(stack).values == {}
+    config = json.loads(kueue_release(stack).values["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["integrations"] == {"frameworks": ["batch/job", "pod"]}
+    assert config["managedJobsNamespaceSelector"] == {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["vision", "nlp", "speech"]}]}
+    assert "fairSharing" not in config

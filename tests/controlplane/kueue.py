@@ -20,8 +20,13 @@ How it runs here, and why:
 - No admission webhook configuration is registered: Kueue's webhook server runs (its handlers are set up
   unconditionally, `webhooks.Setup`) but the API server does not call it, so the tests submit Jobs already
   suspended (what Kueue's Job webhook would do to a Job naming a LocalQueue).
-- Integrations: `batch/job` only; `manageJobsWithoutQueueName: false` (the default): only a Job labelled with a
-  LocalQueue is Kueue's.
+- Integrations: `batch/job` by default, or those a test names (`pod`, as gpushare's chart values enable it);
+  `manageJobsWithoutQueueName: false` (the default): only a Job labelled with a LocalQueue is Kueue's. Without the
+  webhooks a pod is submitted as Kueue's pod webhook would leave it: labelled `kueue.x-k8s.io/managed`, with Kueue's
+  finalizer and the `kueue.x-k8s.io/admission` scheduling gate.
+- As the admin, or as a user a test names: `system:serviceaccount:kueue-system:kueue-controller-manager` is the
+  identity the tenant policies let unsuspend Jobs and ungate pods (a static-token user of that name in
+  `system:masters`: the chart's ClusterRole is not installed here).
 - Every port on loopback, chosen at run time (health, metrics, webhook); no leader election; the feature
   `VisibilityOnDemand` off (its API server would listen on the fixed port 8082).
 """
@@ -29,14 +34,24 @@ How it runs here, and why:
 from __future__ import annotations
 
 import base64
+import datetime
+import http.client
+import ipaddress
 import json
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from tests import go_tools
-from tests.controlplane.controlplane import ApiError, ControlPlane, Process, free_port
+from tests.controlplane.controlplane import ADMIN, ApiError, ControlPlane, Process, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "tools" / "kueuecontroller" / "build"
@@ -74,7 +89,7 @@ def crds(webhook_port: int) -> list[dict[str, Any]]:
     return found
 
 
-def configuration(folder: Path, webhook_port: int) -> dict[str, Any]:
+def configuration(folder: Path, webhook_port: int, frameworks: tuple[str, ...] = ("batch/job",)) -> dict[str, Any]:
     """Kueue's `Configuration` (config.kueue.x-k8s.io/v1beta2, `apis/config/v1beta2/configuration_types.go`)."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
@@ -85,14 +100,15 @@ def configuration(folder: Path, webhook_port: int) -> dict[str, Any]:
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": True},
         "manageJobsWithoutQueueName": False,
-        "integrations": {"frameworks": ["batch/job"]},
+        "integrations": {"frameworks": list(frameworks)},
         "featureGates": {"VisibilityOnDemand": False},
     }
 
 
-def start_kueue(plane: ControlPlane) -> Process:
+def start_kueue(plane: ControlPlane, frameworks: tuple[str, ...] = ("batch/job",), user: str = ADMIN) -> Process:
     """Installs Kueue's CRDs and its namespace and Secret, then starts the manager as one of the plane's processes
-    (stopped with them); returns once it reports healthy and its ClusterQueue controller is running."""
+    (stopped with them), acting as `user`; returns once it reports healthy and its ClusterQueue controller is
+    running."""
     webhook_port = free_port()
     plane.install_crds(crds(webhook_port))
     for obj in ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
@@ -102,10 +118,10 @@ def start_kueue(plane: ControlPlane) -> Process:
         except ApiError as error:
             if error.status != 409:
                 raise
-    config = configuration(plane.folder, webhook_port)
+    config = configuration(plane.folder, webhook_port, frameworks)
     path = plane.folder / "kueue-config.yaml"
     path.write_text(json.dumps(config))  # JSON is YAML
-    process = plane.start("kueue", [str(binary()), f"--config={path}", f"--kubeconfig={plane.kubeconfig()}",
+    process = plane.start("kueue", [str(binary()), f"--config={path}", f"--kubeconfig={plane.kubeconfig(user)}",
                                     "--zap-log-level=2"])
     mount_certificates(plane, process, Path(config["webhook"]["certDir"]))
     return process
@@ -125,3 +141,89 @@ def mount_certificates(plane: ControlPlane, process: Process, folder: Path) -> N
     folder.mkdir(parents=True, exist_ok=True)
     for name, value in data.items():
         (folder / name).write_bytes(base64.b64decode(value))
+
+
+POD_WEBHOOK_PATH = "/mutate--v1-pod"
+"""Kueue's mutating pod webhook (`pkg/controller/jobs/pod/pod_webhook.go`, `+kubebuilder:webhook:path=/mutate--v1-pod`;
+the chart's `mpod.kb.io`)."""
+
+
+class PodWebhookRelay:
+    """Kueue's own pod webhook, called by the API server for pod creates in `namespaces`.
+
+    The API server must verify the webhook's certificate against the name it dials. Kueue's rotator signs one for
+    `kueue-webhook-service.kueue-system.svc` only (`pkg/util/cert/cert.go` buildCertRotatorConfig), which resolves
+    to nothing here (no DNS, no kube-proxy), and with its certificate management off Kueue will not start (see the
+    module docstring). So a relay on loopback, with a certificate of its own for 127.0.0.1, passes each
+    AdmissionReview unchanged to Kueue's webhook server (verified by the CA Kueue's rotator made) and its answer back:
+    the mutation is Kueue's code's, the relay moves bytes."""
+
+    def __init__(self, plane: ControlPlane, namespaces: list[str]):
+        config = json.loads((plane.folder / "kueue-config.yaml").read_text())
+        certs = Path(config["webhook"]["certDir"])
+        upstream = ssl.create_default_context(cafile=str(certs / "ca.crt"))
+        upstream.check_hostname = False  # the certificate names the Service; the CA is checked
+        kueue_port = config["webhook"]["port"]
+
+        class Relay(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                connection = http.client.HTTPSConnection("127.0.0.1", kueue_port, context=upstream, timeout=30)
+                connection.request("POST", self.path, body, {"Content-Type": "application/json"})
+                answer = connection.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        ca_pem, cert, key = _loopback_certificate(plane.folder / "kueue-relay")
+        serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        serving.load_cert_chain(str(cert), str(key))
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Relay)
+        self.server.socket = serving.wrap_socket(self.server.socket, server_side=True)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        plane.create({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "kueue-pod-webhook-relay"},
+            "webhooks": [{
+                "name": "mpod.kb.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "clientConfig": {"url": f"https://127.0.0.1:{self.server.server_address[1]}{POD_WEBHOOK_PATH}",
+                                 "caBundle": base64.b64encode(ca_pem).decode()},
+                "namespaceSelector": {"matchExpressions": [
+                    {"key": "kubernetes.io/metadata.name", "operator": "In", "values": namespaces}]},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                           "resources": ["pods"]}]}]})
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _loopback_certificate(folder: Path) -> tuple[bytes, Path, Path]:
+    """(CA certificate PEM, serving certificate file, key file): a CA and a certificate it signs for 127.0.0.1."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kueue relay CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    folder.mkdir(parents=True, exist_ok=True)
+    cert_file, key_file = folder / "tls.crt", folder / "tls.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return ca.public_bytes(serialization.Encoding.PEM), cert_file, key_file

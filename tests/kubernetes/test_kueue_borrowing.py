@@ -17,6 +17,7 @@ import yaml
 from gpushare.kubernetes.queues import borrowable, flavor_quotas, queue_manifests
 from gpushare.stackfile.config import parse_config
 from tests import go_tools
+from tests.kubernetes.test_pool_quotas import adopter_stack
 from tests.kubernetes.test_queues import QUEUE_STACK_YAML, TWO_POOLS_YAML, load
 
 BUILD = Path(__file__).resolve().parents[2] / "tools" / "kueueborrow" / "build"
@@ -81,9 +82,20 @@ def test_kueue_would_lend_beyond_the_pool_and_gpushare_stops_at_its_nodes():
 
 
 def test_two_pools_of_one_resource_each_let_the_queue_borrow_what_is_lent_there():
-    """Kueue bounds borrowing per flavor: vision may borrow 4 on t4a and 4 on t4b, 8 in all, beyond its quota of 6
-    (which the cost therefore caps, tests/showback/test_borrowed_cost.py)."""
+    """Kueue bounds borrowing per flavor: vision may borrow 4 on t4a and 6 on t4b (nlp's 4, and the cohort's own 2
+    that no guarantee covers there: 8 - vision's 2 - nlp's 4), 10 in all, beyond its quota of 6 (which the cost
+    therefore caps, tests/showback/test_borrowed_cost.py)."""
     stack = load(TWO_POOLS_YAML)
     kueue = kueue_borrows(stack)
-    assert (kueue[("vision", "t4a")], kueue[("vision", "t4b")]) == (4, 4)
+    assert (kueue[("vision", "t4a")], kueue[("vision", "t4b")]) == (4, 6)
     assert {key: units for key, units in kueue.items() if units} == ours(stack)
+
+
+def test_per_pool_promises_and_the_cohorts_own_quota_lend_what_kueues_cache_lends():
+    """The adopter's design (tests/kubernetes/test_pool_quotas.py): per-pool guarantees, and t4spot's 2 shares no
+    tenant is guaranteed held by the cohort; Kueue's cache lets each tenant borrow what gpushare says."""
+    stack = adopter_stack()
+    kueue = kueue_borrows(stack)
+    assert {key: units for key, units in kueue.items() if units} == ours(stack)
+    # t4spot: the other two tenants' 2 + 2 and the cohort's 2.
+    assert kueue[("vision", "t4spot")] == 6 and kueue[("speech", "h100mig")] == 0

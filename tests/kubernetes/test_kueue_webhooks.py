@@ -20,6 +20,7 @@ import yaml
 from gpushare.kubernetes.queues import queue_manifests
 from gpushare.stackfile.config import parse_config
 from tests import go_tools
+from tests.kubernetes.test_pool_quotas import adopter_stack
 from tests.kubernetes.test_queues import QUEUE_STACK_YAML, load
 
 BUILD = Path(__file__).resolve().parents[2] / "tools" / "kueuecheck" / "build"
@@ -53,6 +54,17 @@ def test_kueues_webhooks_admit_every_object(manifests):
     verdicts = judge(manifests)
     assert len(verdicts) == len(manifests) == 10  # 6 flavors, 1 cohort, 3 queues
     assert all(errors == [] for errors in verdicts.values()), verdicts
+
+
+def test_kueues_webhooks_admit_per_pool_guarantees_and_a_cohort_holding_quota_of_its_own():
+    """The adopter's design (tests/kubernetes/test_pool_quotas.py): a Cohort with resourceGroups (t4spot's shares no
+    tenant is guaranteed) beside ClusterQueues whose flavors carry the per-pool promises."""
+    objects = [m for m in queue_manifests(adopter_stack()) if m["kind"] in JUDGED]
+    cohort = next(m for m in objects if m["kind"] == "Cohort")
+    assert cohort["spec"]["resourceGroups"] == [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
+        {"name": "t4spot", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 2}]}]}]
+    verdicts = judge(objects)
+    assert len(verdicts) == len(objects) and all(errors == [] for errors in verdicts.values()), verdicts
 
 
 def test_kueues_webhooks_refuse_the_mistakes_the_compiler_avoids(manifests):

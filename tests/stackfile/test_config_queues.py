@@ -123,7 +123,7 @@ def test_the_schema_describes_the_queue_keys():
     schema = stack_file_schema()
     config = schema["properties"]["config"]["properties"]
     queues = config["gpushare:queues"]["anyOf"][0]["properties"]
-    assert set(queues) == {"enabled", "kueueVersion", "fairSharing"}
+    assert set(queues) == {"enabled", "kueueVersion", "fairSharing", "borrowingByDesign"}
     tenant = config[TENANTS]["anyOf"][0]["items"]["properties"]
     queue = tenant["queue"]["anyOf"][0]["properties"]
     assert set(queue) == {"nominal", "borrowingLimit", "lendingLimit", "priority", "preemption"}

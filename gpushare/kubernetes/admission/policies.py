@@ -196,6 +196,8 @@ def tenant_policy(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | N
         queues = local_queue_names(tenant)
         data |= {"localQueues": "[" + ", ".join(_cel_quoted(queue) for queue in queues) + "]",
                  "localQueueNames": ", ".join(queues), "priorityClassName": priority_class_name(tenant)}
+        if tenant.pool_quota:
+            flags.add("poolQuotas")
     if tenant.guaranteed:
         flags.add("guaranteed")
         defaults = container_defaults(stack, tenant, facts)

@@ -12,7 +12,13 @@ import pytest
 
 from gpushare.kubernetes.admission.cel import fill, joined, load
 from gpushare.kubernetes.admission.policies import POLICIES
-from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from gpushare.kubernetes.kueue_admission import (
+    ADMISSION_GATE,
+    KUEUE_CONTROLLER_USER,
+    PODSET_LABEL,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+)
 from gpushare.model.stack import GPU_TAINT, POOL_LABEL, TENANT_LABEL
 
 RULE_FILES = ("variables.yaml", "validations.yaml", "match_conditions.yaml", "fragments.yaml")
@@ -42,7 +48,7 @@ def test_a_string_spread_over_lines_is_joined_with_single_spaces():
 
 
 def test_every_entry_names_known_policies_and_features():
-    features = {"queues", "guaranteed", "sharedPools"}
+    features = {"queues", "guaranteed", "sharedPools", "poolQuotas"}
     entries = [*load("variables.yaml"), *load("validations.yaml")["validations"],
                *(more for c in load("match_conditions.yaml") for more in c.get("orWhen", ())),
                *(clause for v in load("validations.yaml")["validations"] for clause in v["allowWhen"]
@@ -57,7 +63,8 @@ def test_the_rule_files_name_the_labels_and_users_gpushare_uses_elsewhere():
     constant the nodes, taints and queues use."""
     text = "\n".join(files("gpushare.kubernetes.admission").joinpath(name).read_text(encoding="utf-8")
                      for name in RULE_FILES)
-    known = {POOL_LABEL, TENANT_LABEL, GPU_TAINT.split("=")[0], QUEUE_NAME_LABEL, PRIORITY_CLASS_LABEL}
+    known = {POOL_LABEL, TENANT_LABEL, GPU_TAINT.split("=")[0], QUEUE_NAME_LABEL, PRIORITY_CLASS_LABEL,
+             ADMISSION_GATE, PODSET_LABEL}
     named = set(re.findall(r"(?:gpushare\.io|kueue\.x-k8s\.io)/[a-z-]+|nvidia\.com/gpu\b", text))
     assert named == known
     assert KUEUE_CONTROLLER_USER in text

@@ -1,5 +1,5 @@
-"""The assembled admission policies of a test stack (test_tenant_admission.py's, with Kueue queues on, so every
-rule is in one of them), one YAML file per policy in tests/golden/admission/: what the CEL in
+"""The assembled admission policies of a test stack (test_tenant_admission.py's, with Kueue queues on and per-pool
+quotas for nlp, so every rule is in one of them), one YAML file per policy in tests/golden/admission/: what the CEL in
 gpushare/kubernetes/admission/*.yaml becomes, to read beside it. A change detector: the behaviour is tested by the
 admission tests beside this (test_tenant_admission.py, test_tenant_policy_clauses.py), which judge these policies
 with the API server's own plugin. A meant change regenerates them with `python tests/kubernetes/admission/
@@ -26,6 +26,7 @@ GOLDEN_DIR = ROOT / "tests" / "golden" / "admission"
 def assembled() -> dict[str, str]:
     """Policy name -> the policy as YAML (long expressions folded by the dumper, as `kubectl get -o yaml` shows)."""
     raw = yaml.safe_load(STACK_YAML)["config"]
+    raw["gpushare:tenants"][1]["quota"] = {"pools": {"a100": 1, "t4ts": 2}}
     stack = parse_config({**raw, "gpushare:queues": {"enabled": True}}, source="golden", stack="shared")
     return {m["metadata"]["name"]: yaml.safe_dump(m, sort_keys=False, width=120)
             for m in tenant_manifests(stack) if m["kind"] == "ValidatingAdmissionPolicy"}
