@@ -309,8 +309,9 @@ def borrowable(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None
     return found
 
 
-def queue_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> dict[str, Any]:
-    """`plan --json`'s `queues`."""
+def queue_plan(stack: StackConfig, facts: PoolFactsByName | None = None,
+               manifests: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """`plan --json`'s `queues`; `manifests`: the queue objects as the plan derived them."""
     facts = given_or_derived(stack, facts)
     queues = stack.queues
     return {
@@ -331,7 +332,7 @@ def queue_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> dict
                          "dedicated": q.dedicated} for q in flavor_quotas(stack, tenant, facts)],
         } for tenant in stack.tenants] if queues.enabled else [],
         "release": _release_plan(stack) if queues.enabled else None,
-        "objects": queue_manifests(stack, facts),
+        "objects": queue_manifests(stack, facts) if manifests is None else manifests,
     }
 
 

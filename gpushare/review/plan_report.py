@@ -219,7 +219,7 @@ def plan_document(plan: StackPlan, resources: list[dict[str, Any]], warnings: li
         "sharedPools": shared_pools(stack) if stack.tenants else [pool.name for pool in stack.pools],
         "poolPromises": promise_plan(stack, facts),
         "platformNamespaces": platform_plan(stack),
-        "queues": queue_plan(stack, facts),
+        "queues": queue_plan(stack, facts, list(plan.queues.manifests) if plan.queues else []),
         "cost": cost,
         "costUnpriced": unpriced,
     }

@@ -24,8 +24,13 @@ from gpushare.stackfile.files import read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+QUEUED_STACK = ROOT / "tests" / "fixtures" / "showback" / "Pulumi.chargeback.yaml"
+"""Tenants sharing pools through Kueue's queues, with showback rules: the queue and cost derivations run too."""
 DERIVATIONS = ("derive_pool_facts", "stack_pool_tags", "operator_plan", "plugin_configs", "pool_plugin_configs",
                "tenant_objects_by_role", "build_plan", "plan_warnings", "parse_config")
+ONCE_PER_SIDE_IF_USED = ("queue_manifests", "deployed_cost", "showback_objects")
+"""Derived once per side where the stack has queues or showback, else not at all (the CLI's report lists the queue
+objects from its plan)."""
 """What `plan` derives from a stack, each expected once per side."""
 
 
@@ -39,25 +44,27 @@ def _calls(stats: pstats.Stats, name: str) -> dict[str, int]:
     return found
 
 
-@pytest.fixture(scope="module")
-def prod_profile() -> tuple[pstats.Stats, dict]:
+def profiled_plan(path: Path) -> tuple[pstats.Stats, dict]:
     profile = cProfile.Profile()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         profile.enable()
-        code = main(["plan", str(ROOT / "stacks" / "Pulumi.prod.yaml"), "--json"])
+        code = main(["plan", str(path), "--json"])
         profile.disable()
     assert code == 0
     return pstats.Stats(profile), json.loads(out.getvalue())
 
 
-def test_one_plan_of_prod_derives_each_fact_once_per_side(prod_profile):
-    stats, document = prod_profile
-    stack = parse_stack_file(read_stack_file(ROOT / "stacks" / "Pulumi.prod.yaml"))
+@pytest.mark.parametrize("path", [*EXAMPLE_STACKS, QUEUED_STACK], ids=lambda p: p.name)
+def test_one_plan_derives_each_fact_once_per_side(path):
+    stats, document = profiled_plan(path)
+    stack = parse_stack_file(read_stack_file(path))
     sides = 2  # the CLI's plan, and the program's under the mock engine
     for name in DERIVATIONS:
         per_tenant = len(stack.tenants) if name == "tenant_objects_by_role" else 1
         assert sum(_calls(stats, name).values()) == sides * per_tenant, (name, _calls(stats, name))
+    for name in ONCE_PER_SIDE_IF_USED:
+        assert sum(_calls(stats, name).values()) <= sides, (name, _calls(stats, name))
     # Each pool's capacity comes from its facts; only the stack file's tenant check reads one before a plan exists.
     capacity = _calls(stats, "pool_capacity")
     assert capacity.pop("derive_pool_facts") == sides * len(stack.pools)
