@@ -109,7 +109,8 @@ def test_planted_invalid_configs_are_refused_by_the_driver():
         config_input("threads-over-100", planted(
             mig_mps, lambda p: p["sharing"]["mpsConfig"].update(defaultActiveThreadPercentage=150))),
         config_input("mig-time-slice-interval", planted(
-            mig_mps, lambda p: p.update(sharing={"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Long"}}))),
+            mig_mps, lambda p: p.update(sharing={"strategy": "TimeSlicing",
+                                                 "timeSlicingConfig": {"interval": "Long"}}))),
         config_input("unknown-interval", planted(
             whole_ts, lambda p: p["sharing"]["timeSlicingConfig"].update(interval="Forever"))),
         {**config_input("gpu-config-on-mig", whole_ts), "deviceType": "mig"},
@@ -124,7 +125,8 @@ def test_planted_invalid_configs_are_refused_by_the_driver():
 def test_time_slicing_a_mig_device_does_nothing_in_the_driver_which_is_why_gpushare_refuses_it():
     """The stack file refuses time-slicing on a MIG DRA pool (`gpushare.stackfile.dra_pools`): the driver accepts
     the strategy on a MigDeviceConfig and then applies nothing to the device."""
-    parameters = {"apiVersion": dra.CONFIG_API_VERSION, "kind": "MigDeviceConfig", "sharing": {"strategy": "TimeSlicing"}}
+    parameters = {"apiVersion": dra.CONFIG_API_VERSION, "kind": "MigDeviceConfig",
+                  "sharing": {"strategy": "TimeSlicing"}}
     result = verdicts(judge({"TimeSlicingSettings": True}, [config_input("mig-ts", parameters)]))
     assert result == {"mig-ts": ("", ["none"])}
 

@@ -234,7 +234,8 @@ func judgeSelector(s selectorInput) selectorResult {
 		return r
 	}
 	if compiled.MaxCost > resourceapi.CELSelectorExpressionMaxCost {
-		r.Error = fmt.Sprintf("estimated cost %d exceeds the limit %d", compiled.MaxCost, resourceapi.CELSelectorExpressionMaxCost)
+		r.Error = fmt.Sprintf("estimated cost %d exceeds the limit %d", compiled.MaxCost,
+			resourceapi.CELSelectorExpressionMaxCost)
 		return r
 	}
 	for _, d := range s.Devices {
