@@ -42,8 +42,10 @@ DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 (NVIDIA/gpu-operator v26.7.0 assets/state-device-plugin/0500_daemonset.yaml L19-20). The operator only fills in a
 deploy label a node lacks or holds empty: "If a required state label already exists on the node with a non-empty
 value, honor it" (v26.7.0 controllers/state_manager.go L469-485 `addGPUStateLabels`; v26.3.0 kept any existing
-value), so `false` sent in the pool's AKS nodeLabels keeps the device plugin off the pool's nodes while the
-operator's driver, toolkit, GFD and DCGM exporter still run there."""
+value), and the driver manager that pauses operands across a reload of the operator's driver keeps `false` as it is
+(NVIDIA/k8s-driver-manager cmd/driver-manager/main.go @0c04c81 `maybeSetPaused`, `maybeSetTrue`). So `false` sent in
+the pool's AKS nodeLabels keeps the device plugin off the pool's nodes while the operator's driver, toolkit, GFD and
+DCGM exporter still run there."""
 OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 HOST_DRIVER_ROOT = "/"
 """`nvidiaDriverRoot` (values.yaml L19-23): "/run/nvidia/driver" when "the NVIDIA GPU driver is managed using the
