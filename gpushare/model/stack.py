@@ -90,6 +90,15 @@ class SharingStrategy(str, Enum):
     MPS = "mps"
 
 
+class Allocation(str, Enum):
+    """How a GPU pool's devices reach pods: the operator's device plugin (extended resources such as
+    `nvidia.com/gpu`), or Dynamic Resource Allocation through NVIDIA's DRA driver (ResourceClaims;
+    `gpushare.sharing.dra`)."""
+
+    DEVICE_PLUGIN = "devicePlugin"
+    DRA = "dra"
+
+
 class OsSku(str, Enum):
     UBUNTU = "Ubuntu"
     AZURE_LINUX = "AzureLinux"
@@ -421,6 +430,7 @@ class GpuPool:
     subnet_id: str | None = None
     """The subnet of this pool's nodes (`vnetSubnetID`); None: the cluster's (`network.subnetId`, or on an existing
     cluster the subnet AKS gives a pool that names none)."""
+    allocation: Allocation = Allocation.DEVICE_PLUGIN
 
     @property
     def min_nodes(self) -> int:

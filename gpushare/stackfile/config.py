@@ -31,6 +31,7 @@ from gpushare.stackfile.autoscaler_check import check_autoscaler_readiness
 from gpushare.stackfile.checks import Checker, did_you_mean, is_secure_value, parse_if_set
 from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse_cluster
 from gpushare.stackfile.declarations import Section
+from gpushare.stackfile.dra_pools import dra_problems
 from gpushare.stackfile.files import StackFile, read_stack_file, stack_name_for
 from gpushare.stackfile.metrics_config import METRICS_FIELD, parse_metrics
 from gpushare.stackfile.network_config import check_pool_subnets
@@ -105,8 +106,9 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     validated = StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
                             pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants,
                             platform=platform, queues=queues, metrics=metrics)
-    # Judged on the whole stack (a pool's taints include its tenant's): what Kueue's CRDs would refuse.
-    if problems := queue_problems(validated):
+    # Judged on the whole stack (a pool's taints include its tenant's): what Kueue's CRDs would refuse, and a DRA
+    # pool on a Kubernetes without resource.k8s.io/v1.
+    if problems := queue_problems(validated) + dra_problems(validated):
         raise ConfigError(source, problems)
     return validated
 

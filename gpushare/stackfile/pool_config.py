@@ -12,6 +12,7 @@ from gpushare.model.stack import (
     AUTOSCALED_RENAME_BY_DEFAULT,
     SPOT_UPGRADE,
     SYSTEM_POOL_NAME,
+    Allocation,
     Autoscale,
     DriverOwner,
     GpuPool,
@@ -34,6 +35,7 @@ from gpushare.stackfile.checks import (
     show,
 )
 from gpushare.stackfile.declarations import ARRAY, BOOLEAN, INTEGER, OBJECT, STRING, Field, Section
+from gpushare.stackfile.dra_pools import dra_pool_rule
 from gpushare.stackfile.network_config import SUBNET_ID_RE, parse_subnet_id
 from gpushare.stackfile.pool_settings import (
     GPU,
@@ -64,10 +66,13 @@ _UPGRADE = Upgrade()
 
 SHARING = Section((
     Field("strategy", STRING, "time-slicing (no memory isolation) or mps (each client capped at its share of the "
-                              "GPU's memory and compute; not on MIG pools, not under migStrategy mixed).",
+                              "GPU's memory and compute; on MIG pools only with allocation dra, not under "
+                              "migStrategy mixed).",
           required=True, enum=SharingStrategy),
     Field("replicas", INTEGER, "How many pods share each GPU (each MIG instance on a MIG pool); MPS at most 48 per "
-                               "GPU (16 before compute capability 7.5), the device plugin's limit.",
+                               "GPU (16 before compute capability 7.5), the device plugin's limit. On a DRA pool "
+                               "with mps: the share of compute and memory each MPS client of a claim's device gets "
+                               "(1/replicas).",
           required=True, minimum=2, why=" (the device plugin rejects 1; drop `sharing` for whole GPUs)",
           missing="how many pods share each GPU (2 or more)"),
     Field("renameByDefault", BOOLEAN, "Advertise the shared devices as <resource>.shared (nvidia.com/gpu.shared), "
@@ -151,6 +156,10 @@ POOL = Section((
     Field("spot", OBJECT, "Make the pool a Spot pool (evictable at any time with 30 seconds' notice; not for "
                           "serving); fixed at creation.", default_text="regular priority", section=SPOT,
           empty_is_default=False),
+    Field("allocation", STRING, "How pods get the pool's GPUs: devicePlugin (extended resources such as "
+                                "nvidia.com/gpu) or dra (ResourceClaims through NVIDIA's DRA driver; alpha sharing, "
+                                "not deployed yet: docs/dra-pools.md).",
+          enum=Allocation),
 ), model=GpuPool)
 MAX_GPU_POOLS = 99
 """AKS allows 100 node pools per cluster (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum node pools per
@@ -328,17 +337,29 @@ def _mps_can_run(c: Checker, pool: SectionValues, path: str, operator: Operator)
     sharing, vm_size = pool["sharing"], pool["vmSize"]
     if not sharing or sharing.strategy is not SharingStrategy.MPS:
         return
+    if pool["allocation"] is Allocation.DRA:
+        # The DRA driver runs MPS on a static MIG device (`gpushare.stackfile.dra_pools`), and the device plugin,
+        # whose MIG strategy and MPS rules these are, stays off a DRA pool's nodes.
+        _mps_clients_fit(c, pool, path, "gpushare keeps the device plugin's per-GPU limit on DRA pools: each client "
+                                        "gets 1/replicas of the device")
+        return
     if "mig" in pool.given:
-        c.add(f"{path}.sharing.strategy", "mps cannot run on MIG devices (the device plugin refuses it); "
-                                          "use time-slicing on a MIG pool, or mps on a pool without `mig`")
+        c.add(f"{path}.sharing.strategy", "mps cannot run on MIG devices served by the device plugin (it refuses "
+                                          "them); use time-slicing on a MIG pool, or mps on a pool without `mig`, or "
+                                          "allocation: dra (NVIDIA's DRA driver runs MPS inside a MIG device; alpha)")
     if operator.mig_strategy is MigStrategy.MIXED:
         c.add(f"{path}.sharing.strategy",
               f"mps cannot be used while {OPERATOR_KEY}.migStrategy is mixed (the device plugin refuses to start "
               f"with MPS under mixed); use time-slicing, or migStrategy: single")
+    _mps_clients_fit(c, pool, path, "the device plugin's limit per GPU: its MPS control daemon refuses more")
+
+
+def _mps_clients_fit(c: Checker, pool: SectionValues, path: str, why: str) -> None:
+    sharing, vm_size = pool["sharing"], pool["vmSize"]
     if vm_size and sharing.replicas > vm_size.gpu.mps_max_clients:
         c.add(f"{path}.sharing.replicas",
               f"must be from 2 to {vm_size.gpu.mps_max_clients} for mps on {vm_size.gpu.display_name} "
-              f"(the device plugin's limit per GPU: its MPS control daemon refuses more), got {sharing.replicas}")
+              f"({why}), got {sharing.replicas}")
 
 
 def _count_or_autoscale(c: Checker, pool: SectionValues, path: str, operator: Operator) -> None:
@@ -372,7 +393,8 @@ def _spot_fits_disk_and_upgrade(c: Checker, pool: SectionValues, path: str, oper
                                  f"this pool")
 
 
-POOL_RULES = (_mig_fits_the_size, _mps_can_run, _count_or_autoscale, _os_has_a_driver, _spot_fits_disk_and_upgrade)
+POOL_RULES = (_mig_fits_the_size, _mps_can_run, dra_pool_rule, _count_or_autoscale, _os_has_a_driver,
+              _spot_fits_disk_and_upgrade)
 """The rules that relate a pool's keys to each other and to the operator, in the order they report."""
 
 
