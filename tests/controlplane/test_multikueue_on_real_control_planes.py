@@ -1,0 +1,363 @@
+"""Dispatch across clusters shown against Kueue itself: three real Kubernetes 1.34 control planes on loopback
+(`controlplane.py`), each with Kueue v0.19.2's own manager (`kueue.py`), one the MultiKueue manager (`hub`, with
+the `multiKueue` settings gpushare compiles) and two workers (`west`, `east`) with the fake GPU Nodes of their
+stacks, and the objects `gpushare.kubernetes.multikueue.dispatch` compiles applied to each. The manager reaches
+the workers through kubeconfig Secrets made here as the deployment makes them from the workers' outputs
+(`certificate-authority-data` and a token inline: Kueue refuses file paths).
+
+alpha has one A100 in each worker; beta has a time-sliced T4 (`nvidia.com/gpu.shared`) in west only. Jobs are
+submitted on the manager as Kueue's Job webhook (not registered here, `kueue.py`) leaves them: suspended, with
+`spec.managedBy: kueue.x-k8s.io/multikueue`. The workers' job controllers create the remote Jobs' pods and their
+schedulers bind them to the fake Nodes.
+
+Each control plane and Kueue starts once for the module (all of it took about a minute on a loaded 2-core
+machine). Three stories, each one test; the last removes beta, so it runs last."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from gpushare.kubernetes.kueue_admission import QUEUE_NAME_LABEL
+from gpushare.kubernetes.multikueue import (
+    KUBECONFIG_KEY,
+    MULTIKUEUE_CONTROLLER,
+    dispatch,
+    manager_configuration,
+)
+from gpushare.model.stack import POOL_LABEL
+from gpushare.stackfile.config import parse_config
+from tests.controlplane import kueue
+from tests.controlplane.controlplane import (
+    ADMIN,
+    ApiError,
+    ControlPlane,
+    ensure_namespace,
+    register_nodes,
+    start_control_plane,
+    stop_control_plane,
+    unavailable_reason,
+)
+
+STACKS = {
+    "hub": """
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: hub, kubernetesVersion: "1.36"}
+  gpushare:pools:
+    - {name: hubt4, vmSize: Standard_NC4as_T4_v3, count: 1}
+""",
+    "west": """
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: west, kubernetesVersion: "1.36"}
+  gpushare:queues: {enabled: true}
+  gpushare:pools:
+    - {name: westa100, vmSize: Standard_NC24ads_A100_v4, count: 1}
+    - {name: westt4, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 2}, count: 1}
+  gpushare:tenants:
+    - {name: alpha, pools: [westa100]}
+    - {name: beta, pools: [westt4]}
+""",
+    "east": """
+config:
+  azure-native:location: eastus
+  gpushare:cluster: {name: east, kubernetesVersion: "1.36"}
+  gpushare:queues: {enabled: true}
+  gpushare:pools:
+    - {name: easta100, vmSize: Standard_NC24ads_A100_v4, count: 1}
+  gpushare:tenants:
+    - {name: alpha, pools: [easta100]}
+""",
+}
+"""The manager `hub` (its T4 pool serves its own namespaces; no queues of its own) and two workers: one whole A100
+of alpha's in each (`nvidia.com/gpu`), and two T4 shares of beta's in west (`nvidia.com/gpu.shared`)."""
+MANAGER = "hub"
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+WAIT = 240
+"""Seconds: generous, three control planes and three Kueues share a loaded 2-core machine."""
+MANAGED = "app.kubernetes.io/managed-by=gpushare"
+
+
+def parse(name: str, text: str):
+    return parse_config(yaml.safe_load(text)["config"], source=f"stacks/Pulumi.{name}.yaml", stack=name)
+
+
+def without_beta(name: str, text: str):
+    """The member's stack once beta is removed from the fleet."""
+    config = yaml.safe_load(text)["config"]
+    config["gpushare:tenants"] = [t for t in config.get("gpushare:tenants", []) if t["name"] != "beta"]
+    if not config["gpushare:tenants"]:
+        del config["gpushare:tenants"]
+    return parse_config(config, source=f"stacks/Pulumi.{name}.yaml", stack=name)
+
+
+@pytest.fixture(scope="module")
+def members():
+    return {name: parse(name, text) for name, text in STACKS.items()}
+
+
+@pytest.fixture(scope="module")
+def fleet(members):
+    """member name -> its control plane with Kueue running and the compiled objects applied; stopped on teardown,
+    on failure too."""
+    for reason in (unavailable_reason(), kueue.unavailable_reason()):
+        if reason:
+            pytest.skip(reason)
+    compiled = dispatch(MANAGER, members)
+    planes: dict[str, ControlPlane] = {}
+    try:
+        for name in compiled.worker_objects:
+            plane = planes[name] = start_control_plane({})
+            plane.nodes = register_nodes(plane, members[name])
+            kueue.start_kueue(plane)
+            for tenant in members[name].tenants:
+                ensure_namespace(plane, tenant.name)
+            apply(plane, compiled.worker_objects[name])
+        hub = planes[MANAGER] = start_control_plane({})
+        settings = manager_configuration(members[MANAGER], sorted(compiled.tenant_workers))
+        kueue.start_kueue(hub, settings={"multiKueue": settings["multiKueue"]})
+        for tenant in compiled.tenant_workers:
+            ensure_namespace(hub, tenant)
+        for worker, secret in compiled.kubeconfig_secrets.items():
+            hub.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret,
+                                                                         "namespace": compiled.secret_namespace},
+                        "data": {KUBECONFIG_KEY: base64.b64encode(inline_kubeconfig(planes[worker])).decode()}})
+        apply(hub, compiled.manager_objects)
+        hub.wait_for("every MultiKueueCluster connected", lambda: all(
+            condition(c, "Active") == "True" for c in hub.list(KUEUE_API, "MultiKueueCluster")), timeout=WAIT)
+        for name, plane in planes.items():
+            plane.wait_for(f"{name}'s ClusterQueues active", lambda plane=plane: all(
+                condition(q, "Active") == "True" for q in plane.list(KUEUE_API, "ClusterQueue")), timeout=WAIT)
+        yield planes
+    finally:
+        for plane in reversed(planes.values()):
+            stop_control_plane(plane)
+
+
+def inline_kubeconfig(plane: ControlPlane) -> bytes:
+    """The kubeconfig the deployment writes into the Secret from a worker's outputs: its API server, its CA as
+    data and a token (here the admin's)."""
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {
+            "server": plane.url, "certificate-authority-data": base64.b64encode(plane.ca.read_bytes()).decode()}}],
+        "users": [{"name": "u", "user": {"token": plane.tokens[ADMIN]}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}).encode()
+
+
+def apply(plane: ControlPlane, objects: list[dict[str, Any]]) -> None:
+    """Creates each object (retrying while a CRD settles); deletes the gpushare-made Kueue objects no longer
+    compiled, as `pulumi up` would."""
+    wanted = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}
+    for obj in objects:
+        def create(obj=obj):
+            try:
+                return plane.create(obj)
+            except ApiError as error:
+                if error.status == 409:
+                    return True
+                raise
+        plane.wait_for(f"{obj['kind']} {obj['metadata']['name']} created", create)
+    for kind in ("LocalQueue", "ClusterQueue", "AdmissionCheck", "MultiKueueConfig", "WorkloadPriorityClass"):
+        listed = plane.wait_for(f"the {kind}s listed", lambda kind=kind: [
+            plane.list(KUEUE_API, kind, selector=MANAGED)])  # a 429 while a CRD's storage settles is retried
+        for found in listed[0]:
+            meta = found["metadata"]
+            if (kind, meta.get("namespace"), meta["name"]) not in wanted:
+                plane.request("DELETE", _path(kind, meta))
+
+
+def _path(kind: str, meta: dict[str, Any]) -> str:
+    plural = {"LocalQueue": "localqueues", "ClusterQueue": "clusterqueues", "AdmissionCheck": "admissionchecks",
+              "MultiKueueConfig": "multikueueconfigs", "WorkloadPriorityClass": "workloadpriorityclasses",
+              "Workload": "workloads"}[kind]
+    namespace = f"/namespaces/{meta['namespace']}" if meta.get("namespace") else ""
+    return f"/apis/{KUEUE_API}{namespace}/{plural}/{meta['name']}"
+
+
+def condition(obj: dict[str, Any] | None, kind: str) -> str | None:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c["type"] == kind:
+            return c["status"]
+    return None
+
+
+def submit(plane: ControlPlane, tenant: str, name: str, resource: str = "nvidia.com/gpu",
+           multikueue: bool = True) -> None:
+    """A Job naming the tenant's LocalQueue, suspended; on the manager also `managedBy` MultiKueue (what Kueue's Job
+    webhook makes of it there)."""
+    spec: dict[str, Any] = {
+        "suspend": True, "parallelism": 1, "completions": 1, "backoffLimit": 0,
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{
+            "name": "main", "image": "busybox",
+            "resources": {"requests": {"cpu": "100m", "memory": "64Mi", resource: "1"}, "limits": {resource: "1"}}}]}}}
+    if multikueue:
+        spec["managedBy"] = MULTIKUEUE_CONTROLLER
+    plane.create({"apiVersion": "batch/v1", "kind": "Job",
+                  "metadata": {"name": name, "namespace": tenant, "labels": {QUEUE_NAME_LABEL: tenant}},
+                  "spec": spec})
+
+
+def workload(plane: ControlPlane, tenant: str, job: str) -> dict[str, Any] | None:
+    """The Workload of the Job: on the manager the one its Job owns; on a worker the copy MultiKueue made (named as
+    the manager's, labelled with the manager's origin)."""
+    for found in plane.list(KUEUE_API, "Workload", tenant):
+        owners = found["metadata"].get("ownerReferences", [])
+        if any(o["kind"] == "Job" and o["name"] == job for o in owners) or found["metadata"]["name"].startswith(
+                f"job-{job}-"):
+            return found
+    return None
+
+
+def jobs(plane: ControlPlane, tenant: str) -> set[str]:
+    return {j["metadata"]["name"] for j in plane.list("batch/v1", "Job", tenant)}
+
+
+def check_state(hub: ControlPlane, tenant: str, job: str) -> str | None:
+    found = workload(hub, tenant, job)
+    states = [c["state"] for c in ((found or {}).get("status") or {}).get("admissionChecks", [])]
+    return states[0] if states else None
+
+
+def dispatched_to(hub: ControlPlane, tenant: str, job: str) -> str | None:
+    """The worker MultiKueue placed the Workload on (`status.clusterName`) once its check is Ready."""
+    found = workload(hub, tenant, job)
+    if found and check_state(hub, tenant, job) == "Ready":
+        return found["status"].get("clusterName")
+    return None
+
+
+def pending_on(plane: ControlPlane, tenant: str, job: str) -> bool:
+    """The Workload is there and Kueue could not reserve quota for it."""
+    found = workload(plane, tenant, job)
+    return bool(found) and condition(found, "QuotaReserved") == "False"
+
+
+def bound_node(plane: ControlPlane, tenant: str, job: str) -> str | None:
+    pods = [p for p in plane.list("v1", "Pod", tenant, selector=f"job-name={job}")
+            if not p["metadata"].get("deletionTimestamp")]
+    return pods[0]["spec"].get("nodeName") if pods else None
+
+
+def play_the_kubelet(plane: ControlPlane, tenant: str) -> None:
+    """Removes pods marked for deletion, as the kubelet would once their containers stopped (there is none)."""
+    for pod in plane.list("v1", "Pod", tenant):
+        if pod["metadata"].get("deletionTimestamp"):
+            try:
+                plane.request("DELETE", f"/api/v1/namespaces/{tenant}/pods/{pod['metadata']['name']}",
+                              {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+            except ApiError as error:
+                if error.status != 404:
+                    raise
+
+
+def bound(plane: ControlPlane, tenant: str, job: str) -> str:
+    """The node the Job's pod is bound to, once it is; a timeout shows the tenant's Jobs and pods there."""
+    try:
+        return plane.wait_for(f"{job}'s pod bound", lambda: bound_node(plane, tenant, job), timeout=WAIT)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{state(plane, tenant)}") from None
+
+
+def state(plane: ControlPlane, tenant: str) -> str:
+    """The tenant's Jobs and pods on a plane, for a failure's message."""
+    found = [(j["metadata"]["name"], j["spec"].get("suspend"), j.get("status")) for j in
+             plane.list("batch/v1", "Job", tenant)]
+    found += [(p["metadata"]["name"], p["spec"].get("nodeName"), p["metadata"].get("deletionTimestamp"),
+               p["metadata"].get("finalizers"), p.get("status", {}).get("conditions")) for p in
+              plane.list("v1", "Pod", tenant)]
+    return json.dumps(found, indent=1)
+
+
+def delete_job(plane: ControlPlane, tenant: str, name: str) -> None:
+    plane.request("DELETE", f"/apis/batch/v1/namespaces/{tenant}/jobs/{name}",
+                  {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"})
+
+
+def test_a_job_goes_to_the_worker_with_free_capacity_of_its_kind_and_waits_while_none_has_room(fleet):
+    hub, west, east = fleet["hub"], fleet["west"], fleet["east"]
+
+    # alpha's A100 in east is taken by a Job submitted there directly: the manager's Job goes to west.
+    submit(east, "alpha", "east-local", multikueue=False)
+    assert bound(east, "alpha", "east-local") == east.nodes["easta100"][0]
+    submit(hub, "alpha", "train-1")
+    assert hub.wait_for("train-1 dispatched", lambda: dispatched_to(hub, "alpha", "train-1"), timeout=WAIT) == "west"
+    remote = west.wait_for("train-1's Job on west", lambda: next(
+        (j for j in west.list("batch/v1", "Job", "alpha") if j["metadata"]["name"] == "train-1"), None), timeout=WAIT)
+    assert remote["metadata"]["labels"]["kueue.x-k8s.io/multikueue-origin"] == "multikueue"
+    assert "managedBy" not in remote["spec"]  # the worker's own job controller runs it
+    assert bound(west, "alpha", "train-1") == west.nodes["westa100"][0]
+    assert west.get("batch/v1", "Job", "train-1", "alpha")["spec"]["template"]["spec"]["nodeSelector"] == {
+        POOL_LABEL: "westa100"}
+    assert "train-1" not in jobs(east, "alpha")
+
+    # No worker has a free A100: the next Job is offered to both, admitted by neither, and waits with its check
+    # Pending; no Job is made anywhere.
+    submit(hub, "alpha", "train-2")
+    for plane in (west, east):
+        plane.wait_for("train-2 offered and pending", lambda plane=plane: pending_on(plane, "alpha", "train-2"),
+                       timeout=WAIT)
+    assert check_state(hub, "alpha", "train-2") == "Pending"
+    assert workload(hub, "alpha", "train-2")["status"].get("clusterName") is None
+    assert "train-2" not in jobs(west, "alpha") | jobs(east, "alpha")
+
+    # east's A100 is freed: train-2 goes there, and runs on its A100.
+    delete_job(east, "alpha", "east-local")
+    east.wait_for("east-local's pod gone", lambda: play_the_kubelet(east, "alpha") or not east.list(
+        "v1", "Pod", "alpha", selector="job-name=east-local"), timeout=WAIT)
+    assert hub.wait_for("train-2 dispatched", lambda: dispatched_to(hub, "alpha", "train-2"), timeout=WAIT) == "east"
+    assert bound(east, "alpha", "train-2") == east.nodes["easta100"][0]
+    west.wait_for("train-2's copy on west removed", lambda: workload(west, "alpha", "train-2") is None, timeout=WAIT)
+    assert "train-2" not in jobs(west, "alpha")
+
+
+def test_a_job_goes_only_to_members_where_its_tenant_has_a_pool_of_the_kind_it_asks_for(fleet, members):
+    hub, west, east = fleet["hub"], fleet["west"], fleet["east"]
+    compiled = dispatch(MANAGER, members)
+    assert compiled.tenant_workers == {"alpha": ["west", "east"], "beta": ["west"]}
+    assert hub.get(KUEUE_API, "MultiKueueConfig", "gpushare-fleet-beta")["spec"]["clusters"] == ["west"]
+
+    # beta's T4 share: only west is offered it, and runs it.
+    submit(hub, "beta", "share-1", "nvidia.com/gpu.shared")
+    assert hub.wait_for("share-1 dispatched", lambda: dispatched_to(hub, "beta", "share-1"), timeout=WAIT) == "west"
+    assert bound(west, "beta", "share-1") == west.nodes["westt4"][0]
+    assert east.list(KUEUE_API, "Workload", "beta") == [] and jobs(east, "beta") == set()
+
+    # alpha has no pool advertising nvidia.com/gpu.shared in any member: its queue on the manager does not cover
+    # it, so Kueue reserves nothing and no worker is offered the Workload.
+    submit(hub, "alpha", "wrong-kind", "nvidia.com/gpu.shared")
+    hub.wait_for("wrong-kind pending on the manager", lambda: pending_on(hub, "alpha", "wrong-kind"), timeout=WAIT)
+    message = next(c["message"] for c in workload(hub, "alpha", "wrong-kind")["status"]["conditions"]
+                   if c["type"] == "QuotaReserved")
+    assert "nvidia.com/gpu.shared" in message
+    assert workload(west, "alpha", "wrong-kind") is None and workload(east, "alpha", "wrong-kind") is None
+
+
+def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet):
+    hub, west = fleet["hub"], fleet["west"]
+    # Its namespace's Jobs go with it (the tenant's namespace is removed with it); then the recompiled objects.
+    for name in jobs(hub, "beta"):
+        delete_job(hub, "beta", name)
+    west.wait_for("beta's Jobs on west removed by MultiKueue", lambda: play_the_kubelet(west, "beta") or not jobs(
+        west, "beta"), timeout=WAIT)
+    smaller = {name: without_beta(name, text) for name, text in STACKS.items()}
+    compiled = dispatch(MANAGER, smaller)
+    assert compiled.tenant_workers == {"alpha": ["west", "east"]}
+    for name, plane in fleet.items():
+        apply(plane, compiled.manager_objects if name == MANAGER else compiled.worker_objects[name])
+
+    def names(plane: ControlPlane, kind: str, namespace: str | None = None) -> set[str]:
+        return {o["metadata"]["name"] for o in plane.list(KUEUE_API, kind, namespace)}
+
+    for name, plane in fleet.items():
+        plane.wait_for(f"beta's queues gone on {name}", lambda plane=plane: play_the_kubelet(plane, "beta") or (
+            "beta" not in names(plane, "ClusterQueue") and not names(plane, "LocalQueue", "beta")), timeout=WAIT)
+        assert "alpha" in names(plane, "ClusterQueue")
+    assert names(hub, "MultiKueueConfig") == {"gpushare-fleet-alpha"}
+    assert names(hub, "AdmissionCheck") == {"gpushare-fleet-alpha"}
+    assert "gpushare-beta" not in names(west, "WorkloadPriorityClass")

@@ -1,0 +1,188 @@
+"""The MultiKueue objects `gpushare.kubernetes.multikueue.dispatch` compiles for a fleet: which workers each tenant's
+MultiKueueConfig lists, what its ClusterQueue on the manager covers, the kubeconfig Secrets named (never filled),
+the refusals; every object valid for Kueue v0.19.2's CRD schemas and admitted by its webhooks (`tools/kueuecheck`).
+Dispatch itself is shown on real control planes (`tests/controlplane/test_multikueue_on_real_control_planes.py`)."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+import yaml
+
+from gpushare.errors import ConfigError
+from gpushare.kubernetes.multikueue import MULTIKUEUE_CONTROLLER, dispatch, kubeconfig_secret, manager_configuration
+from gpushare.kubernetes.queues import queue_manifests
+from gpushare.plan.stack_plan import build_plan
+from gpushare.stackfile.config import parse_config
+from tests.kubernetes.test_kueue_webhooks import judge
+from tests.kubernetes.test_queues import closed, crd_schemas
+
+HUB = """
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: hub}
+  gpushare:pools:
+    - {name: hubt4, vmSize: Standard_NC4as_T4_v3, count: 1}
+"""
+WEST = """
+config:
+  azure-native:location: westeurope
+  gpushare:cluster: {name: west}
+  gpushare:queues: {enabled: true}
+  gpushare:operator: {migStrategy: mixed}
+  gpushare:pools:
+    - {name: westa100, vmSize: Standard_NC24ads_A100_v4, count: 2}
+    - {name: westmig, vmSize: Standard_NC40ads_H100_v5, mig: MIG1g, count: 1}
+    - {name: westt4, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 4}, count: 2}
+  gpushare:tenants:
+    - {name: vision, pools: [westa100, westt4]}
+    - {name: nlp, pools: [westmig, westt4], queue: {priority: 50}}
+"""
+EAST = """
+config:
+  azure-native:location: eastus
+  gpushare:cluster: {name: east}
+  gpushare:queues: {enabled: true}
+  gpushare:pools:
+    - {name: easta100, vmSize: Standard_NC24ads_A100_v4, count: 1}
+  gpushare:tenants:
+    - {name: vision, pools: [easta100]}
+"""
+"""vision: A100s in both workers and T4 shares in west; nlp: H100 MIG slices and T4 shares in west only."""
+
+
+def stack(name: str, text: str, **changes):
+    config = {**yaml.safe_load(text)["config"], **changes}
+    return parse_config(config, source=f"stacks/Pulumi.{name}.yaml", stack=name)
+
+
+@pytest.fixture(scope="module")
+def members():
+    return {"hub": stack("hub", HUB), "west": stack("west", WEST), "east": stack("east", EAST)}
+
+
+@pytest.fixture(scope="module")
+def compiled(members):
+    return dispatch("hub", members, {name: build_plan(s).pool_facts for name, s in members.items()})
+
+
+def named(objects, kind):
+    return {o["metadata"]["name"]: o for o in objects if o["kind"] == kind}
+
+
+def test_each_tenants_config_lists_exactly_the_workers_where_it_has_a_pool(compiled):
+    assert compiled.tenant_workers == {"vision": ["west", "east"], "nlp": ["west"]}
+    configs = named(compiled.manager_objects, "MultiKueueConfig")
+    assert {n: c["spec"]["clusters"] for n, c in configs.items()} == {
+        "gpushare-fleet-vision": ["west", "east"], "gpushare-fleet-nlp": ["west"]}
+    checks = named(compiled.manager_objects, "AdmissionCheck")
+    assert checks["gpushare-fleet-nlp"]["spec"] == {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {
+        "apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "gpushare-fleet-nlp"}}
+
+
+def test_a_queue_on_the_manager_covers_only_what_the_tenants_pools_advertise_and_what_its_queues_reach(compiled):
+    queues = named(compiled.manager_objects, "ClusterQueue")
+    vision, nlp = queues["vision"]["spec"], queues["nlp"]["spec"]
+    assert vision["admissionChecksStrategy"] == {"admissionChecks": [{"name": "gpushare-fleet-vision"}]}
+    assert vision["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "vision"}}
+    [group] = vision["resourceGroups"]
+    assert group["coveredResources"] == ["nvidia.com/gpu", "nvidia.com/gpu.shared", "cpu", "memory"]
+    quota = {r["name"]: r["nominalQuota"] for r in group["flavors"][0]["resources"]}
+    # 2 A100s in west + 1 in east; the 8 T4 shares in west it may borrow all of (shared with nlp, no limit).
+    assert (quota["nvidia.com/gpu"], quota["nvidia.com/gpu.shared"]) == (3, 8)
+    assert nlp["resourceGroups"][0]["coveredResources"] == ["nvidia.com/mig-1g.12gb", "nvidia.com/gpu.shared",
+                                                            "cpu", "memory"]
+    assert "cohortName" not in vision  # the workers lend and borrow; the manager only dispatches
+    assert named(compiled.manager_objects, "LocalQueue")["nlp"]["spec"] == {"clusterQueue": "nlp"}
+    assert named(compiled.manager_objects, "WorkloadPriorityClass")["gpushare-nlp"]["value"] == 50
+
+
+def test_workers_get_their_usual_queues_and_the_manager_names_kubeconfig_secrets_only(members, compiled):
+    assert compiled.worker_objects == {"west": queue_manifests(members["west"]),
+                                       "east": queue_manifests(members["east"])}
+    clusters = named(compiled.manager_objects, "MultiKueueCluster")
+    assert {n: c["spec"] for n, c in clusters.items()} == {
+        w: {"clusterSource": {"kubeConfig": {"location": kubeconfig_secret(w), "locationType": "Secret"}}}
+        for w in ("west", "east")}
+    assert compiled.kubeconfig_secrets == {"west": "gpushare-fleet-west-kubeconfig",
+                                           "east": "gpushare-fleet-east-kubeconfig"}
+    assert compiled.secret_namespace == "kueue-system"
+    assert not any(o["kind"] == "Secret" for o in compiled.manager_objects)
+
+
+def test_a_tenant_removed_from_the_fleet_has_no_object_anywhere(members):
+    smaller = {**members, "west": stack("west", WEST, **{"gpushare:tenants": [
+        {"name": "vision", "pools": ["westa100", "westt4"]}]})}
+    text = json.dumps(dispatch("hub", smaller).manager_objects) + json.dumps(dispatch("hub", smaller).worker_objects)
+    assert "nlp" not in text
+
+
+def test_the_managers_configuration_turns_on_multikueue_for_jobs(members):
+    config = manager_configuration(members["hub"], ["nlp", "vision"])
+    assert config["multiKueue"] == {"gcInterval": "1m0s", "origin": "multikueue", "workerLostTimeout": "15m0s"}
+    assert config["integrations"] == {"frameworks": ["batch/job"]}
+    assert config["managedJobsNamespaceSelector"]["matchExpressions"][0]["values"] == ["nlp", "vision"]
+
+
+def test_layouts_multikueue_cannot_dispatch_in_are_refused_all_at_once(members):
+    broken = {"hub": stack("hub", WEST, **{"gpushare:cluster": {"name": "hub"}}),
+              "west": stack("west", WEST, **{"gpushare:queues": {"enabled": False}}),
+              "east": stack("east", EAST, **{"gpushare:tenants": [
+                  {"name": "vision", "pools": ["easta100"], "queue": {"priority": 7}}]})}
+    with pytest.raises(ConfigError) as caught:
+        dispatch("hub", broken)
+    text = str(caught.value)
+    assert "3 configuration errors" in text
+    assert "stacks/Pulumi.hub.yaml: gpushare:queues: member hub is the fleet's MultiKueue manager" in text
+    assert "member west is a MultiKueue worker with tenants (vision, nlp) but no queues" in text
+    assert "tenant vision has priority 7 in member east but 0 in member west" in text
+    with pytest.raises(ConfigError, match="'north' is not one of the members"):
+        dispatch("north", members)
+
+
+# --- Kueue's own schemas and webhooks ------------------------------------------------------------------------------
+
+
+def multikueue_schemas():
+    """The CRDs Kueue's manager build copies from its module (`config/components/crd/bases`), for the kinds the
+    shared schema file lacks."""
+    from tests.controlplane import kueue
+
+    if reason := kueue.unavailable_reason():
+        pytest.skip(reason)
+    found = {}
+    for path in sorted((kueue.binary().parent / "crd").glob("*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        for version in crd["spec"]["versions"]:
+            found[f"{version['name']}/{crd['spec']['names']['kind']}"] = {
+                "scope": crd["spec"]["scope"], "schema": python_patterns(version["schema"]["openAPIV3Schema"])}
+    return found
+
+
+def python_patterns(schema):
+    """Go's `^(?i)...` (AdmissionCheck's `parameters.kind`) as Python's regex reads it, flags first."""
+    if isinstance(schema, list):
+        return [python_patterns(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    fixed = {key: python_patterns(value) for key, value in schema.items()}
+    if isinstance(fixed.get("pattern"), str) and fixed["pattern"].startswith("^(?i)"):
+        fixed["pattern"] = "(?i)^" + fixed["pattern"][len("^(?i)"):]
+    return fixed
+
+
+def test_every_manager_object_is_valid_for_kueues_crd_schemas(compiled):
+    schemas = {**crd_schemas(), **multikueue_schemas()}
+    for obj in compiled.manager_objects:
+        assert obj["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+        entry = schemas[f"v1beta2/{obj['kind']}"]
+        assert ("namespace" in obj["metadata"]) == (entry["scope"] == "Namespaced")
+        jsonschema.Draft7Validator(closed(entry["schema"])).validate(obj)
+
+
+def test_kueues_webhooks_admit_the_managers_queues_and_flavor(compiled):
+    judged = [o for o in compiled.manager_objects if o["kind"] in ("ClusterQueue", "ResourceFlavor")]
+    verdicts = judge(judged)
+    assert len(verdicts) == 3 and all(errors == [] for errors in verdicts.values()), verdicts
