@@ -37,7 +37,7 @@ plan: $(RUNTIME_STAMP)
 	@$(BIN)/python -m gpushare plan $(STACK) $(if $(filter-out 0 no false,$(JSON)),--json) $(if $(DEPLOYED),--deployed $(DEPLOYED))
 
 # The admission tests judge the tenant policies with the API server's own plugin (tools/vapcheck), the
-# control-plane tests run a real Kubernetes 1.34 (tools/controlplane), the node-selection model is checked against
+# control-plane tests run a real Kubernetes 1.36 (tools/controlplane), the node-selection model is checked against
 # the scheduler's helpers (tools/nodeselect), the Kueue objects against Kueue's webhooks (tools/kueuecheck), what
 # they let a tenant borrow against Kueue's scheduler cache (tools/kueueborrow) and against Kueue's own manager on that
 # control plane (tools/kueuecontroller), the Kubernetes half of the program through the real Pulumi CLI and
