@@ -36,9 +36,10 @@ $(TEST_STAMP): requirements.txt requirements-dev.txt pyproject.toml | $(RUNTIME_
 plan: $(RUNTIME_STAMP)
 	@$(BIN)/python -m gpushare plan $(STACK) $(if $(filter-out 0 no false,$(JSON)),--json) $(if $(DEPLOYED),--deployed $(DEPLOYED))
 
-# The admission tests judge the tenant policies with the API server's own plugin (tools/vapcheck), the
-# control-plane tests run a real Kubernetes 1.36 (tools/controlplane), the node-selection model is checked against
-# the scheduler's helpers (tools/nodeselect), the Kueue objects against Kueue's webhooks (tools/kueuecheck), what
+# The admission tests judge the tenant policies with the API server's own plugin (tools/vapcheck, at the newest
+# Kubernetes minor and at the oldest a stack may pin), the control-plane tests run a real Kubernetes 1.36
+# (tools/controlplane), the node-selection model is checked against the scheduler's helpers (tools/nodeselect),
+# the Kueue objects against Kueue's webhooks (tools/kueuecheck), what
 # they let a tenant borrow against Kueue's scheduler cache (tools/kueueborrow) and against Kueue's own manager on that
 # control plane (tools/kueuecontroller), the Kubernetes half of the program through the real Pulumi CLI and
 # Kubernetes provider (tools/pulumi, tests/engine), and the autoscaler readiness model against the cluster autoscaler's own code
