@@ -19,6 +19,7 @@ import yaml
 
 from gpushare.model.stack import StackConfig
 from gpushare.sharing import dra
+from gpushare.sharing.pool_facts import derive_pool_facts
 from gpushare.stackfile.config import parse_config
 from tests import go_tools
 
@@ -188,12 +189,13 @@ def test_claim_templates_give_each_tenant_its_dra_pools_with_their_class_and_con
     assert devices["config"][0]["opaque"]["parameters"]["sharing"]["strategy"] == "MPS"
 
 
-def test_only_dra_pools_get_the_label_that_keeps_the_operators_device_plugin_off():
-    assert {pool.name: dra.dra_node_labels(pool) for pool in load().pools} == {
-        "h100mps": {"nvidia.com/gpu.deploy.device-plugin": "false"},
-        "h100whole": {"nvidia.com/gpu.deploy.device-plugin": "false"},
-        "t4ts": {"nvidia.com/gpu.deploy.device-plugin": "false"},
-        "t4plugin": {},
+def test_only_dra_pools_get_the_label_that_keeps_the_operators_device_plugin_off_and_no_config_key():
+    deploy, config = "nvidia.com/gpu.deploy.device-plugin", "nvidia.com/device-plugin.config"
+    facts = derive_pool_facts(load())
+    assert {name: (pool.node_labels.get(deploy), config in pool.node_labels, pool.config_key is None)
+            for name, pool in facts.items()} == {
+        "h100mps": ("false", False, True), "h100whole": ("false", False, True), "t4ts": ("false", False, True),
+        "t4plugin": (None, True, False),
     }
 
 
