@@ -215,23 +215,45 @@ class DraRelease:
 
 
 @dataclass(frozen=True)
+class DraPool:
+    """One DRA pool as the plan shows it: its kind of device, the opaque config its claims carry, and each tenant's
+    template on it (tenant -> template name, in the tenant's namespace)."""
+
+    kind: DeviceKind
+    config: dict[str, Any]
+    templates: dict[str, str]
+
+
+@dataclass(frozen=True)
 class DraPlan:
-    """What a stack's DRA pools need in the cluster: the driver's release, gpushare's DeviceClasses, and each
-    tenant's ResourceClaimTemplates (by tenant name, in stack order)."""
+    """What a stack's DRA pools need in the cluster: the driver's release, gpushare's DeviceClasses, each tenant's
+    ResourceClaimTemplates (by tenant name, in stack order), and each DRA pool by name."""
 
     release: DraRelease
     device_classes: tuple[dict[str, Any], ...]
     claim_templates: dict[str, tuple[dict[str, Any], ...]]
+    pools: dict[str, DraPool]
+
+
+CHART_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
+"""The DeviceClasses the chart installs itself whenever `resources.gpus.enabled` (templates/deviceclass-gpu.yaml,
+deviceclass-mig.yaml): every GPU, and every MIG device, of the driver on any node, and `gpu.nvidia.com` maps the
+extended resource `nvidia.com/gpu` onto DRA (`extendedResourceName`, under resource.k8s.io/v1)."""
 
 
 def dra_plan(stack: StackConfig) -> DraPlan | None:
     """The DRA part of a stack's plan; None without DRA pools."""
-    if not dra_pools(stack):
+    pools = dra_pools(stack)
+    if not pools:
         return None
     templates: dict[str, list[dict[str, Any]]] = {}
     for template in claim_templates(stack):
         templates.setdefault(template["metadata"]["namespace"], []).append(template)
     release = DraRelease(chart=f"{CHART_REPOSITORY}/{CHART_NAME}", version=CHART_VERSION, namespace=NAMESPACE,
                          name=RELEASE_NAME, values=chart_values(stack))
+    by_pool = {pool.name: DraPool(
+        kind=device_kind(pool), config=opaque_config(pool),
+        templates={tenant: template["metadata"]["name"] for tenant, found in templates.items() for template in found
+                   if template["metadata"]["labels"][POOL_LABEL] == pool.name}) for pool in pools}
     return DraPlan(release=release, device_classes=tuple(device_classes(stack)),
-                   claim_templates={tenant: tuple(found) for tenant, found in templates.items()})
+                   claim_templates={tenant: tuple(found) for tenant, found in templates.items()}, pools=by_pool)
