@@ -33,7 +33,7 @@ def node_labels(pool: GpuPool, mig_strategy: MigStrategy, config_key: str | None
       instead (`allocation_labels`);
     - `gpushare.io/pool`: gpushare's ownership mark, which the guard reads before a pool may go;
     - `gpushare.io/sharing`: the sharing deployed, so the guard can report a sharing change;
-    - `gpushare.io/mig-strategy` on MIG pools: the strategy they were deployed under, so the guard can report a
+    - `gpushare.io/mig-strategy` on device-plugin MIG pools: the strategy they were deployed under, so the guard can report a
       strategy change (it renames the resource every MIG pool advertises);
     - on a Spot pool, AKS's own `kubernetes.azure.com/scalesetpriority: spot`, as AKS sets it: AKS lists it among the
       pool's nodeLabels, a label update replaces that whole set, and an update without it removed it from the
@@ -46,7 +46,7 @@ def node_labels(pool: GpuPool, mig_strategy: MigStrategy, config_key: str | None
         POOL_LABEL: pool.name,
         SHARING_LABEL: sharing_label(pool.sharing),
     }
-    if pool.mig:
+    if pool.mig and config_key:  # a DRA pool's MIG devices are published by the DRA driver, whatever the strategy
         labels[MIG_STRATEGY_LABEL] = mig_strategy.value
     if pool.spot:
         labels[SPOT_PRIORITY_LABEL] = "spot"
