@@ -86,6 +86,11 @@ var knownKinds = []knownKind{
 	{"coordination.k8s.io", "v1", "Lease", "leases", true, nil},
 	{"discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, nil},
 	{"admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false, nil},
+	// resource.k8s.io/v1 (DRA, GA in 1.34): what tenants on DRA pools create and name
+	{"resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", true, status("resource.k8s.io", "v1", "ResourceClaim")},
+	{"resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", true, nil},
+	{"resource.k8s.io", "v1", "DeviceClass", "deviceclasses", false, nil},
+	{"resource.k8s.io", "v1", "ResourceSlice", "resourceslices", false, nil},
 	{"admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false, nil},
 }
 
