@@ -3,6 +3,7 @@ in one command, per member its capacity, its tenants' promises (a tenant declare
 its cost with prices, and the update order; a bad fleet file exits 2 with every problem at once."""
 
 import json
+from pathlib import Path
 
 from tests.fleet_files import fleet_doc, write_fleet
 from tests.stack_files import run_cli
@@ -126,3 +127,13 @@ def test_a_fleet_tenant_the_member_refuses_is_named_at_the_fleet_tenant(tmp_path
     assert code == 2
     assert "tenants[0].members.eu.quota.pools.a100mig:" in err
     assert "gpushare:tenants[1]" not in err
+
+
+def test_the_docs_fleet_file_plans_as_the_page_describes(tmp_path, capsys):
+    """docs/fleets.md's example, beside the member stacks it names (those of tests/fleet_files.py)."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "fleets.md").read_text()
+    example = page.split("<!-- not-a-stack: a fleet file", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    document = fleet_json(capsys, write_fleet(tmp_path, example))
+    assert [m["stack"] for m in document["members"]] == ["lab", "eu", "us"]
+    assert [s["name"] for s in document["updates"]["stages"]] == ["gpu-canary", "fleet"]
+    assert {t["name"] for m in document["members"] for t in m["tenants"] if t["fleetWide"]} == {"vision"}
