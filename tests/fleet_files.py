@@ -21,11 +21,13 @@ MEMBER_STACKS: dict[str, dict[str, Any]] = {
         "gpushare:pools": [{"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "mig": "MIG1g",
                             "autoscale": {"min": 1, "max": 2}}],
         "gpushare:tenants": [{"name": "nlp", "pools": ["a100mig"], "quota": {"pools": {"a100mig": 3}}}],
+        "gpushare:fleet": "fleet.yaml",
     },
     "us": {
         "azure-native:location": "eastus",
         "gpushare:cluster": {"name": "gpu-us", "resourceGroup": "rg-gpu-us"},
         "gpushare:pools": [{"name": "h100", "vmSize": "Standard_NC40ads_H100_v5", "count": 2}],
+        "gpushare:fleet": "fleet.yaml",
     },
     "lab": {
         "azure-native:location": "swedencentral",
@@ -33,9 +35,11 @@ MEMBER_STACKS: dict[str, dict[str, Any]] = {
         "gpushare:pools": [{"name": "t4ts", "vmSize": "Standard_NC4as_T4_v3",
                             "sharing": {"strategy": "time-slicing", "replicas": 4},
                             "autoscale": {"min": 1, "max": 3}}],
+        "gpushare:fleet": "fleet.yaml",
     },
 }
-"""eu (westeurope, queues, its own tenant nlp), us (eastus), lab (swedencentral, an existing cluster)."""
+"""eu (westeurope, queues, its own tenant nlp), us (eastus), lab (swedencentral, an existing cluster); each names the
+fleet file (`gpushare:fleet`), so its own plan has the fleet's tenants."""
 
 FLEET: dict[str, Any] = {
     "fleet": {"name": "gpu-fleet", "resourceGroup": "rg-gpu-fleet", "location": "westeurope"},

@@ -21,11 +21,12 @@ from gpushare.model.fleet import (
     FleetTenant,
     NodeImageSelection,
 )
-from gpushare.model.keys import POOLS_KEY, TENANTS_KEY
+from gpushare.model.keys import FLEET_KEY, POOLS_KEY, TENANTS_KEY
 from gpushare.model.stack import StackConfig
 from gpushare.stackfile.checks import GUID_RE, did_you_mean, kind_of, show
 from gpushare.stackfile.config import parse_config
 from gpushare.stackfile.files import MAX_FILE_BYTES, StackFileShapeError, load_yaml, read_stack_file
+from gpushare.stackfile.fleet_membership import fleet_file_path
 from gpushare.stackfile.namespaces import namespace_problem
 
 FLEET_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -141,7 +142,7 @@ def load_fleet(path: Path) -> Fleet:
     members, raws = _members(p, document.get("members"), directory)
     manager = _manager(p, document.get("dispatch"), members)
     wait, auto_upgrade = _updates(p, document.get("updates", {}))
-    tenants = _tenants(p, document.get("tenants", []), raws)
+    tenants = _tenants(p, document.get("tenants", []), raws, path)
     stacks = _member_stacks(p, members, raws, tenants, directory)
     if p.problems:
         raise ConfigError(str(path), p.problems)
@@ -258,7 +259,7 @@ def _raw_names(raw: dict[str, Any], key: str) -> list[str]:
         if isinstance(entries, list) else []
 
 
-def _tenants(p: _Problems, value: Any, raws: dict[str, dict[str, Any]]) -> list[FleetTenant]:
+def _tenants(p: _Problems, value: Any, raws: dict[str, dict[str, Any]], fleet_file: Path) -> list[FleetTenant]:
     if not isinstance(value, list):
         p.add("tenants", f"expected a list of tenants, e.g. [{{name: vision, groups: [...], members: {{prod: "
                          f"{{pools: [a100mig]}}}}}}], got {kind_of(value)} {show(value)}")
@@ -277,14 +278,19 @@ def _tenants(p: _Problems, value: Any, raws: dict[str, dict[str, Any]]) -> list[
         if not isinstance(groups, list) or not all(isinstance(g, str) and GUID_RE.match(g) for g in groups):
             p.add(f"{path}.groups", f"expected a list of Entra ID group object IDs (GUIDs), got {show(groups)}")
             groups = []
-        members = _tenant_members(p, entry.get("members"), f"{path}.members", name, raws)
+        members = _tenant_members(p, entry.get("members"), f"{path}.members", name, raws, fleet_file)
         if not problem:
             tenants.append(FleetTenant(name=name, groups=tuple(groups), members=members))
     return tenants
 
 
-def _tenant_members(p: _Problems, value: Any, path: str, tenant: Any,
-                    raws: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _names_fleet(raw: dict[str, Any], stack_file: Path, fleet_file: Path) -> bool:
+    value = raw.get(FLEET_KEY)
+    return isinstance(value, str) and fleet_file_path(value, str(stack_file)).resolve() == fleet_file.resolve()
+
+
+def _tenant_members(p: _Problems, value: Any, path: str, tenant: Any, raws: dict[str, dict[str, Any]],
+                    fleet_file: Path) -> dict[str, dict[str, Any]]:
     if not isinstance(value, dict) or not value:
         p.add(path, f"required: the members where the tenant has pools, each with its pools there, e.g. "
                     f"{{prod: {{pools: [a100mig]}}}}, got {kind_of(value)} {show(value)}")
@@ -307,6 +313,10 @@ def _tenant_members(p: _Problems, value: Any, path: str, tenant: Any,
                 p.add(f"{member_path}.pools[{i}]", f"member {stack} has no pool {show(pool)}"
                                                    f"{did_you_mean(str(pool), stack_pools)}; its pools: "
                                                    f"{', '.join(stack_pools)}")
+        if not _names_fleet(raws[stack], fleet_file.parent / f"Pulumi.{stack}.yaml", fleet_file):
+            p.add(member_path, f"member {stack}'s stack file does not name this fleet, so its own `pulumi up` would "
+                               f"not create the tenant there; add `{FLEET_KEY}: {fleet_file.name}` to "
+                               f"Pulumi.{stack}.yaml")
         if tenant in _raw_names(raws[stack], TENANTS_KEY):
             p.add(member_path, f"member {stack} declares a tenant {tenant!r} itself ({TENANTS_KEY} in its stack file);"
                                f" declare it in one place: remove it there, or remove {stack} here")
@@ -322,7 +332,9 @@ def _member_stacks(p: _Problems, members: list[FleetMember], raws: dict[str, dic
     if p.problems:
         return stacks  # a member stack merged with a fleet that is wrong would report the fleet's mistake twice
     for index, member in enumerate(members):
-        raw = raws[member.stack]
+        # Its `gpushare:fleet` names this file (checked in _tenant_members): the members are validated here with
+        # the fleet's tenants added, not again through it.
+        raw = {key: value for key, value in raws[member.stack].items() if key != FLEET_KEY}
         own = raw.get(TENANTS_KEY) if isinstance(raw.get(TENANTS_KEY), list) else []
         added = [t for t in tenants if member.stack in t.members]
         merged = {**raw, TENANTS_KEY: [*own, *(t.entry(member.stack) for t in added)]} if added else raw
