@@ -1,16 +1,20 @@
 """`fleet plan FLEET_FILE [--json] [--prices [FILE|DIR]]`: a fleet of this project's stacks, offline: per region and
-member cluster the pools, capacity per kind of device, the tenants' promises, the cost, and the update order."""
+member cluster the pools, capacity per kind of device, the tenants' promises, the cost, and the update order.
+`fleet compare BASE HEAD`: a change's fleet-wide delta from two `fleet plan --json` outputs."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from gpushare.azure.prices import PricesError, PricesFileError
+from gpushare.cli.inputs import read_input
 from gpushare.cli.price_options import LIVE, add_price_options, price_sheet
 from gpushare.plan.fleet_plan import FleetPlan, build_fleet_plan
+from gpushare.review.fleet_compare import parse_fleet_plan, render_fleet_compare
 from gpushare.review.fleet_report import fleet_document, render_fleet_text
 from gpushare.showback.cost import priced_vm_sizes, stack_cost
 from gpushare.stackfile.fleet_config import load_fleet
@@ -30,6 +34,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     plan.epilog = ("--prices FILE: a saved answer for one region; with members in several regions, a directory "
                    "holding REGION.json for each (`gpushare prices STACK > DIR/REGION.json`).")
     plan.set_defaults(run=run)
+    compare = actions.add_parser(
+        "compare", help="Markdown: a change's fleet-wide delta from two `fleet plan --json` outputs (offline)",
+        description="Capacity and cost per region before -> after, and the members a change touches with their "
+                    "update stage. An empty file stands for no fleet.")
+    compare.add_argument("base", metavar="BASE_FLEET_JSON", help="fleet plan of the base commit (empty: no fleet)")
+    compare.add_argument("head", metavar="HEAD_FLEET_JSON", help="fleet plan of the head commit (empty: no fleet)")
+    compare.set_defaults(run=run_compare)
 
 
 def _region_prices(args: argparse.Namespace, region: str) -> argparse.Namespace:
@@ -65,4 +76,11 @@ def run(args: argparse.Namespace) -> int:
     costs, unpriced = _costs(args, fleet)
     document = fleet_document(fleet, costs, unpriced)
     print(json.dumps(document, indent=2) if args.json else render_fleet_text(document))
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    base = parse_fleet_plan(*read_input(args.base))
+    head = parse_fleet_plan(*read_input(args.head))
+    sys.stdout.write(render_fleet_compare(base, head))
     return 0

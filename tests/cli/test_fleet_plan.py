@@ -2,10 +2,11 @@
 in one command, per member its capacity, its tenants' promises (a tenant declared once for the fleet among them),
 its cost with prices, and the update order; a bad fleet file exits 2 with every problem at once."""
 
+import copy
 import json
 from pathlib import Path
 
-from tests.fleet_files import fleet_doc, write_fleet
+from tests.fleet_files import MEMBER_STACKS, fleet_doc, write_fleet
 from tests.stack_files import run_cli
 
 NODE_HOURLY = {"Standard_NC24ads_A100_v4": 4.0, "Standard_NC40ads_H100_v5": 7.0, "Standard_NC4as_T4_v3": 0.5}
@@ -137,3 +138,31 @@ def test_the_docs_fleet_file_plans_as_the_page_describes(tmp_path, capsys):
     assert [m["stack"] for m in document["members"]] == ["lab", "eu", "us"]
     assert [s["name"] for s in document["updates"]["stages"]] == ["gpu-canary", "fleet"]
     assert {t["name"] for m in document["members"] for t in m["tenants"] if t["fleetWide"]} == {"vision"}
+
+
+def test_compare_shows_the_regions_delta_and_the_members_a_change_touches_with_their_stage(tmp_path, capsys):
+    """eu grows its A100 pool to 3 nodes and us leaves the fleet: westeurope's slices 7-14 -> 7-21, eastus's H100s
+    2 -> none, eu changes in stage fleet, us leaves; lab is untouched."""
+    base = tmp_path / "base.json"
+    base.write_text(run_cli(capsys, "fleet", "plan", str(write_fleet(tmp_path / "base")), "--json")[1])
+    stacks = copy.deepcopy(MEMBER_STACKS)
+    stacks["eu"]["gpushare:pools"][0]["autoscale"]["max"] = 3
+    document = fleet_doc()
+    document["members"] = document["members"][:2]
+    del document["tenants"][0]["members"]["us"]
+    head = tmp_path / "head.json"
+    head.write_text(run_cli(capsys, "fleet", "plan", str(write_fleet(tmp_path / "head", document, stacks)),
+                            "--json")[1])
+    code, out, err = run_cli(capsys, "fleet", "compare", str(base), str(head))
+    assert code == 0, err
+    assert "| westeurope | MIG 1g.10gb slice of A100 80GB (nvidia.com/gpu) | 7-14 -> 7-21 |  |" in out
+    assert "| eastus | whole H100 NVL 94GB GPU (nvidia.com/gpu) | 2 -> - |  |" in out
+    assert "| eu | changes | fleet | pools, tenants |" in out
+    assert "| us | leaves | fleet | - |" in out
+    assert "| lab |" not in out
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    out = run_cli(capsys, "fleet", "compare", str(empty), str(head))[1]
+    assert "| lab | joins | gpu-canary | - |" in out
+    code, _, err = run_cli(capsys, "fleet", "compare", str(tmp_path / "base" / "fleet.yaml"), str(head))
+    assert code == 2 and "not a `fleet plan --json` document" in err
