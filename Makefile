@@ -36,19 +36,20 @@ $(TEST_STAMP): requirements.txt requirements-dev.txt pyproject.toml | $(RUNTIME_
 plan: $(RUNTIME_STAMP)
 	@$(BIN)/python -m gpushare plan $(STACK) $(if $(filter-out 0 no false,$(JSON)),--json) $(if $(DEPLOYED),--deployed $(DEPLOYED))
 
-# The admission tests judge the tenant policies with the API server's own plugin (tools/vapcheck), the control-plane
-# tests run a real Kubernetes 1.34 (tools/controlplane), the node-selection model is checked against the scheduler's
-# helpers (tools/nodeselect), the Kueue objects against Kueue's webhooks (tools/kueuecheck), what they let a tenant
-# borrow against Kueue's scheduler cache (tools/kueueborrow) and against Kueue's own manager on that control plane
-# (tools/kueuecontroller), the Kubernetes half of the program through the real Pulumi CLI and Kubernetes provider
-# (tools/pulumi, tests/engine), and the autoscaler readiness model against the cluster autoscaler's own code
+# The admission tests judge the tenant policies with the API server's own plugin (tools/vapcheck, at the newest
+# Kubernetes minor and at the oldest a stack may pin), the control-plane tests run a real Kubernetes 1.36
+# (tools/controlplane), the node-selection model is checked against the scheduler's helpers (tools/nodeselect),
+# the Kueue objects against Kueue's webhooks (tools/kueuecheck), what
+# they let a tenant borrow against Kueue's scheduler cache (tools/kueueborrow) and against Kueue's own manager on that
+# control plane (tools/kueuecontroller), the Kubernetes half of the program through the real Pulumi CLI and
+# Kubernetes provider (tools/pulumi, tests/engine), and the autoscaler readiness model against the cluster autoscaler's own code
 # (tools/autoscalercheck), the DRA pools' opaque configs and DeviceClass selectors against the NVIDIA DRA driver's own
-# checks and the DRA CEL compiler (tools/dracheck), and the schema's patterns with Go's regexp (tools/re2check): each
-# built from the Go modules once and cached outside the clone, one after another (on 2 cores builds side by side only
-# take turns), all sharing Go's default build and module caches. tools/go_builds.py says first, on stderr, which are
-# not cached yet and what each takes (docs/testing.md's table). Without Go they skip with the reason; a build that
-# fails stops here, except autoscalercheck's exit 5: the module proxy does not serve the cluster-autoscaler module
-# (these machines' proxy answers 403), and its tests skip naming why.
+# checks and the DRA CEL compiler (tools/dracheck), and the schema's patterns with Go's regexp (tools/re2check): each built from the Go modules
+# once and cached outside the clone, one after another (on 2 cores builds side by side only take turns), all sharing
+# Go's default build and module caches. tools/go_builds.py says first, on stderr, which are not cached yet and what
+# each takes (docs/testing.md's table). Without Go they skip with the reason; a build that fails stops here, except
+# autoscalercheck's exit 5: the module proxy does not serve the cluster-autoscaler module (these machines' proxy
+# answers 403), and its tests skip naming why.
 GO_TOOLS := vapcheck nodeselect controlplane kueuecheck kueueborrow kueuecontroller pulumi autoscalercheck dracheck re2check
 test: $(TEST_STAMP)
 	@$(BIN)/python tools/go_builds.py $(GO_TOOLS)

@@ -32,6 +32,7 @@ from pulumi_azure_native import authorization
 from gpushare.azure.program_checks import check_azure_for_program
 from gpushare.components.aks_cluster import AksCluster, AksClusterArgs
 from gpushare.components.cluster_access import ClusterAccess, ClusterAccessArgs
+from gpushare.components.dra_driver import DraDriver, DraDriverArgs
 from gpushare.components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from gpushare.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from gpushare.components.gpu_operator import GpuOperator, GpuOperatorArgs
@@ -80,6 +81,8 @@ class GpuShareDeployment:
     """Kueue and the tenants' queues; None unless `gpushare:queues.enabled` and the stack has tenants."""
     showback: Showback | None = None
     """The showback rules, dcgm-exporter scrape and dashboard; None without `gpushare:metrics`."""
+    dra: DraDriver | None = None
+    """NVIDIA's DRA driver, gpushare's DeviceClasses and the tenants' claim templates; None without DRA pools."""
 
     @property
     def cluster_name(self) -> pulumi.Output[str]:
@@ -202,10 +205,12 @@ def _register(plan: StackPlan) -> GpuShareDeployment:
         release=plan.queues.release, manifests=plan.queues.manifests, provider=access.provider, tenants=tenants,
         depends_on=kubernetes_access)) if plan.queues else None
     showback = _showback(plan.showback, cluster, access, operator, kubernetes_access) if plan.showback else None
+    dra = DraDriver("dra-driver", DraDriverArgs(
+        plan=plan.dra, provider=access.provider, tenants=tenants, depends_on=kubernetes_access)) if plan.dra else None
     return GpuShareDeployment(
         stack=stack, plan=plan, cluster=cluster, access=access, operator=operator, pools=pools,
         capacities={name: pool.facts.capacity for name, pool in plan.pools.items()}, tenants=tenants,
-        shared_pools=shared_pools, queues=queues, showback=showback)
+        shared_pools=shared_pools, queues=queues, showback=showback, dra=dra)
 
 
 def _showback(objects: ShowbackObjects, cluster: AksCluster | ExistingCluster, access: ClusterAccess,

@@ -46,9 +46,9 @@ def built_or_skip(build: Path, tests: str, timeout: int) -> Path:
     return built(build, timeout)
 
 
-def built(build: Path, timeout: int) -> Path:
-    """What `build` printed last on stdout (the built binary or folder); raises with its stderr when it fails."""
-    r = subprocess.run([str(build)], capture_output=True, text=True, timeout=timeout)
+def built(build: Path, timeout: int, args: tuple[str, ...] = ()) -> Path:
+    """What `build *args` printed last on stdout (the built binary or folder); raises with its stderr when it fails."""
+    r = subprocess.run([str(build), *args], capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         raise RuntimeError(f"{build.relative_to(ROOT)} failed (exit {r.returncode}):\n{tail(r.stderr, 25)}")
     return Path(r.stdout.strip().splitlines()[-1])

@@ -26,7 +26,7 @@ from typing import NoReturn
 from gpushare.errors import GpushareError, OutputError
 
 COMMANDS = ("plan", "preflight", "report", "compare", "stacks", "prices", "verify", "schema", "rules", "usage",
-            "dashboard")
+            "dashboard", "fleet")
 """Each is the module `gpushare.cli.<name>`, with `add_parser(commands)` and the `run` it sets."""
 
 

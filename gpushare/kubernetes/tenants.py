@@ -18,10 +18,13 @@ from gpushare.model.stack import (
     CUDA_CHECK_IMAGE,
     GPU_TAINT,
     POOL_LABEL,
+    Allocation,
     StackConfig,
     Tenant,
     tenant_taint,
 )
+from gpushare.sharing import dra
+from gpushare.sharing.dra_quota import device_class_quota_key, is_device_class
 from gpushare.sharing.operator_values import toleration
 from gpushare.sharing.pool_facts import PoolFacts, PoolFactsByName, given_or_derived
 from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES
@@ -55,13 +58,19 @@ class PoolOffer:
 
 
 def pool_offers(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[PoolOffer]:
+    """What each of the tenant's pools offers: on a DRA pool its DeviceClass, one unit a device (each claim of the
+    tenant's template takes a device of its own, shared by that pod's containers), else the advertised resource."""
     by_pool = given_or_derived(stack, facts)
     offers = []
     for name in tenant.pools:
         pool_facts = by_pool[name]
-        capacity = pool_facts.capacity
-        offers.append(PoolOffer(pool=name, resource=capacity.resource, per_node=capacity.per_node,
-                                max_nodes=pool_facts.pool.max_nodes, max_total=capacity.total(pool_facts.pool.max_nodes),
+        pool, capacity = pool_facts.pool, pool_facts.capacity
+        if pool.allocation is Allocation.DRA:
+            resource, per_node = dra.device_kind(pool).class_name, capacity.devices_per_node
+        else:
+            resource, per_node = capacity.resource, capacity.per_node
+        offers.append(PoolOffer(pool=name, resource=resource, per_node=per_node, max_nodes=pool.max_nodes,
+                                max_total=per_node * pool.max_nodes,
                                 dedicated=pool_facts.dedicated_tenant == tenant.name))
     return offers
 
@@ -111,8 +120,10 @@ def container_defaults(stack: StackConfig, tenant: Tenant, facts: PoolFactsByNam
 
 
 def quota_key(resource: str) -> str:
-    """ResourceQuota key for an extended resource: only `requests.` is allowed (no overcommit, no limits.)."""
-    return f"requests.{resource}"
+    """ResourceQuota key of a quota entry: for an extended resource its `requests.` key (extended resources allow no
+    overcommit, so no limits.); for a DRA pool's DeviceClass the count of its devices the namespace's claims ask for
+    (`dra_quota.DEVICE_CLASS_QUOTA_SUFFIX`)."""
+    return device_class_quota_key(resource) if is_device_class(resource) else f"requests.{resource}"
 
 
 @dataclass(frozen=True)
@@ -146,11 +157,10 @@ def pool_promises(stack: StackConfig, facts: PoolFactsByName | None = None) -> l
         listing = [tenant for tenant in stack.tenants if pool.name in tenant.pools]
         if len(listing) < 2:
             continue
-        capacity = pool_facts.capacity
+        offer = pool_offers(stack, listing[0], facts)[listing[0].pools.index(pool.name)]
         promises.append(PoolPromise(
-            pool=pool.name, resource=capacity.resource, capacity=capacity.total(pool.max_nodes),
-            max_nodes=pool.max_nodes,
-            quotas=tuple((tenant.name, dict(tenant.quota).get(capacity.resource)) for tenant in listing)))
+            pool=pool.name, resource=offer.resource, capacity=offer.max_total, max_nodes=pool.max_nodes,
+            quotas=tuple((tenant.name, dict(tenant.quota).get(offer.resource)) for tenant in listing)))
     return promises
 
 
@@ -231,14 +241,16 @@ def pod_spec(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None =
         for taint in facts[name].tolerated_taints:
             if toleration(taint) not in tolerations and taint != tenant_taint(tenant.name):
                 tolerations.append(toleration(taint))
-    return {
-        "nodeSelector": {POOL_LABEL: first.pool},
-        "tolerations": tolerations,
-        "restartPolicy": "Never",
-        "containers": [{
-            "name": SNIPPET_CONTAINER,
-            "image": CUDA_CHECK_IMAGE,
-            "command": ["nvidia-smi", "-L"],
-            "resources": {"limits": {first.resource: 1, **share}, "requests": dict(share)},
-        }],
-    }
+    container: dict[str, Any] = {"name": SNIPPET_CONTAINER, "image": CUDA_CHECK_IMAGE, "command": ["nvidia-smi", "-L"],
+                                 "resources": {"limits": {first.resource: 1, **share}, "requests": dict(share)}}
+    spec: dict[str, Any] = {"nodeSelector": {POOL_LABEL: first.pool}, "tolerations": tolerations,
+                            "restartPolicy": "Never", "containers": [container]}
+    if facts[first.pool].pool.allocation is Allocation.DRA:
+        # The pool's device comes from the tenant's ResourceClaimTemplate of it (`dra.claim_template`), by CDI: the
+        # container asks for no extended resource, so it sets NVIDIA_VISIBLE_DEVICES=void as every container that asks
+        # for none on a GPU node must (the NVIDIA runtime would add the image's `all`, docs/tenants.md).
+        spec["resourceClaims"] = [{"name": dra.CLAIM_REQUEST, "resourceClaimTemplateName": first.pool}]
+        container["resources"] = {"limits": dict(share), "requests": dict(share),
+                                  "claims": [{"name": dra.CLAIM_REQUEST}]}
+        container["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
+    return spec

@@ -174,18 +174,22 @@ KNOWLEDGE_DATE = datetime.date(2026, 10, 31)
 reads live."""
 AKS_CALENDAR_DATE = datetime.date(2026, 12, 3)
 """When the AKS Kubernetes calendar below was last checked (aks-docs supported-kubernetes-versions.md @fb060ab
-L48-74, long-term-support.md L42)."""
-AKS_STANDARD_MINORS = ((1, 35), (1, 36), (1, 37))
+L48-74, long-term-support.md L42; Azure/AKS CHANGELOG.md @8d1c890, release notes up to 2026-07-17)."""
+AKS_STANDARD_MINORS = ((1, 35), (1, 36))
 """The minors AKS supports on every tier (the `KubernetesOfficial` support plan) at `AKS_CALENDAR_DATE`: 1.35 until
-Mar 2027, 1.36 until Jun 2027, 1.37 (GA Oct 2026) until Oct 2027; 1.34's ended in Nov 2026 (the calendar's "End of
-life" column)."""
+Mar 2027, 1.36 (GA Jun 2026, Azure/AKS CHANGELOG.md L116: "now generally available") until Jun 2027; 1.34's ended in
+Nov 2026 (the calendar's "End of life" column). 1.37 is only planned (the calendar's "AKS GA" Oct 2026; CHANGELOG.md
+L37: "expected to be available in October 2026"), with no release note of its GA seen, so it is not listed: a pin of
+1.37 passes offline as newer than the calendar, and `preflight` asks AKS whether the region offers it."""
 AKS_LTS_ONLY_MINORS = ((1, 32), (1, 33), (1, 34))
 """The minors AKS supports only under long-term support at `AKS_CALENDAR_DATE` (the calendar's "LTS End of life":
 Mar, Jul and Nov 2027; 1.31's ended in Nov 2026). Long-term support needs the Premium tier and the
 `AKSLongTermSupport` support plan ("Enabling LTS requires moving your cluster to the Premium tier and explicitly
-selecting the LTS support plan", long-term-support.md)."""
+selecting the LTS support plan", long-term-support.md). The oldest of them is the oldest minor a stack may pin, on
+which the tenants' policies are also judged (tools/vapcheck/go.1.32.mod)."""
 NEWEST_AKS_KUBERNETES_MINOR = AKS_STANDARD_MINORS[-1]
-"""The newest GA Kubernetes minor AKS offered at `AKS_CALENDAR_DATE`."""
+"""The newest GA Kubernetes minor AKS offered at `AKS_CALENDAR_DATE`, which the control-plane tests run
+(tools/controlplane)."""
 
 
 def oldest_supported_kubernetes_minor() -> tuple[int, int]:

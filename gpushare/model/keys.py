@@ -13,8 +13,9 @@ PREFLIGHT_KEY = f"{NS}:preflight"
 PLATFORM_KEY = f"{NS}:platform"
 QUEUES_KEY = f"{NS}:queues"
 METRICS_KEY = f"{NS}:metrics"
+FLEET_KEY = f"{NS}:fleet"
 PROJECT_KEYS = (CLUSTER_KEY, OPERATOR_KEY, POOLS_KEY, GUARD_KEY, PREFLIGHT_KEY, TENANTS_KEY, PLATFORM_KEY,
-                QUEUES_KEY, METRICS_KEY)
+                QUEUES_KEY, METRICS_KEY, FLEET_KEY)
 # azure-native's own settings that gpushare's Azure reads (guard, preflight) follow too.
 SUBSCRIPTION_KEY = "azure-native:subscriptionId"
 ENVIRONMENT_KEY = "azure-native:environment"

@@ -32,6 +32,16 @@ DEFAULT_FAIL_REQUESTS_GREATER_THAN_ONE = True
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 """Put on every GPU pool so only pods that ask for GPUs land there; the operator's DaemonSets tolerate it."""
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+"""`false` on a DRA pool's nodes keeps the GPU Operator's device plugin (and its MPS control daemon) off them: their
+DaemonSets select `"true"` of it (NVIDIA/gpu-operator v26.7.0 assets/state-device-plugin/0500_daemonset.yaml
+L19-20). The operator only fills in a deploy label a node lacks or holds empty: "If a required state label already
+exists on the node with a non-empty value, honor it" (v26.7.0 controllers/state_manager.go L469-485
+`addGPUStateLabels`; v26.3.0 kept any existing value), and the driver manager that pauses operands across a reload of
+the operator's driver keeps `false` as it is (NVIDIA/k8s-driver-manager cmd/driver-manager/main.go @0c04c81
+`maybeSetPaused`, `maybeSetTrue`). So `false` sent in the pool's AKS nodeLabels keeps the device plugin off while
+the operator's driver, toolkit, GFD and DCGM exporter still run there; the guard reads it to tell a deployed pool's
+allocation."""
 POOL_LABEL = "gpushare.io/pool"
 """Marks a node pool as gpushare's: the guard refuses to delete a pool carrying it that the stack no longer lists."""
 SHARING_LABEL = "gpushare.io/sharing"

@@ -23,6 +23,7 @@ from gpushare.kubernetes.tenant_objects import TenantObjects, tenant_objects_by_
 from gpushare.model.stack import StackConfig, pool_subnet
 from gpushare.plan.warnings import plan_warnings
 from gpushare.sharing.autoscaling import stack_pool_tags
+from gpushare.sharing.dra import DraPlan, dra_plan
 from gpushare.sharing.operator_values import OperatorPlan, operator_plan
 from gpushare.sharing.pool_facts import PoolFacts, PoolFactsByName, derive_pool_facts
 from gpushare.showback.deployed_cost import deployed_cost
@@ -68,6 +69,8 @@ class StackPlan:
     """The cost the deployed showback rules carry (`gpushare:metrics.prices`); None without it."""
     showback: ShowbackObjects | None
     """The showback rules, scrape and dashboard; None without `gpushare:metrics`."""
+    dra: DraPlan | None
+    """The DRA driver's release, DeviceClasses and tenants' ResourceClaimTemplates; None without DRA pools."""
     warnings: tuple[str, ...]
     """Every warning about the stack, once, in a stable order."""
 
@@ -96,7 +99,7 @@ def build_plan(stack: StackConfig, guard: GuardReport | None = None) -> StackPla
         tenants=tenants,
         shared_policies=_pairs(shared_pool_policy(stack), exempt_debug_policy(stack)),
         queues=QueuesPlan(kueue_release(stack), tuple(queue_manifests(stack, facts))) if queued else None,
-        showback_cost=cost, showback=showback_objects(stack, cost, facts),
+        showback_cost=cost, showback=showback_objects(stack, cost, facts), dra=dra_plan(stack),
         warnings=tuple(plan_warnings(stack, facts, tags, guard)),
     )
 

@@ -1,5 +1,6 @@
 """Every warning about a stack, gathered once in the order `plan` and `pulumi up` show them: the cluster's, the
-operator's and the pools' tags and autoscaler, the long run, each pool's layout, then tenants, queues and showback."""
+operator's and the pools' tags and autoscaler, the long run, each pool's layout and the DRA pools' alpha pieces, then
+tenants, queues and showback."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from gpushare.sharing.operator_values import operator_warnings
 from gpushare.sharing.pool_facts import PoolFactsByName
 from gpushare.showback.rules import deployment_warnings as showback_warnings
 from gpushare.stackfile.cluster_config import access_warnings, api_server_warnings, node_os_warnings
+from gpushare.stackfile.dra_pools import dra_warnings
 from gpushare.stackfile.kubernetes_version import kubernetes_version_warnings
 
 
@@ -32,5 +34,6 @@ def plan_warnings(stack: StackConfig, facts: PoolFactsByName, tags: Mapping[str,
     capacities = [(pool.pool, pool.capacity) for pool in facts.values()]
     for pool, capacity in capacities:
         warnings += capacity_warnings(pool, capacity, stack)
+    warnings += dra_warnings(stack)
     return [*warnings, *ambiguous_resource_warnings(capacities, stack), *tenant_warnings(stack, facts),
             *pod_security_warnings(stack), *queue_warnings(stack, facts), *showback_warnings(stack)]

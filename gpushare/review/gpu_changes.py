@@ -11,6 +11,9 @@ Capacity follows the values to where they take effect:
 - the device-plugin config a pool's nodes read is the ConfigMap key in their `nvidia.com/device-plugin.config` node
   label (the plugin's config-manager sidecar reads that label; NVIDIA/k8s-device-plugin cmd/config-manager), or the
   pool name when the label is missing; its `sharing` section gives replicas and `renameByDefault` (`.shared`);
+- a pool whose nodes carry `nvidia.com/gpu.deploy.device-plugin: "false"` is a DRA pool (`allocation: dra`): it
+  advertises no extended resource, and its capacity is in devices of its DeviceClass (`capacity.pool_capacity`); a
+  change of allocation on a live pool is flagged (`MOVES`);
 - the MIG strategy is the release's `mig.strategy` (the chart passes it as env MIG_STRATEGY, which beats the file's
   `flags.migStrategy`), else the pool's `gpushare.io/mig-strategy` label, else the file's.
 The count itself is `gpushare.sharing.capacity.pool_capacity`, the function `plan` uses.
@@ -27,9 +30,11 @@ import yaml
 from gpushare.model.catalog import MigProfile, find_vm_size
 from gpushare.model.stack import (
     DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
     MIG_STRATEGY_LABEL,
     POOL_LABEL,
     SHARING_LABEL,
+    Allocation,
     GpuPool,
     MigStrategy,
     Sharing,
@@ -57,6 +62,9 @@ RENAMES = "the GPU resource these nodes advertise is renamed"
 only the new name (the plugin's `renameByDefault` advertises shares as `<resource>.shared` and nothing under the
 plain name; k8s-device-plugin `api/config/v1` `ReplicatedResources`), so every pod, Job template and queue asking
 for the old name stays Pending there."""
+MOVES = "the pool moves between the device plugin and DRA"
+"""AKS relabels the nodes in place, but the running workloads lose the resource they were given: the guard refuses
+it on a deployed pool unless `recreate: true` (`gpushare.azure.guard.in_place.allocation_change`)."""
 RESTARTS_EVERYWHERE = "device plugin restarts on every GPU node (its DaemonSet's pod template changes)"
 DESTRUCTIVE = ("replace", "delete")
 TENANT_TAINT_NOTE = "nodeTaints: tenant taint (see Tenants)"
@@ -277,6 +285,12 @@ def _sharing_from_label(inputs: Mapping) -> Sharing | None:
         return None
 
 
+def side_allocation(inputs: Mapping) -> Allocation:
+    """How the pool's nodes are served: DRA where the operator's device plugin is kept off them."""
+    labels = inputs.get("nodeLabels") if isinstance(inputs.get("nodeLabels"), Mapping) else {}
+    return Allocation.DRA if labels.get(DEVICE_PLUGIN_DEPLOY_LABEL) == "false" else Allocation.DEVICE_PLUGIN
+
+
 def capacity(side: PoolSide) -> Capacity:
     inputs = side.inputs
     if inputs.get("enableAutoScaling") is True:
@@ -296,11 +310,13 @@ def capacity(side: PoolSide) -> Capacity:
     labels = inputs.get("nodeLabels") if isinstance(inputs.get("nodeLabels"), Mapping) else {}
     strategy_name = side.mig_strategy or labels.get(MIG_STRATEGY_LABEL) or flags.get("migStrategy")
     strategy = MigStrategy.MIXED if strategy_name == MigStrategy.MIXED.value else MigStrategy.SINGLE
-    resource = base_resource(GpuPool(side.name, size, mig=mig), strategy)
+    allocation = side_allocation(inputs)
+    resource = base_resource(GpuPool(side.name, size, mig=mig, allocation=allocation), strategy)
     sharing = _sharing_from_config(doc, resource) if doc is not None else _sharing_from_label(inputs)
-    shared = pool_capacity(GpuPool(side.name, size, mig=mig, sharing=sharing), strategy)
-    # Without the config the replicas come from the label, but whether the plugin renames (`.shared`) is unknown.
-    known = doc is not None or sharing is None
+    shared = pool_capacity(GpuPool(side.name, size, mig=mig, sharing=sharing, allocation=allocation), strategy)
+    # Without the config the replicas come from the label, but whether the plugin renames (`.shared`) is unknown;
+    # a DRA pool has no config, and its sharing changes neither its resource nor its count.
+    known = doc is not None or sharing is None or allocation is Allocation.DRA
     return Capacity(shared.resource if known else None, shared.per_node, min_nodes, max_nodes)
 
 
@@ -335,7 +351,13 @@ def pool_change(transition: PoolTransition) -> PoolChange:
             and (before.config != after.config or before.config_key != after.config_key):
         flags.append(RESTARTS)
     before_capacity, after_capacity = capacity(before) if before else None, capacity(after) if after else None
-    if op not in DESTRUCTIVE and before_capacity and after_capacity and before_capacity.resource \
+    moved = (side_allocation(before.inputs), side_allocation(after.inputs)) if before and after else None
+    if op not in DESTRUCTIVE and moved and moved[0] is not moved[1]:
+        flags.append(f"{MOVES}: allocation {moved[0].value} -> {moved[1].value}; AKS relabels the nodes in place, "
+                     f"but the running workloads lose what they were given ({_show_resource(before_capacity)} -> "
+                     f"{_show_resource(after_capacity)}) and must change with it (a guarded change: "
+                     f"docs/dra-pools.md, \"Moving a pool from the device plugin to DRA\")")
+    elif op not in DESTRUCTIVE and before_capacity and after_capacity and before_capacity.resource \
             and after_capacity.resource and before_capacity.resource != after_capacity.resource:
         flags.append(f"{RENAMES}: {before_capacity.resource} -> {after_capacity.resource}; pods and Job templates "
                      f"asking for {before_capacity.resource} stay Pending on this pool until they ask for "

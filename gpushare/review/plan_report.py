@@ -19,9 +19,10 @@ from gpushare.azure.prices import HOW_TO_PRICE
 from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenant_objects import platform_plan, tenant_plan
 from gpushare.kubernetes.tenants import promise_plan, shared_pools
-from gpushare.model.stack import SPOT_MARKET_PRICE, Network, StackConfig, SupportPlan
+from gpushare.model.stack import SPOT_MARKET_PRICE, Allocation, Network, StackConfig, SupportPlan
 from gpushare.plan.stack_plan import StackPlan
 from gpushare.review.cluster_facts import created_cluster_sources, existing_cluster_facts, shown_subnet
+from gpushare.review.dra_report import dra_document, dra_lines
 from gpushare.showback.cost import cost_lines
 from gpushare.review.queue_changes import queue_plan_lines
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
@@ -74,6 +75,8 @@ def pool_row(facts: PoolFacts, stack: StackConfig, deployed: Sequence[DeployedPo
         "maxPods": pool.max_pods,
         "tags": dict(pool.tags),
         "spot": ({"maxPrice": pool.spot.max_price, "eviction": pool.spot.eviction.value} if pool.spot else None),
+        # Added by issue 42, only on a DRA pool (the top-level `dra` key details it).
+        **({"allocation": pool.allocation.value} if pool.allocation is Allocation.DRA else {}),
     }
 
 
@@ -222,6 +225,8 @@ def plan_document(plan: StackPlan, resources: list[dict[str, Any]], warnings: li
         "queues": queue_plan(stack, facts, list(plan.queues.manifests) if plan.queues else []),
         "cost": cost,
         "costUnpriced": unpriced,
+        # Added by issue 42, only with DRA pools, so plans of stacks without them are unchanged.
+        **({"dra": dra} if (dra := dra_document(plan)) else {}),
     }
 
 
@@ -307,6 +312,7 @@ def render_text(document: dict[str, Any]) -> str:
         owner = f"pool {config['pool']}" if config["pool"] else "nodes without a pool label"
         lines.append(f"  {config['key']}  ({owner})")
         lines += [f"    {line}" for line in config["config"].rstrip().splitlines()]
+    lines += dra_lines(document.get("dra"))
     lines += _tenant_lines(document)
     lines += queue_plan_lines(document.get("queues"))
     lines += ["", f"Resources ({len(document['resources'])}):"]

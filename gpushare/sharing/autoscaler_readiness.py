@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
-from gpushare.model.stack import Cluster, GpuPool, MigStrategy, StackConfig
+from gpushare.model.stack import Allocation, Cluster, GpuPool, MigStrategy, StackConfig
 
 AUTOSCALER_RELEASE = "cluster-autoscaler 1.33.5, 1.34.4 and 1.35.1 as AKS runs them"
 UPSTREAM_ISSUE = "kubernetes/autoscaler#8095"
@@ -116,7 +116,10 @@ def cluster_healthy(unready: int, total: int, ok_count: int = OK_TOTAL_UNREADY_C
 def advertises_gpu_resource(pool: GpuPool, mig_strategy: MigStrategy) -> bool:
     """Whether the pool's nodes advertise `nvidia.com/gpu`, which is what the processor looks for: not a MIG pool
     under `mixed` (`nvidia.com/mig-<slice>`) and not a share renamed to `<resource>.shared`. The resource's name
-    itself is `gpushare.sharing.capacity.pool_capacity`'s; a test holds the two to the same answer."""
+    itself is `gpushare.sharing.capacity.pool_capacity`'s; a test holds the two to the same answer. A DRA pool's
+    nodes advertise none at all (the Azure provider exposes no GPU through DRA, above)."""
+    if pool.allocation is Allocation.DRA:
+        return False
     if pool.mig and mig_strategy is MigStrategy.MIXED:
         return False
     return not (pool.sharing and pool.sharing.rename_by_default)
@@ -187,6 +190,8 @@ def other_nodes(cluster: Cluster, existing_other_nodes: int | None = None) -> in
 
 
 def why_unready(pool: GpuPool, mig_strategy: MigStrategy) -> str:
+    if pool.allocation is Allocation.DRA:
+        return "allocation dra publishes its devices in ResourceSlices and advertises no nvidia.com/gpu"
     if pool.mig and mig_strategy is MigStrategy.MIXED:
         return (f"migStrategy mixed advertises its MIG instances as nvidia.com/mig-{pool.vm_size.mig_slice(pool.mig)} "
                 f"only")
@@ -202,8 +207,12 @@ def autoscaler_warnings(stack: StackConfig, existing_other_nodes: int | None = N
         return []
     warnings = []
     for pool in found.pools:
-        fix = ("remove renameByDefault to advertise nvidia.com/gpu" if pool.sharing and pool.sharing.rename_by_default
-               else "use migStrategy single to advertise nvidia.com/gpu")
+        if pool.allocation is Allocation.DRA:
+            fix = "allocation: devicePlugin advertises nvidia.com/gpu"
+        elif pool.sharing and pool.sharing.rename_by_default:
+            fix = "remove renameByDefault to advertise nvidia.com/gpu"
+        else:
+            fix = "use migStrategy single to advertise nvidia.com/gpu"
         if found.autoscaled:
             where = f"the cluster autoscales (pools {', '.join(found.autoscaled)}): {UNREADY_RULE}"
         else:

@@ -73,8 +73,10 @@ def resource_tag_name(resource: str) -> str:
 
 
 def autoscaler_tags(capacity: PoolCapacity) -> dict[str, str]:
-    """gpushare's tags for one GPU pool: what each of its nodes advertises, as the autoscaler's template reads it."""
-    advertised = {capacity.resource: capacity.per_node}
+    """gpushare's tags for one GPU pool: what each of its nodes advertises, as the autoscaler's template reads it. A
+    DRA pool's nodes advertise no extended resource (their devices are in ResourceSlices), so its only tag is
+    `nvidia.com/gpu: 0`, against the SKU's count."""
+    advertised = {} if capacity.dra else {capacity.resource: capacity.per_node}
     if capacity.resource != WHOLE_GPU_RESOURCE:
         # The SKU's count is set first and a tag overrides it: a node advertising a MIG or `.shared` name has no
         # whole `nvidia.com/gpu` to offer.

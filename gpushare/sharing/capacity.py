@@ -3,7 +3,11 @@
 - whole GPUs: `nvidia.com/gpu` x GPUs;
 - MIG, `single` strategy: every MIG instance is advertised as `nvidia.com/gpu`;
 - MIG, `mixed` strategy: `nvidia.com/mig-<slice>` (e.g. `nvidia.com/mig-1g.5gb`);
-- time-slicing / MPS: the count above x replicas, and `<resource>.shared` when `renameByDefault` is on.
+- time-slicing / MPS: the count above x replicas, and `<resource>.shared` when `renameByDefault` is on;
+- a DRA pool (`allocation: dra`): no extended resource at all. Its nodes publish their devices (GPUs, or MIG devices)
+  in ResourceSlices and a pod's claim takes one whole device of the pool's DeviceClass, shared only by the pod's own
+  containers, so its capacity is counted in devices of that class, under the name ResourceQuota counts them by
+  (`<class>.deviceclass.resource.k8s.io/devices`), and sharing does not multiply it.
 """
 
 from __future__ import annotations
@@ -13,10 +17,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from gpushare.model.catalog import MIG_INSTANCES_PER_GPU, MigProfile
-from gpushare.model.stack import GpuPool, MigStrategy, SharingStrategy, StackConfig, dedicated_tenant
+from gpushare.model.stack import Allocation, GpuPool, MigStrategy, SharingStrategy, StackConfig, dedicated_tenant
 
 WHOLE_GPU_RESOURCE = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"
+DEVICE_CLASS_PREFIX = "gpushare-"
+CLAIMS_PER_CLASS_SUFFIX = ".deviceclass.resource.k8s.io/devices"
+"""The quota resource counting the devices claimed of one DeviceClass (k8s.io/api v0.34.4 core/v1/types.go
+`ResourceClaimsPerClass`; kubernetes/kubernetes v1.34.4 pkg/quota/v1/evaluator/core/resource_claims.go
+`V1ResourceByDeviceClass`: the class name, then this)."""
 
 
 @dataclass(frozen=True)
@@ -32,13 +41,26 @@ class PoolCapacity:
     slice: str | None
     usable_share: Fraction
     """Share of each GPU's compute the MIG layout puts to use (1 without MIG)."""
+    dra: bool = False
+    """A DRA pool: `resource` counts the devices claimed of its DeviceClass; its nodes advertise no extended
+    resource."""
 
     def total(self, nodes: int) -> int:
         return self.per_node * nodes
 
 
+def device_class_name(pool: GpuPool) -> str:
+    """The DeviceClass of a DRA pool's devices, one per kind of device (`gpushare.sharing.dra.device_classes`):
+    `gpushare-<gpu>`, or `gpushare-<gpu>-mig-<profile>` on a MIG pool."""
+    suffix = f"-mig-{pool.vm_size.mig_slice(pool.mig)}" if pool.mig else ""
+    return f"{DEVICE_CLASS_PREFIX}{pool.vm_size.gpu.key.lower()}{suffix}"
+
+
 def base_resource(pool: GpuPool, mig_strategy: MigStrategy) -> str:
-    """The resource the device plugin advertises for this pool's devices, before any sharing rename."""
+    """The resource the device plugin advertises for this pool's devices, before any sharing rename; on a DRA pool,
+    the quota resource of its DeviceClass (nothing is advertised)."""
+    if pool.allocation is Allocation.DRA:
+        return device_class_name(pool) + CLAIMS_PER_CLASS_SUFFIX
     if pool.mig and mig_strategy is MigStrategy.MIXED:
         return f"nvidia.com/mig-{pool.vm_size.mig_slice(pool.mig)}"
     return WHOLE_GPU_RESOURCE
@@ -49,7 +71,7 @@ def pool_capacity(pool: GpuPool, mig_strategy: MigStrategy) -> PoolCapacity:
     devices = size.gpus * (pool.mig.instances_per_gpu if pool.mig else 1)
     resource = base = base_resource(pool, mig_strategy)
     per_node = devices
-    if pool.sharing:
+    if pool.sharing and pool.allocation is not Allocation.DRA:
         per_node *= pool.sharing.replicas
         if pool.sharing.rename_by_default:
             resource = base + SHARED_SUFFIX
@@ -61,6 +83,7 @@ def pool_capacity(pool: GpuPool, mig_strategy: MigStrategy) -> PoolCapacity:
         per_node=per_node,
         slice=size.mig_slice(pool.mig) if pool.mig else None,
         usable_share=pool.mig.usable_share if pool.mig else Fraction(1),
+        dra=pool.allocation is Allocation.DRA,
     )
 
 
@@ -69,6 +92,9 @@ def device_unit(pool: GpuPool, capacity: PoolCapacity) -> str:
     share of which GPU (replicas of it), or a whole GPU; the same name (`nvidia.com/gpu`) can be any of them."""
     gpu = pool.vm_size.gpu.display_name.removeprefix("NVIDIA ")
     kind = f"MIG {capacity.slice} slice of {gpu}" if capacity.slice else f"{gpu} GPU"
+    if pool.allocation is Allocation.DRA:
+        shared = (f", its pod's containers sharing it by {pool.sharing.strategy.value}" if pool.sharing else "")
+        return f"{kind if capacity.slice else f'whole {kind}'} claimed through DRA{shared}"
     if pool.sharing:
         return f"1/{pool.sharing.replicas} of {kind} ({pool.sharing.strategy.value}, {pool.sharing.replicas} replicas)"
     return kind if capacity.slice else f"whole {kind}"
@@ -91,7 +117,10 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig)
             f"MIG1g all of its compute but {one_g} x {gpu.mig_memory_gb(MigProfile.MIG1G)} = "
             f"{one_g * gpu.mig_memory_gb(MigProfile.MIG1G)} of its {gpu.memory_gb} GB of memory"
         )
-    if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING:
+    # A DRA pool's sharing is among one pod's containers, in the driver's own daemons: `dra_warnings` says what is
+    # alpha there, and these device-plugin facts do not apply.
+    plugin_sharing = pool.sharing if not capacity.dra else None
+    if plugin_sharing and plugin_sharing.strategy is SharingStrategy.TIME_SLICING:
         owner = dedicated_tenant(stack, pool.name)
         device = "MIG slice" if pool.mig else "GPU"
         if pool.mig:
@@ -104,7 +133,7 @@ def capacity_warnings(pool: GpuPool, capacity: PoolCapacity, stack: StackConfig)
             f"pool {pool.name}: time-slicing gives {pool.sharing.replicas} pods per {device} with no memory or fault "
             f"isolation between them{advice}"
         )
-    if pool.sharing and pool.sharing.strategy is SharingStrategy.MPS:
+    if plugin_sharing and plugin_sharing.strategy is SharingStrategy.MPS:
         # nvidia-cuda-mps-control(1): the control daemon (one per node and resource, the device plugin's
         # mps-control-daemon) runs one MPS server at a time, as the UID of the client that started it; a client of
         # another UID is queued until that server's clients are all done. The GPUs are in EXCLUSIVE_PROCESS mode

@@ -19,7 +19,7 @@ import yaml
 
 from gpushare.errors import ConfigError, ConfigProblem
 from gpushare.model.catalog import MPS_MAX_CLIENTS_LEGACY
-from gpushare.model.stack import GpuPool, MigStrategy, SharingStrategy, StackConfig
+from gpushare.model.stack import Allocation, GpuPool, MigStrategy, SharingStrategy, StackConfig
 from gpushare.sharing.capacity import WHOLE_GPU_RESOURCE, base_resource
 
 DEVICE_PLUGIN_VERSION = "v0.20.0"
@@ -342,11 +342,14 @@ def config_key(pool_name: str, text: str) -> str:
 
 
 def pool_plugin_configs(stack: StackConfig) -> Mapping[str, PluginConfig]:
-    """Each pool's config by pool name: its key is what the pool's nodes' `nvidia.com/device-plugin.config` label
-    says (`gpushare.sharing.pool_facts` holds it)."""
+    """Each device-plugin pool's config by pool name: its key is what the pool's nodes' `nvidia.com/device-plugin.
+    config` label says (`gpushare.sharing.pool_facts` holds it). A DRA pool has none: the device plugin is kept off
+    its nodes, and its sharing is in its claims' opaque config (`gpushare.sharing.dra`)."""
     strategy = stack.operator.mig_strategy
     configs = {}
     for pool in stack.pools:
+        if pool.allocation is Allocation.DRA:
+            continue
         text = render_config(config_document(pool, strategy))
         configs[pool.name] = PluginConfig(key=config_key(pool.name, text), pool=pool.name, text=text)
     return MappingProxyType(configs)
@@ -354,8 +357,8 @@ def pool_plugin_configs(stack: StackConfig) -> Mapping[str, PluginConfig]:
 
 def plugin_configs(stack: StackConfig, by_pool: Mapping[str, PluginConfig] | None = None
                    ) -> tuple[PluginConfig, ...]:
-    """The default config, then each pool's (`by_pool`, as its facts hold it; rendered here when not given) in stack
-    order, each checked by `validate_config` as rendered.
+    """The default config, then each device-plugin pool's (`by_pool`, as its facts hold it; rendered here when not
+    given) in stack order, each checked by `validate_config` as rendered. DRA pools have no entry.
 
     Raises ConfigError naming the pool when a pool's config would be wrong: stack validation should have caught it,
     and deploying it would leave the pool's GPUs unshared or its device plugin crashing.
@@ -364,7 +367,8 @@ def plugin_configs(stack: StackConfig, by_pool: Mapping[str, PluginConfig] | Non
     default = PluginConfig(key=DEFAULT_CONFIG_KEY, pool=None, text=render_config(config_document(None, strategy)))
     by_pool = pool_plugin_configs(stack) if by_pool is None else by_pool
     targets: list[tuple[GpuPool | None, str, PluginConfig]] = [(None, "gpushare:operator", default)]
-    targets += [(pool, f"gpushare:pools[{i}]", by_pool[pool.name]) for i, pool in enumerate(stack.pools)]
+    targets += [(pool, f"gpushare:pools[{i}]", by_pool[pool.name]) for i, pool in enumerate(stack.pools)
+                if pool.allocation is not Allocation.DRA]
     configs, problems = [], []
     for pool, where, config in targets:
         problems += [

@@ -1,13 +1,14 @@
 """What a stack's DRA pools need from NVIDIA's DRA driver (sigs.k8s.io/dra-driver-nvidia-gpu v0.5.0), rendered from the
 stack alone: DeviceClasses selecting each pool's kind of device, the opaque sharing config a claim carries, the
-driver feature gates, one ResourceClaimTemplate per tenant and pool, the driver chart's values, and the node label
-that keeps the GPU Operator's device plugin off DRA nodes.
+driver feature gates, one ResourceClaimTemplate per tenant and pool, and the driver chart's values (the node label
+that keeps the GPU Operator's device plugin off DRA nodes is `node_labels.allocation_labels`).
 
 Sources, all at the driver's v0.5.0 module (Go module proxy) unless named otherwise: `deployments/helm/
 dra-driver-nvidia-gpu/values.yaml` and `templates/`, `api/nvidia.com/resource/v1beta1/`, `pkg/featuregates/
 featuregates.go`, `cmd/gpu-kubelet-plugin/` (deviceinfo.go, mig.go: the attributes its ResourceSlices publish).
 `tests/sharing/test_dra.py` runs every rendered config and selector through the driver's own checks and the DRA CEL
-compiler (`tools/dracheck`). Not deployed yet (docs/dra-pools.md).
+compiler (`tools/dracheck`). `gpushare.plan.stack_plan.dra_plan` gathers them, `components/dra_driver.py` deploys them
+(docs/dra-pools.md).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from gpushare.model.catalog import GpuModel
 from gpushare.model.stack import (
+    DEVICE_PLUGIN_DEPLOY_LABEL,
     POOL_LABEL,
     Allocation,
     DriverOwner,
@@ -26,6 +28,7 @@ from gpushare.model.stack import (
     StackConfig,
     pool_node_taints,
 )
+from gpushare.sharing.capacity import device_class_name
 from gpushare.sharing.operator_values import toleration
 
 DRIVER_NAME = "gpu.nvidia.com"
@@ -37,15 +40,6 @@ RESOURCE_API_VERSION = "resource.k8s.io/v1"
 CHART_NAME = "dra-driver-nvidia-gpu"
 CHART_VERSION = "0.5.0"
 """deployments/helm/dra-driver-nvidia-gpu/Chart.yaml `version` (strict SemVer, no `v`)."""
-DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
-"""The GPU Operator's device plugin (and its MPS control daemon) DaemonSet selects `"true"` of this node label
-(NVIDIA/gpu-operator v26.7.0 assets/state-device-plugin/0500_daemonset.yaml L19-20). The operator only fills in a
-deploy label a node lacks or holds empty: "If a required state label already exists on the node with a non-empty
-value, honor it" (v26.7.0 controllers/state_manager.go L469-485 `addGPUStateLabels`; v26.3.0 kept any existing
-value), and the driver manager that pauses operands across a reload of the operator's driver keeps `false` as it is
-(NVIDIA/k8s-driver-manager cmd/driver-manager/main.go @0c04c81 `maybeSetPaused`, `maybeSetTrue`). So `false` sent in
-the pool's AKS nodeLabels keeps the device plugin off the pool's nodes while the operator's driver, toolkit, GFD and
-DCGM exporter still run there."""
 OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 HOST_DRIVER_ROOT = "/"
 """`nvidiaDriverRoot` (values.yaml L19-23): "/run/nvidia/driver" when "the NVIDIA GPU driver is managed using the
@@ -66,16 +60,13 @@ class DeviceKind:
     model: GpuModel
     mig_slice: str | None
     """The MIG profile name the driver publishes as `profile` (`3g.40gb`), None for whole GPUs."""
+    class_name: str
+    """Its DeviceClass (`capacity.device_class_name`)."""
 
     @property
     def device_type(self) -> str:
         """The driver's `type` attribute: "gpu" or "mig" (deviceinfo.go L170-172, mig.go L141-143)."""
         return "mig" if self.mig_slice else "gpu"
-
-    @property
-    def class_name(self) -> str:
-        suffix = f"-mig-{self.mig_slice}" if self.mig_slice else ""
-        return f"gpushare-{self.model.key.lower()}{suffix}"
 
     @property
     def selector(self) -> str:
@@ -103,7 +94,8 @@ def dra_pools(stack: StackConfig) -> tuple[GpuPool, ...]:
 
 def device_kind(pool: GpuPool) -> DeviceKind:
     """What AKS's static MIG layout (`gpuInstanceProfile`) leaves on the pool's GPUs, as the driver publishes it."""
-    return DeviceKind(pool.vm_size.gpu, pool.vm_size.mig_slice(pool.mig) if pool.mig else None)
+    return DeviceKind(pool.vm_size.gpu, pool.vm_size.mig_slice(pool.mig) if pool.mig else None,
+                      device_class_name(pool))
 
 
 def device_classes(stack: StackConfig) -> list[dict[str, Any]]:
@@ -172,11 +164,6 @@ def claim_templates(stack: StackConfig) -> list[dict[str, Any]]:
             if name in dra]
 
 
-def dra_node_labels(pool: GpuPool) -> dict[str, str]:
-    """The node label a DRA pool adds to its AKS nodeLabels (`DEVICE_PLUGIN_DEPLOY_LABEL`); none on other pools."""
-    return {DEVICE_PLUGIN_DEPLOY_LABEL: "false"} if pool.allocation is Allocation.DRA else {}
-
-
 def chart_values(stack: StackConfig) -> dict[str, Any]:
     """The DRA driver chart's values for the stack's DRA pools (deployments/helm/dra-driver-nvidia-gpu/values.yaml):
     - `nvidiaDriverRoot`: who installs the driver (`OPERATOR_DRIVER_ROOT`, `HOST_DRIVER_ROOT`);
@@ -205,3 +192,68 @@ def chart_values(stack: StackConfig) -> dict[str, Any]:
             "tolerations": [toleration(taint) for taint in taints],
         },
     }
+
+
+CHART_REPOSITORY = "oci://registry.k8s.io/dra-driver-nvidia/charts"
+"""Where the project publishes its chart: `hack/build-and-publish-chart.sh` pushes it to `oci://${IMG_PREFIX}/charts`
+and `tests/bats/Makefile` L23 installs a released one from `oci://registry.k8s.io/dra-driver-nvidia/charts/
+dra-driver-nvidia-gpu` (its images are at `registry.k8s.io/dra-driver-nvidia`, values.yaml L62)."""
+RELEASE_NAME = NAMESPACE = "dra-driver-nvidia-gpu"
+"""The release and namespace the driver's own install scripts use (demo/clusters/kind/install-dra-driver-gpu.sh
+L26: `helm upgrade -i --create-namespace --namespace dra-driver-nvidia-gpu dra-driver-nvidia-gpu`)."""
+
+
+@dataclass(frozen=True)
+class DraRelease:
+    """The DRA driver's Helm release, pinned."""
+
+    chart: str
+    version: str
+    namespace: str
+    name: str
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DraPool:
+    """One DRA pool as the plan shows it: its kind of device, the opaque config its claims carry, and each tenant's
+    template on it (tenant -> template name, in the tenant's namespace)."""
+
+    kind: DeviceKind
+    config: dict[str, Any]
+    templates: dict[str, str]
+
+
+@dataclass(frozen=True)
+class DraPlan:
+    """What a stack's DRA pools need in the cluster: the driver's release, gpushare's DeviceClasses, each tenant's
+    ResourceClaimTemplates (by tenant name, in stack order), and each DRA pool by name."""
+
+    release: DraRelease
+    device_classes: tuple[dict[str, Any], ...]
+    claim_templates: dict[str, tuple[dict[str, Any], ...]]
+    pools: dict[str, DraPool]
+
+
+CHART_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
+"""The DeviceClasses the chart installs itself whenever `resources.gpus.enabled` (templates/deviceclass-gpu.yaml,
+deviceclass-mig.yaml): every GPU, and every MIG device, of the driver on any node, and `gpu.nvidia.com` maps the
+extended resource `nvidia.com/gpu` onto DRA (`extendedResourceName`, under resource.k8s.io/v1)."""
+
+
+def dra_plan(stack: StackConfig) -> DraPlan | None:
+    """The DRA part of a stack's plan; None without DRA pools."""
+    pools = dra_pools(stack)
+    if not pools:
+        return None
+    templates: dict[str, list[dict[str, Any]]] = {}
+    for template in claim_templates(stack):
+        templates.setdefault(template["metadata"]["namespace"], []).append(template)
+    release = DraRelease(chart=f"{CHART_REPOSITORY}/{CHART_NAME}", version=CHART_VERSION, namespace=NAMESPACE,
+                         name=RELEASE_NAME, values=chart_values(stack))
+    by_pool = {pool.name: DraPool(
+        kind=device_kind(pool), config=opaque_config(pool),
+        templates={tenant: template["metadata"]["name"] for tenant, found in templates.items() for template in found
+                   if template["metadata"]["labels"][POOL_LABEL] == pool.name}) for pool in pools}
+    return DraPlan(release=release, device_classes=tuple(device_classes(stack)),
+                   claim_templates={tenant: tuple(found) for tenant, found in templates.items()}, pools=by_pool)

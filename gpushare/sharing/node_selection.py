@@ -2,10 +2,11 @@
 node affinity against the node's labels. Used to tell whether another device plugin, or gpushare's GPU Operator, would
 run on a node it should not.
 
-The rules are the scheduler's (Kubernetes v1.34 `k8s.io/api/core/v1` `Toleration.ToleratesTaint` and
+The rules are the scheduler's (Kubernetes v1.36 `k8s.io/api/core/v1` `Toleration.ToleratesTaint` and
 `k8s.io/component-helpers/scheduling/corev1/nodeaffinity`): a toleration with an empty key and `Exists` tolerates every
 taint; otherwise the keys must match, `Exists` ignores the value, `Equal` (the default operator) needs it equal, and an
-empty effect matches every effect. Only NoSchedule and NoExecute taints keep a pod off a node (PreferNoSchedule is a
+empty effect matches every effect; `Lt` and `Gt` tolerate nothing (their TaintTolerationComparisonOperators gate is
+alpha and off in 1.36, as on AKS). Only NoSchedule and NoExecute taints keep a pod off a node (PreferNoSchedule is a
 preference). A node selector needs every pair; required node affinity needs one term whose every expression holds
 (`In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`); `matchFields` are not modelled and count as matching.
 """

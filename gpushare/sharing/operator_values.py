@@ -458,7 +458,7 @@ def operator_plan(stack: StackConfig, facts: PoolFactsByName | None = None) -> O
     """Everything the GPU Operator release needs, for a stack `gpushare.stackfile.config` validated, from its pools'
     facts (`gpushare.plan` passes the ones it derived)."""
     facts = given_or_derived(stack, facts)
-    configs = plugin_configs(stack, {name: pool.device_config for name, pool in facts.items()})
+    configs = plugin_configs(stack, {name: pool.device_config for name, pool in facts.items() if pool.device_config})
     data = config_map_data(configs)
     data_hash = config_hash(data)
     own_values = gpushare_values(stack, facts)

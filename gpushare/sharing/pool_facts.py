@@ -23,8 +23,9 @@ class PoolFacts:
     pool: GpuPool
     capacity: PoolCapacity
     """The resource its nodes advertise and how many per node (`gpushare.sharing.capacity`)."""
-    device_config: PluginConfig
-    """Its device-plugin config (the ConfigMap entry), as rendered; `plugin_configs` validates it."""
+    device_config: PluginConfig | None
+    """Its device-plugin config (the ConfigMap entry), as rendered; `plugin_configs` validates it. None on a DRA
+    pool: the device plugin is kept off its nodes (`node_labels.allocation_labels`)."""
     node_labels: Mapping[str, str]
     """The labels gpushare sends, which AKS puts on its nodes (`gpushare.sharing.node_labels`), the config key among
     them."""
@@ -45,9 +46,9 @@ class PoolFacts:
         return {**self.node_labels, **self.aks_labels}
 
     @property
-    def config_key(self) -> str:
-        """The ConfigMap key its nodes' `nvidia.com/device-plugin.config` label names."""
-        return self.device_config.key
+    def config_key(self) -> str | None:
+        """The ConfigMap key its nodes' `nvidia.com/device-plugin.config` label names; None on a DRA pool."""
+        return self.device_config.key if self.device_config else None
 
 
 PoolFactsByName = Mapping[str, PoolFacts]
@@ -59,13 +60,13 @@ def derive_pool_facts(stack: StackConfig) -> PoolFactsByName:
     configs = pool_plugin_configs(stack)
     facts = {}
     for pool in stack.pools:
-        config = configs[pool.name]
+        config = configs.get(pool.name)
         taints = pool_node_taints(stack, pool)
         facts[pool.name] = PoolFacts(
             pool=pool,
             capacity=pool_capacity(pool, strategy),
             device_config=config,
-            node_labels=MappingProxyType(node_labels(pool, strategy, config.key)),
+            node_labels=MappingProxyType(node_labels(pool, strategy, config.key if config else None)),
             aks_labels=MappingProxyType(aks_set_labels(pool)),
             node_taints=taints,
             tolerated_taints=taints,

@@ -35,6 +35,7 @@ from gpushare.kubernetes.queues import Borrowable, borrowable, flavor_quotas
 from gpushare.model.stack import (
     SPOT_MARKET_PRICE,
     SYSTEM_POOL_NAME,
+    Allocation,
     GpuPool,
     SharingStrategy,
     StackConfig,
@@ -100,7 +101,12 @@ def needs_cluster_fee(stack: StackConfig) -> bool:
 
 
 def isolation(pool: GpuPool) -> str:
-    """What one advertised device of this pool isolates, as docs/sharing-modes.md's table says."""
+    """What one advertised device of this pool isolates, as docs/sharing-modes.md's table says; on a DRA pool, what
+    one claimed device (MIG slice or GPU, one pod's own) isolates."""
+    if pool.allocation is Allocation.DRA:
+        device = "MIG slice" if pool.mig else "whole GPU"
+        shared = f", its containers sharing it by {pool.sharing.strategy.value}" if pool.sharing else ""
+        return f"{device} claimed through DRA: one pod's own{shared}"
     if pool.sharing and pool.sharing.strategy is SharingStrategy.TIME_SLICING and pool.mig:
         # Time-slicing shares one MIG instance among pods; the instance itself keeps its own memory, cache and SMs.
         return ("time-sliced MIG slice: no memory or fault isolation between the pods sharing a slice; each slice "

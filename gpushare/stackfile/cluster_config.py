@@ -207,8 +207,9 @@ def parse_cluster(c: Checker, value: Any) -> Cluster | None:
 
 def _kubernetes_version(c: Checker, value: Any, path: str) -> str | None:
     if isinstance(value, float):
+        newest = ".".join(map(str, catalog.NEWEST_AKS_KUBERNETES_MINOR))  # a minor every tier may pin
         c.add(path, f"YAML reads an unquoted version as a number (here {value}); quote it as written, e.g. "
-                    f"kubernetesVersion: \"1.33\"")
+                    f"kubernetesVersion: \"{newest}\"")
         return None
     return c.check(CLUSTER["kubernetesVersion"], value, path)
 

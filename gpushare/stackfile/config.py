@@ -33,6 +33,7 @@ from gpushare.stackfile.cluster_config import CLUSTER_FIELD, CLUSTER_KEYS, parse
 from gpushare.stackfile.declarations import Section
 from gpushare.stackfile.dra_pools import dra_problems
 from gpushare.stackfile.files import StackFile, read_stack_file, stack_name_for
+from gpushare.stackfile.fleet_membership import FLEET, with_fleet_tenants
 from gpushare.stackfile.metrics_config import METRICS_FIELD, parse_metrics
 from gpushare.stackfile.network_config import check_pool_subnets
 from gpushare.stackfile.operator_config import OPERATOR_FIELD, OPERATOR_KEYS, parse_operator
@@ -56,7 +57,7 @@ from gpushare.stackfile.stack_settings import (
 from gpushare.stackfile.tenant_config import TENANT_KEYS, TENANTS_FIELD, parse_tenants
 
 CONFIG = Section((LOCATION, SUBSCRIPTION, ENVIRONMENT, CLUSTER_FIELD, OPERATOR_FIELD, POOLS_FIELD, GUARD, PREFLIGHT,
-                  TENANTS_FIELD, PLATFORM_FIELD, QUEUES_FIELD, METRICS_FIELD), closed=False)
+                  TENANTS_FIELD, PLATFORM_FIELD, QUEUES_FIELD, METRICS_FIELD, FLEET), closed=False)
 """A stack file's `config:`: the keys gpushare reads. Other providers' keys (`<namespace>:<key>`) are left alone;
 a `gpushare:` key not declared here is refused."""
 GPUSHARE_KEYS = tuple(key for key in CONFIG.keys if key.startswith(f"{NS}:"))
@@ -68,8 +69,10 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
 
     `file_problems` are those already found in the stack file around `config:`, reported together with these.
     """
+    raw, fleet_problems = with_fleet_tenants(raw, source, stack)
     c = Checker()
     c.problems.extend(file_problems)
+    c.problems.extend(fleet_problems)
     secret_keys = set()
     for key, value in raw.items():
         if ":" not in key:

@@ -72,7 +72,7 @@ def dra_problems(stack: StackConfig) -> list[ConfigProblem]:
 
 
 def dra_warnings(stack: StackConfig) -> list[str]:
-    """What a DRA pool runs that its driver marks alpha or unsupported, and that gpushare does not deploy it yet."""
+    """What a DRA pool runs that its driver marks alpha or unsupported (`gpushare.plan.warnings` shows it once)."""
     warnings = []
     for pool in stack.pools:
         if pool.allocation is not Allocation.DRA:
@@ -84,7 +84,6 @@ def dra_warnings(stack: StackConfig) -> list[str]:
         elif pool.sharing:
             alpha.append("time-slicing settings are behind the alpha feature gate TimeSlicingSettings")
         warnings.append(f"{stack.source}: pool {pool.name}: allocation dra: in NVIDIA's DRA driver "
-                        f"{DRA_DRIVER_VERSION} {'; '.join(alpha)} (pkg/featuregates/featuregates.go). gpushare "
-                        f"validates and renders DRA pools (docs/dra-pools.md) but does not deploy them yet: this "
-                        f"pool is still served by the device plugin")
+                        f"{DRA_DRIVER_VERSION} {'; '.join(alpha)} (pkg/featuregates/featuregates.go); its pods "
+                        f"name a ResourceClaim (docs/dra-pools.md), not nvidia.com/gpu")
     return warnings

@@ -249,3 +249,9 @@ def read_stack_file(path: Path) -> StackFile:
                       "        gpushare:cluster: {name: my-cluster}\n        gpushare:pools: [...]"))
         raise ConfigError(source, problems)
     return StackFile(path=path, config={str(k): v for k, v in document["config"].items()}, problems=tuple(problems))
+
+
+def load_yaml(text: str) -> Any:
+    """YAML text read as a stack file is (duplicate keys, tags and bombs refused): for files beside the stacks, such
+    as a fleet file (`gpushare.stackfile.fleet_config`). Raises yaml.YAMLError or StackFileShapeError."""
+    return _load(text)

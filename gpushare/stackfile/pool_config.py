@@ -157,8 +157,8 @@ POOL = Section((
                           "serving); fixed at creation.", default_text="regular priority", section=SPOT,
           empty_is_default=False),
     Field("allocation", STRING, "How pods get the pool's GPUs: devicePlugin (extended resources such as "
-                                "nvidia.com/gpu) or dra (ResourceClaims through NVIDIA's DRA driver; alpha sharing, "
-                                "not deployed yet: docs/dra-pools.md).",
+                                "nvidia.com/gpu) or dra (ResourceClaims through NVIDIA's DRA driver, which gpushare "
+                                "deploys; alpha sharing: docs/dra-pools.md).",
           enum=Allocation),
 ), model=GpuPool)
 MAX_GPU_POOLS = 99

@@ -13,6 +13,7 @@ from gpushare.model import catalog
 from gpushare.model.stack import (
     AUTOSCALER_TAG_PREFIXES,
     DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
     GPU_TAINT,
     SPOT_MARKET_PRICE,
     OsDisk,
@@ -103,7 +104,7 @@ def parse_labels(c: Checker, value: Any, path: str) -> tuple[tuple[str, str], ..
             c.add(where, f"{show(key)} is not {_KEY_RULE}")
             continue
         prefix = key.rpartition("/")[0]
-        if why := _reserved_key(key, (DEVICE_PLUGIN_CONFIG_LABEL,)):
+        if why := _reserved_key(key, (DEVICE_PLUGIN_CONFIG_LABEL, DEVICE_PLUGIN_DEPLOY_LABEL)):
             c.add(where, f"{key!r} is not yours to set: {why}; use a key of your own, "
                          f"e.g. example.com/{key.rpartition('/')[2]}")
             continue

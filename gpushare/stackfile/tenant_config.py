@@ -6,12 +6,15 @@ from typing import Any
 
 from gpushare.model.keys import CLUSTER_KEY, POOLS_KEY, TENANTS_KEY
 from gpushare.model.stack import (
+    Allocation,
     Cluster,
     GpuPool,
     Operator,
     Tenant,
 )
 from gpushare.sharing.capacity import device_unit, pool_capacity
+from gpushare.sharing.dra import device_kind
+from gpushare.sharing.dra_quota import DEVICE_CLASS_QUOTA_SUFFIX, is_device_class
 from gpushare.stackfile.checks import (
     GUID_RE,
     Checker,
@@ -49,7 +52,9 @@ TENANT = Section((
           items=Field("pool", STRING, "A pool's name.", examples=("a100mig",))),
     Field("quota", OBJECT, "Advertised resource (as plan shows it, e.g. nvidia.com/mig-1g.12gb, without requests.) "
                            "-> the most units requested at once (a ResourceQuota); a resource one of its pools "
-                           "advertises. `pools` states the tenant's share per pool instead or as well.",
+                           "advertises, or for a pool with allocation dra its DeviceClass (e.g. "
+                           "gpushare-t4-16gb) -> the most devices its claims ask for at once. `pools` states the "
+                           "tenant's share per pool instead or as well.",
           default_text="no limit", section=QUOTA, values=QUOTA_UNITS),
     Field("groups", ARRAY, "Entra ID group object IDs given the edit ClusterRole in the namespace.",
           unique=True, items=Field("group", STRING, "An Entra ID group's object ID (a GUID).", pattern=GUID_RE,
@@ -86,9 +91,16 @@ def _parse_tenant_quota(c: Checker, value: Any, path: str,
             c.add(key_path, f"write the resource name only, got {resource!r}; write "
                             f"{resource.split('.', 1)[1]!r} (gpushare adds the quota's requests. prefix)")
             continue
+        if resource.endswith(DEVICE_CLASS_QUOTA_SUFFIX):
+            c.add(key_path, f"write the DeviceClass name only, got {resource!r}; write "
+                            f"{resource.removesuffix(DEVICE_CLASS_QUOTA_SUFFIX)!r} (gpushare adds the quota's "
+                            f"{DEVICE_CLASS_QUOTA_SUFFIX} suffix)")
+            continue
         if advertised and resource not in advertised:
+            dra_note = (" (a pool with allocation dra: its DeviceClass, counted in devices)"
+                        if any(is_device_class(name) for name in advertised) else "")
             c.add(key_path, f"none of this tenant's pools advertises {resource}"
-                            f"{did_you_mean(resource, list(advertised))}; they advertise: {offered}")
+                            f"{did_you_mean(resource, list(advertised))}; they advertise{dra_note}: {offered}")
             continue
         if c.check(QUOTA_UNITS, units, key_path) is not None:
             quota.append((resource, units))
@@ -167,8 +179,12 @@ def _parse_tenant(c: Checker, value: Any, path: str, pool_names: list[str],
         for pool_name in tenant_pools:
             pool = by_name[pool_name]
             capacity = pool_capacity(pool, operator.mig_strategy)
-            advertised.setdefault(capacity.resource, []).append(pool_name)
-            at_max[capacity.resource] = at_max.get(capacity.resource, 0) + capacity.total(pool.max_nodes)
+            # A DRA pool's pods claim devices of its DeviceClass: its quota counts them per class.
+            resource, units = ((device_kind(pool).class_name, capacity.devices_per_node * pool.max_nodes)
+                               if pool.allocation is Allocation.DRA else
+                               (capacity.resource, capacity.total(pool.max_nodes)))
+            advertised.setdefault(resource, []).append(pool_name)
+            at_max[resource] = at_max.get(resource, 0) + units
             per_pool[pool_name] = (capacity.total(pool.max_nodes), capacity.resource,
                                    f"each a {device_unit(pool, capacity)}; {capacity.per_node} per node x "
                                    f"{pool.max_nodes} node(s) at its max")

@@ -1,4 +1,4 @@
-"""A real Kubernetes 1.34 control plane on loopback for the tests: etcd, kube-apiserver, kube-controller-manager and
+"""A real Kubernetes 1.36 control plane on loopback for the tests: etcd, kube-apiserver, kube-controller-manager and
 kube-scheduler, built by `tools/controlplane/build` (cached outside the clone) and run as processes in a temporary
 folder, on ports chosen at run time. No kubelet and no container runtime: Nodes are API objects (`register_nodes`),
 so a pod the scheduler binds stays Pending on its node, and `spec.nodeName` is the scheduler's real placement.

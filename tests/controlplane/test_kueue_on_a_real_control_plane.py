@@ -1,5 +1,5 @@
 """Borrowing and reclaim shown against Kueue itself: Kueue v0.19.2's own manager (tests/controlplane/kueue.py) on a real
-Kubernetes 1.34 control plane, with the objects gpushare compiles for two tenants that share one time-sliced pool
+Kubernetes 1.36 control plane, with the objects gpushare compiles for two tenants that share one time-sliced pool
 and each own a dedicated one. The real job controller creates the pods of the Jobs Kueue unsuspends and the real
 scheduler places them on the fake Nodes.
 

@@ -1,4 +1,4 @@
-"""gpushare's Kueue objects on a real Kubernetes 1.34 API server (`tests/controlplane/controlplane.py`): Kueue v0.19.2's
+"""gpushare's Kueue objects on a real Kubernetes 1.36 API server (`tests/controlplane/controlplane.py`): Kueue v0.19.2's
 CRDs, built from their schemas in `../shared/data/kueue-v0.19.2-crd-schemas.json`, are installed, and the API server
 itself, with its structural-schema pruning and its CEL engine for the CRDs' `x-kubernetes-validations`, accepts every
 object of tests/kubernetes/test_queues.py's three-tenant stack as the admin and keeps every field; the same objects

@@ -1,4 +1,4 @@
-"""The showback objects the program deploys for the Prometheus Operator, on a real Kubernetes 1.34 API server
+"""The showback objects the program deploys for the Prometheus Operator, on a real Kubernetes 1.36 API server
 (`tests/controlplane/controlplane.py`) with the Prometheus Operator's own CRDs installed: the PrometheusRule
 (`gpushare rules --format prometheusrule`) and the dcgm-exporter PodMonitor are accepted with every field kept (the
 API server prunes what a structural schema does not declare), and a PodMonitor broken the way the schema forbids is

@@ -1,4 +1,4 @@
-"""The tenants' objects on a real Kubernetes 1.34 control plane (`tests/controlplane/controlplane.py`): the API server
+"""The tenants' objects on a real Kubernetes 1.36 control plane (`tests/controlplane/controlplane.py`): the API server
 accepts them and compiles the policies; tenants acting as themselves (a user in the tenant's Entra group, which its
 RoleBinding gives `edit`) get their plan's pods admitted, created by the ReplicaSet controller and bound by the
 scheduler to their own pools' nodes only; the attacks tests/kubernetes/admission/test_tenant_admission.py judges

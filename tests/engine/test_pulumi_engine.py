@@ -1,6 +1,6 @@
 """gpushare's Kubernetes half through the real Pulumi engine: the CLI and pulumi-resource-kubernetes built from
 source (tools/pulumi/build), a local file backend with a passphrase secrets provider, against a real Kubernetes
-1.34 API server (tests/controlplane/controlplane.py). The program (tests/engine/program.py) composes
+1.36 API server (tests/controlplane/controlplane.py). The program (tests/engine/program.py) composes
 `gpushare.components` as a library user does.
 
 One stack lives through the whole module (`history`, run once): `up` of the first config with the provider's

@@ -1,6 +1,7 @@
 """Admission judged by the API server's own ValidatingAdmissionPolicy plugin: `tools/vapcheck`, a Go program running
-k8s.io/apiserver's plugin (v0.34, Kubernetes 1.34) over fake clients, built once and cached outside the clone
-(`tools/vapcheck/build`).
+k8s.io/apiserver's plugin over fake clients, built once per Kubernetes minor and cached outside the clone
+(`tools/vapcheck/build`). `KUBERNETES_MINORS`: the newest minor the project targets (tools/vapcheck/go.mod, the
+control-plane tier's) and the oldest a stack may pin (tools/vapcheck/go.<minor>.mod), one source built at each.
 
 `PluginCluster(manifests).admit(...)` answers with a `Decision`. The plugin builds the CEL `request`,
 `namespaceObject`, `object` and `oldObject` itself, through the API server's code:
@@ -40,10 +41,26 @@ from tests import go_tools
 
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "tools" / "vapcheck" / "build"
+VAPCHECK = ROOT / "tools" / "vapcheck"
+BUILD = VAPCHECK / "build"
 DEFAULT_USER = {"username": "alice@example.com", "groups": ["system:authenticated"]}
 
 _build_lock = threading.Lock()
+
+
+def kubernetes_minor(go_mod: Path) -> str:
+    """The Kubernetes minor a vapcheck go.mod builds: k8s.io/apiserver v0.<n>.<patch> is released with 1.<n>."""
+    found = re.search(r"^\s*k8s\.io/apiserver v0\.(\d+)\.", go_mod.read_text(), re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"{go_mod.relative_to(ROOT)} requires no k8s.io/apiserver")
+    return f"1.{found[1]}"
+
+
+NEWEST_KUBERNETES = kubernetes_minor(VAPCHECK / "go.mod")
+"""The minor `plugin_cluster` judges on unless told otherwise."""
+KUBERNETES_MINORS = (NEWEST_KUBERNETES, *sorted((kubernetes_minor(p) for p in VAPCHECK.glob("go.1.*.mod")),
+                                                  key=lambda minor: int(minor.split(".")[1])))
+"""Every minor vapcheck builds: the newest first, then the older ones (`build --kubernetes <minor>`)."""
 
 
 @dataclass
@@ -86,21 +103,24 @@ def unavailable_reason() -> str | None:
 
 
 @cache
-def _built() -> Path:
-    path = go_tools.built(BUILD, timeout=1800)
+def _built(kubernetes: str) -> Path:
+    path = go_tools.built(BUILD, timeout=1800, args=("--kubernetes", kubernetes))
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise RuntimeError(f"{BUILD.relative_to(ROOT)} printed {path}, which is not an executable")
     return path
 
 
-def vapcheck_binary() -> Path:
-    """The vapcheck binary, built at most once per process (the build script caches it across processes). Skips the
-    calling test when Go is missing (see `unavailable_reason`); a failed build raises RuntimeError."""
+def vapcheck_binary(kubernetes: str = NEWEST_KUBERNETES) -> Path:
+    """The vapcheck binary of Kubernetes `kubernetes` (one of `KUBERNETES_MINORS`), built at most once per process
+    (the build script caches it across processes). Skips the calling test when Go is missing (see
+    `unavailable_reason`); a failed build raises RuntimeError."""
+    if kubernetes not in KUBERNETES_MINORS:
+        raise ValueError(f"vapcheck builds Kubernetes {', '.join(KUBERNETES_MINORS)}, not {kubernetes}")
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
     with _build_lock:
-        return _built()
+        return _built(kubernetes)
 
 
 def is_extended_resource_name(name: str) -> bool:
@@ -169,10 +189,11 @@ def _terminate(process: subprocess.Popen, stderr) -> None:
 
 class PluginCluster:
     """The ValidatingAdmissionPolicies, bindings, Namespaces and LimitRanges of `manifests`, judged by one
-    `vapcheck --serve` process (two plugin instances in it: one decides, one lists every failing validation)."""
+    `vapcheck --serve` process of Kubernetes `kubernetes` (two plugin instances in it: one decides, one lists every
+    failing validation)."""
 
-    def __init__(self, manifests: list[dict[str, Any]]):
-        binary = vapcheck_binary()
+    def __init__(self, manifests: list[dict[str, Any]], kubernetes: str = NEWEST_KUBERNETES):
+        binary = vapcheck_binary(kubernetes)
         by_kind: dict[str, list[dict[str, Any]]] = {}
         for m in manifests:
             by_kind.setdefault(m.get("kind", ""), []).append(m)
@@ -259,7 +280,8 @@ class PluginCluster:
         self.close()
 
 
-def plugin_cluster(manifests: list[dict[str, Any]]) -> PluginCluster:
-    """A new `PluginCluster` of `manifests`; skips the calling test when Go is missing (`unavailable_reason`). Each
-    call starts its own `vapcheck --serve`, ended by `close()`, when the object is collected, or at exit."""
-    return PluginCluster(manifests)
+def plugin_cluster(manifests: list[dict[str, Any]], kubernetes: str = NEWEST_KUBERNETES) -> PluginCluster:
+    """A new `PluginCluster` of `manifests` on Kubernetes `kubernetes`; skips the calling test when Go is missing
+    (`unavailable_reason`). Each call starts its own `vapcheck --serve`, ended by `close()`, when the object is
+    collected, or at exit."""
+    return PluginCluster(manifests, kubernetes)

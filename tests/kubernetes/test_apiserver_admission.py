@@ -5,13 +5,17 @@ not installed (never under CI=true)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
-from tests.kubernetes.apiserver_admission import PluginCluster, extended_resource_tolerations, \
-    is_extended_resource_name
+from gpushare.model.stack import SupportPlan, Tier
+from gpushare.stackfile.kubernetes_version import kubernetes_version_problem, version_support_problem
+from tests.kubernetes.apiserver_admission import KUBERNETES_MINORS, ROOT, PluginCluster, \
+    extended_resource_tolerations, is_extended_resource_name
 
+CONTROL_PLANE_GO_MOD = ROOT / "tools" / "controlplane" / "go.mod"
 POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}
 
 
@@ -139,3 +143,37 @@ def test_compile_errors_are_reported_as_creating_the_policy_would():
     assert [e["policy"] for e in errors] == ["broken", "broken"]
     assert errors[0]["error"].startswith("spec.validations[0].expression: Invalid value")
     assert errors[1]["error"].startswith("spec.validations[1].messageExpression: Invalid value")
+
+
+def test_vapcheck_builds_the_newest_minor_the_control_plane_runs_and_the_oldest_a_stack_may_pin():
+    """The admission tests judge on `KUBERNETES_MINORS`: the control-plane tier's minor (tools/controlplane/go.mod)
+    and the oldest minor a stack may pin (under long-term support, with tenants: the stack file's own checks), so a
+    change of AKS's calendar or of the tier names the vapcheck go.mod to move."""
+    control_plane = re.search(r"^require k8s\.io/kubernetes v1\.(\d+)\.", CONTROL_PLANE_GO_MOD.read_text(), re.M)
+    pinnable = [f"1.{minor}" for minor in range(20, 60)
+                if version_support_problem(f"1.{minor}", Tier.PREMIUM, SupportPlan.LONG_TERM_SUPPORT) is None
+                and kubernetes_version_problem(f"1.{minor}") is None]
+    assert KUBERNETES_MINORS == (f"1.{control_plane[1]}", pinnable[0])
+
+
+def two_variable_comprehension_policy() -> list[dict[str, Any]]:
+    return [policy("labels", {"expression": "!has(object.metadata.labels) || "
+                                            "object.metadata.labels.all(key, value, value != '')",
+                              "message": "a label without a value"}),
+            binding("labels")]
+
+
+@pytest.mark.parametrize("kubernetes", KUBERNETES_MINORS)
+def test_each_minor_compiles_new_expressions_with_its_own_cel_libraries(kubernetes):
+    """A two-variable comprehension (cel-go's ext.TwoVarComprehensions) joined the API server's base CEL environment
+    at compatibility version 1.32 (k8s.io/apiserver pkg/cel/environment/base.go), and a policy being created compiles
+    at the binary's minor less one: Kubernetes 1.36 accepts it, 1.32 refuses it as creating the policy would. A
+    harness that ran one k8s.io/apiserver for both minors would accept it on both."""
+    with PluginCluster(two_variable_comprehension_policy(), kubernetes) as cluster:
+        errors = [error["error"] for error in cluster.compile_errors]
+    if int(kubernetes.split(".")[1]) > 32:
+        assert errors == []
+    else:
+        assert len(errors) == 1, errors
+        assert errors[0].startswith("spec.validations[0].expression: Invalid value")
+        assert "undeclared reference to 'all'" in errors[0], errors

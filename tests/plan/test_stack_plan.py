@@ -16,6 +16,7 @@ import pytest
 
 from gpushare.azure.guard.guard_runs import check_file
 from gpushare.cli import main
+from gpushare.model.stack import Allocation
 from gpushare.plan.stack_plan import build_plan, with_guard
 from gpushare.render.mock_engine import run_program
 from gpushare.render.user_program import observing_deploy
@@ -26,9 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
 QUEUED_STACK = ROOT / "tests" / "fixtures" / "showback" / "Pulumi.chargeback.yaml"
 """Tenants sharing pools through Kueue's queues, with showback rules: the queue and cost derivations run too."""
+DRA_STACK = ROOT / "tests" / "fixtures" / "dra" / "Pulumi.dra.yaml"
+"""A DRA MIG pool (MPS inside 3g devices) beside a device-plugin T4 pool: the DRA part is derived too."""
 DERIVATIONS = ("derive_pool_facts", "stack_pool_tags", "operator_plan", "plugin_configs", "pool_plugin_configs",
-               "tenant_objects_by_role", "build_plan", "plan_warnings", "parse_config")
-ONCE_PER_SIDE_IF_USED = ("queue_manifests", "deployed_cost", "showback_objects")
+               "tenant_objects_by_role", "build_plan", "plan_warnings", "parse_config", "dra_plan")
+ONCE_PER_SIDE_IF_USED = ("queue_manifests", "deployed_cost", "showback_objects", "claim_templates", "device_classes",
+                         "chart_values", "dra_warnings")
 """Derived once per side where the stack has queues or showback, else not at all (the CLI's report lists the queue
 objects from its plan)."""
 """What `plan` derives from a stack, each expected once per side."""
@@ -55,7 +59,7 @@ def profiled_plan(path: Path) -> tuple[pstats.Stats, dict]:
     return pstats.Stats(profile), json.loads(out.getvalue())
 
 
-@pytest.mark.parametrize("path", [*EXAMPLE_STACKS, QUEUED_STACK], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*EXAMPLE_STACKS, QUEUED_STACK, DRA_STACK], ids=lambda p: p.name)
 def test_one_plan_derives_each_fact_once_per_side(path):
     stats, document = profiled_plan(path)
     stack = parse_stack_file(read_stack_file(path))
@@ -69,12 +73,14 @@ def test_one_plan_derives_each_fact_once_per_side(path):
     capacity = _calls(stats, "pool_capacity")
     assert capacity.pop("derive_pool_facts") == sides * len(stack.pools)
     assert set(capacity) <= {"_parse_tenant"}
-    # Each device-plugin config is validated once per side (the default config, then each pool's).
-    assert sum(_calls(stats, "validate_config").values()) == sides * (len(stack.pools) + 1)
-    assert len(document["devicePluginConfigs"]) == len(stack.pools) + 1
+    # Each device-plugin config is validated once per side (the default config, then each device-plugin pool's; a
+    # DRA pool has none).
+    plugin_pools = [pool for pool in stack.pools if pool.allocation is Allocation.DEVICE_PLUGIN]
+    assert sum(_calls(stats, "validate_config").values()) == sides * (len(plugin_pools) + 1)
+    assert len(document["devicePluginConfigs"]) == len(plugin_pools) + 1
 
 
-@pytest.mark.parametrize("path", EXAMPLE_STACKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*EXAMPLE_STACKS, DRA_STACK], ids=lambda p: p.name)
 def test_the_clis_plan_is_the_programs_plan_and_the_program_logs_its_warnings_once(path):
     stack_file = read_stack_file(path)
     stack = parse_stack_file(stack_file)

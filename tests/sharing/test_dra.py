@@ -18,11 +18,15 @@ import pytest
 import yaml
 
 from gpushare.model.stack import StackConfig
+from gpushare.plan.stack_plan import build_plan
 from gpushare.sharing import dra
-from gpushare.stackfile.config import parse_config
+from gpushare.sharing.pool_facts import derive_pool_facts
+from gpushare.stackfile.config import parse_config, parse_stack_file
+from gpushare.stackfile.files import read_stack_file
 from tests import go_tools
 
 BUILD = Path(__file__).resolve().parents[2] / "tools" / "dracheck" / "build"
+DRA_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dra" / "Pulumi.dra.yaml"
 H100_NVL = "Standard_NC40ads_H100_v5"
 STACK_YAML = f"""\
 azure-native:location: westeurope
@@ -188,12 +192,13 @@ def test_claim_templates_give_each_tenant_its_dra_pools_with_their_class_and_con
     assert devices["config"][0]["opaque"]["parameters"]["sharing"]["strategy"] == "MPS"
 
 
-def test_only_dra_pools_get_the_label_that_keeps_the_operators_device_plugin_off():
-    assert {pool.name: dra.dra_node_labels(pool) for pool in load().pools} == {
-        "h100mps": {"nvidia.com/gpu.deploy.device-plugin": "false"},
-        "h100whole": {"nvidia.com/gpu.deploy.device-plugin": "false"},
-        "t4ts": {"nvidia.com/gpu.deploy.device-plugin": "false"},
-        "t4plugin": {},
+def test_only_dra_pools_get_the_label_that_keeps_the_operators_device_plugin_off_and_no_config_key():
+    deploy, config = "nvidia.com/gpu.deploy.device-plugin", "nvidia.com/device-plugin.config"
+    facts = derive_pool_facts(load())
+    assert {name: (pool.node_labels.get(deploy), config in pool.node_labels, pool.config_key is None)
+            for name, pool in facts.items()} == {
+        "h100mps": ("false", False, True), "h100whole": ("false", False, True), "t4ts": ("false", False, True),
+        "t4plugin": (None, True, False),
     }
 
 
@@ -246,3 +251,15 @@ def test_every_chart_value_gpushare_sets_is_a_value_of_the_charts_values_yaml():
     assert "featureGates" in defaults
     assert "kubeletPlugin.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms" \
         in defaults
+
+
+@pytest.mark.parametrize("stack", [load(), parse_stack_file(read_stack_file(DRA_FIXTURE))], ids=["mixed", "fixture"])
+def test_every_opaque_config_the_plan_deploys_is_accepted_with_the_gates_the_release_sets(stack):
+    plan = build_plan(stack).dra
+    deployed = [config_input(f"{template['metadata']['namespace']}/{template['metadata']['name']}",
+                             template["spec"]["spec"]["devices"]["config"][0]["opaque"]["parameters"])
+                for templates in plan.claim_templates.values() for template in templates]
+    deployed += [config_input(name, pool.config) for name, pool in plan.pools.items()]
+    result = judge(plan.release.values["featureGates"], deployed)
+    assert {name: error for name, (error, _) in verdicts(result).items() if error} == {}
+    assert len(verdicts(result)) == len(deployed)

@@ -1,6 +1,6 @@
 """gpushare's model of the scheduler's toleration and node-affinity rules (`gpushare.sharing.node_selection`, used to
 tell whether another device plugin reaches gpushare's pools) against the scheduler's own helpers,
-k8s.io/component-helpers v0.34.4 (`tools/nodeselect`: `FindMatchingUntoleratedTaint`,
+k8s.io/component-helpers v0.36.3 (`tools/nodeselect`: `FindMatchingUntoleratedTaint`,
 `GetRequiredNodeAffinity(...).Match`), on every combination below."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ TAINT_SETS = [
     [], ["nvidia.com/gpu=present:NoSchedule"], ["nvidia.com/gpu=present:NoSchedule",
                                                 "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"],
     ["solo:NoExecute"], ["pref=x:PreferNoSchedule"], ["dedicated=vision:NoSchedule", "nvidia.com/gpu=present:NoSchedule"],
+    ["gpu-memory=80:NoSchedule"],
 ]
 TOLERATION_SETS = [
     [], [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
@@ -30,6 +31,9 @@ TOLERATION_SETS = [
     [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
     [{"key": "dedicated", "operator": "Exists"}, {"key": "nvidia.com/gpu", "operator": "Exists"}],
     [{"key": "solo", "operator": "Exists", "effect": "NoSchedule"}],
+    # Kubernetes 1.35's comparison operators: with their gate off (alpha in 1.36) they tolerate nothing.
+    [{"key": "gpu-memory", "operator": "Gt", "value": "40", "effect": "NoSchedule"}],
+    [{"key": "gpu-memory", "operator": "Lt", "value": "100"}],
 ]
 LABELS = {"gpushare.io/pool": "t4", "kubernetes.azure.com/accelerator": "nvidia", "size": "8"}
 
@@ -78,7 +82,7 @@ def test_the_model_agrees_with_the_schedulers_helpers(nodeselect):
     result = subprocess.run([str(nodeselect)], input=json.dumps(document), capture_output=True, text=True,
                             timeout=60, check=True)
     real = json.loads(result.stdout)
-    assert len(real) == len(cases) == 780
+    assert len(real) == len(cases) == 1092
     disagreements = [
         (taints, tolerations, selection, verdict)
         for (taints, tolerations, selection), verdict in zip(cases, real)

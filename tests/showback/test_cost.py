@@ -9,9 +9,9 @@ import pytest
 from gpushare.azure.deployed import DeployedPool
 from gpushare.azure.prices import CLUSTER_FEE_QUERY, PriceSheet
 from gpushare.model.catalog import MigProfile
-from gpushare.model.stack import Autoscale, Tenant, Tier
+from gpushare.model.stack import Allocation, Autoscale, Tenant, Tier
 from gpushare.showback.cost import HOURS_PER_MONTH, cost_lines, money, stack_cost
-from tests.builders import pool, stack, time_slicing
+from tests.builders import mps, pool, stack, time_slicing
 from tests.prices_stub import cluster_fee_items, meters_of
 
 REGION = "westeurope"
@@ -50,6 +50,16 @@ def test_a_time_sliced_mig_pool_keeps_each_slices_hardware_isolation():
     assert by_pool(stack_cost(stack(shared_mig), sheet()), "h100ts")["isolation"] == (
         "time-sliced MIG slice: no memory or fault isolation between the pods sharing a slice; each slice isolated "
         "in hardware from the other slices")
+
+
+def test_a_dra_pools_device_hour_is_the_node_price_per_device_of_its_class_whatever_its_sharing():
+    # A claim takes a whole device (one pod's own): MPS among the pod's containers does not divide the price.
+    dra_mig = dataclasses.replace(pool("a100dra", "Standard_ND96asr_v4", mig=MigProfile.MIG1G, sharing=mps(2)),
+                                  allocation=Allocation.DRA)
+    cost = by_pool(stack_cost(stack(dra_mig), sheet()), "a100dra")
+    assert cost["deviceHourly"] == round(30.0 / 56, 4) and cost["perNode"] == 56
+    assert cost["resource"] == "gpushare-a100-40gb-mig-1g.5gb.deviceclass.resource.k8s.io/devices"
+    assert cost["isolation"] == "MIG slice claimed through DRA: one pod's own, its containers sharing it by mps"
 
 
 def test_the_premium_tiers_fee_is_unknown_not_free():

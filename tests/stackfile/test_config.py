@@ -435,8 +435,8 @@ REJECTED = [
     Rejected("rejects_resource_group_ending_in_dot", cluster(resourceGroup="rg."), [
         ("gpushare:cluster.resourceGroup", ("not ending in '.'", "got 'rg.'"))]),
     Rejected("rejects_unquoted_kubernetes_version", cluster(kubernetesVersion=1.33), [
-        ("gpushare:cluster.kubernetesVersion", ("reads an unquoted version as a number", "1.33",
-                                                'kubernetesVersion: "1.33"'))]),
+        ("gpushare:cluster.kubernetesVersion", ("reads an unquoted version as a number", "(here 1.33)",
+                                                'kubernetesVersion: "1.36"'))]),
     Rejected("rejects_bad_kubernetes_version", cluster(kubernetesVersion="v1.33"), [
         ("gpushare:cluster.kubernetesVersion", ('such as "1.36" or "1.36.2"', "got 'v1.33'"))]),
     Rejected("rejects_system_pool_not_a_mapping", cluster(systemPool="Standard_D4ds_v5"), [

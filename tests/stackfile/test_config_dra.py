@@ -10,6 +10,7 @@ import pytest
 
 from gpushare.errors import ConfigError
 from gpushare.model.stack import Allocation
+from gpushare.plan.stack_plan import build_plan
 from gpushare.stackfile.config import parse_config
 from gpushare.stackfile.dra_pools import dra_warnings
 from tests.stack_files import minimal_config
@@ -99,10 +100,12 @@ def test_a_dra_pool_needs_a_kubernetes_serving_resource_k8s_io_v1():
     assert parsed(config({**lts, "kubernetesVersion": "1.34"}, allocation="dra")).pools[0].allocation is Allocation.DRA
 
 
-def test_a_dra_pool_is_warned_about_what_is_alpha_and_that_it_is_not_deployed_yet():
+def test_a_dra_pool_is_warned_about_what_is_alpha_once_in_the_plan():
     (mps_on_mig,) = dra_warnings(parsed(config(vmSize=H100, mig="MIG3g", sharing=MPS, allocation="dra")))
     assert "MPS is behind the alpha feature gate MPSSupport, inside each MIG device" in mps_on_mig
-    assert "does not deploy them yet: this pool is still served by the device plugin" in mps_on_mig
+    assert "not deployed" not in mps_on_mig
+    assert build_plan(parsed(config(vmSize=H100, mig="MIG3g", sharing=MPS, allocation="dra"))).warnings.count(
+        mps_on_mig) == 1
     (time_sliced,) = dra_warnings(parsed(config(sharing=TIME_SLICING, allocation="dra")))
     assert "TimeSlicingSettings" in time_sliced
     assert dra_warnings(parsed(config(sharing=TIME_SLICING))) == []

@@ -1,5 +1,6 @@
-"""A pinned Kubernetes version against AKS's calendar of December 2026 (1.35-1.37 on every tier, 1.32-1.34 only
-under long-term support on the Premium tier) and against the GPU Operator's validation (26.7: up to 1.36)."""
+"""A pinned Kubernetes version against AKS's calendar of December 2026 (1.35 and 1.36 on every tier, 1.37 only
+planned, 1.32-1.34 only under long-term support on the Premium tier) and against the GPU Operator's validation (26.7:
+up to 1.36)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def test_an_lts_only_minor_outside_premium_lts_is_refused_with_both_fixes(versio
     assert list(found) == [VERSION]
     message = found[VERSION]
     for words in (repr(version), "only under long-term support", "`pulumi up` would fail",
-                  f"tier {tier or 'Standard'}", "pin 1.35 to 1.37", "remove kubernetesVersion",
+                  f"tier {tier or 'Standard'}", "pin 1.35 to 1.36", "remove kubernetesVersion",
                   "set tier: Premium and supportPlan: AKSLongTermSupport", "December 2026"):
         assert words in message, (words, message)
 
@@ -66,8 +67,8 @@ def test_an_lts_only_minor_on_premium_with_long_term_support_plans(version):
 def test_a_minor_older_than_every_supported_one_is_refused_even_with_long_term_support(version):
     found = problems(with_cluster(kubernetesVersion=version, tier="Premium", supportPlan="AKSLongTermSupport"))
     message = found[VERSION]
-    assert "older than every minor AKS supports (1.35-1.37, and 1.32-1.34 under long-term support" in message
-    assert "pin 1.35 to 1.37" in message
+    assert "older than every minor AKS supports (1.35-1.36, and 1.32-1.34 under long-term support" in message
+    assert "pin 1.35 to 1.36" in message
 
 
 @pytest.mark.parametrize("version", [None, "1.35", "1.36", "1.37", "1.38"])

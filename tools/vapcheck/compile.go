@@ -8,9 +8,9 @@ package main
 //   - matchConditions with a stateless compiler (no `variables`), params allowed when the policy has a paramKind;
 //   - validations (bool) and auditAnnotations' valueExpression (string or null) with the authorizer declared;
 //   - messageExpressions (string) without the authorizer.
-// All over environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion(), strictCost=true) (the
-// StrictCostEnforcementForVAP gate is on by default in 1.34) and as new expressions (environment.NewExpressions):
-// a policy being created has no pre-existing expressions.
+// All over the base environment at environment.DefaultCompatibilityVersion() (the binary's minor less one), with
+// strict cost (baseEnvSet, apiserver.go), and as new expressions (environment.NewExpressions): a policy being created
+// has no pre-existing expressions.
 
 import (
 	"fmt"
@@ -28,12 +28,6 @@ import (
 type compileError struct {
 	Policy string `json:"policy"`
 	Error  string `json:"error"`
-}
-
-const strictCost = true
-
-func baseEnvSet() *environment.EnvSet {
-	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion(), strictCost)
 }
 
 // celFieldError mirrors convertCELErrorToValidationError of validation.go.
@@ -73,8 +67,7 @@ func compilePolicyExpressions(policy *admissionregistrationv1.ValidatingAdmissio
 				continue
 			}
 			variable := &validating.Variable{Name: v.Name, Expression: v.Expression}
-			result := composited.CompileAndStoreVariable(variable, plugincel.OptionalVariableDeclarations{
-				HasParams: hasParams, HasAuthorizer: true, StrictCost: strictCost}, env)
+			result := composited.CompileAndStoreVariable(variable, declarations(hasParams, true), env)
 			if result.Error != nil {
 				add(celFieldError(path, v.Expression, result.Error))
 			}
@@ -93,7 +86,7 @@ func compilePolicyExpressions(policy *admissionregistrationv1.ValidatingAdmissio
 			continue
 		}
 		result := stateless.CompileCELExpression(&matchconditions.MatchCondition{Expression: expression},
-			plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true, StrictCost: strictCost}, env)
+			declarations(hasParams, true), env)
 		if result.Error != nil {
 			add(celFieldError(path, expression, result.Error))
 		}
@@ -105,14 +98,14 @@ func compilePolicyExpressions(policy *admissionregistrationv1.ValidatingAdmissio
 			add(field.Required(path.Child("expression"), "expression is not specified").Error())
 		} else {
 			result := compiler.CompileCELExpression(&validating.ValidationCondition{Expression: v.Expression},
-				plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true, StrictCost: strictCost}, env)
+				declarations(hasParams, true), env)
 			if result.Error != nil {
 				add(celFieldError(path.Child("expression"), v.Expression, result.Error))
 			}
 		}
 		if strings.TrimSpace(v.MessageExpression) != "" {
 			result := compiler.CompileCELExpression(&validating.MessageExpressionCondition{MessageExpression: v.MessageExpression},
-				plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: false, StrictCost: strictCost}, env)
+				declarations(hasParams, false), env)
 			if result.Error != nil {
 				add(celFieldError(path.Child("messageExpression"), v.MessageExpression, result.Error))
 			}
@@ -128,7 +121,7 @@ func compilePolicyExpressions(policy *admissionregistrationv1.ValidatingAdmissio
 			continue
 		}
 		result := compiler.CompileCELExpression(&validating.AuditAnnotationCondition{Key: a.Key, ValueExpression: a.ValueExpression},
-			plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true, StrictCost: strictCost}, env)
+			declarations(hasParams, true), env)
 		if result.Error != nil {
 			add(celFieldError(path, a.ValueExpression, result.Error))
 		}

@@ -5,8 +5,8 @@ package main
 //
 // kube-apiserver builds both from its installed API groups (discovery, and
 // k8s.io/apiserver/pkg/endpoints/installer.go registering every resource's kind in the EquivalentResourceRegistry).
-// With no API server, this table stands in for them. Scopes and plurals are those of Kubernetes 1.34's built-in
-// resources (`kubectl api-resources`).
+// With no API server, this table stands in for them. Scopes and plurals are those of Kubernetes 1.36's built-in
+// resources (the control-plane tier's discovery), the same in 1.32 for every kind listed.
 
 import (
 	"fmt"
@@ -86,6 +86,11 @@ var knownKinds = []knownKind{
 	{"coordination.k8s.io", "v1", "Lease", "leases", true, nil},
 	{"discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, nil},
 	{"admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false, nil},
+	// resource.k8s.io/v1 (DRA, GA in 1.34): what tenants on DRA pools create and name
+	{"resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", true, status("resource.k8s.io", "v1", "ResourceClaim")},
+	{"resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", true, nil},
+	{"resource.k8s.io", "v1", "DeviceClass", "deviceclasses", false, nil},
+	{"resource.k8s.io", "v1", "ResourceSlice", "resourceslices", false, nil},
 	{"admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false, nil},
 }
 

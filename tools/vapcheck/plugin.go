@@ -3,7 +3,7 @@ package main
 // The ValidatingAdmissionPolicy plugin of k8s.io/apiserver, set up as kube-apiserver sets it up, over fake clients.
 //
 // kube-apiserver registers the plugin (k8s.io/apiserver/pkg/admission/plugin/policy/validating/plugin.go, Register
-// -> NewPlugin) and initialises it with the generic initializer
+// -> NewPlugin) and initialises it (newInitializedPlugin, apiserver.go) with the generic initializer
 // (k8s.io/apiserver/pkg/admission/initializer/initializer.go, initializer.New): a clientset, a dynamic client, a
 // shared informer factory, an authorizer, the feature gates, a drained-notification stop channel and a REST mapper.
 // ValidateInitialization (k8s.io/apiserver/pkg/admission/plugin/policy/generic/plugin.go) then asks the factory for
@@ -25,9 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/warning"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -146,11 +144,13 @@ func startInstance(policies []*admissionregistrationv1.ValidatingAdmissionPolicy
 	factory := informers.NewSharedInformerFactory(client, 0)
 	stop := make(chan struct{})
 
-	// The default feature gate: kube-apiserver's, at its 1.34 defaults (no --feature-gates).
+	// The default feature gate: kube-apiserver's, at its defaults (no --feature-gates).
 	var gates featuregate.FeatureGate = utilfeature.DefaultFeatureGate
-	plugin := validating.NewPlugin(nil)
-	initializer.New(client, dynamicClient, factory, authorizerfactory.NewAlwaysAllowAuthorizer(),
-		gates, stop, mapper).Initialize(plugin)
+	plugin, err := newInitializedPlugin(client, dynamicClient, factory, gates, stop, mapper)
+	if err != nil {
+		close(stop)
+		return nil, fmt.Errorf("creating the ValidatingAdmissionPolicy plugin: %w", err)
+	}
 	if err := admission.ValidateInitialization(plugin); err != nil {
 		close(stop)
 		return nil, fmt.Errorf("initialising the ValidatingAdmissionPolicy plugin: %w", err)

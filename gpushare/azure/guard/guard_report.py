@@ -15,10 +15,15 @@ from gpushare.model.stack import GpuPool, StackConfig
 from gpushare.sharing.pool_facts import PoolFactsByName
 
 
+ALLOCATION_FIELD = "allocation"
+"""A violation's field when the stack moves a live pool between the device plugin and DRA (`in_place`)."""
+
+
 @dataclass(frozen=True)
 class Violation:
     """One create-only setting (or a whole pool, `field == "pool"`) the stack would change on a live pool, or may
-    change where the deployed pools do not report it."""
+    change where the deployed pools do not report it, or a live pool's allocation (`ALLOCATION_FIELD`), which AKS
+    changes in place under its running workloads."""
 
     pool: str
     field: str
@@ -34,12 +39,17 @@ class Violation:
 
 
 def violation_count(violations: Iterable[Violation]) -> str:
-    """How many changes would, or may, delete running GPU pools, as the headline and the error say it."""
+    """How many changes would, or may, delete running GPU pools (or move them between the device plugin and DRA), as
+    the headline and the error say it."""
     violations = list(violations)
     may = sum(v.may_only for v in violations)
+    moves = sum(v.field == ALLOCATION_FIELD for v in violations)
     parts = [f"{count} change{'s' if count != 1 else ''} {verb} delete running GPU pools"
-             for count, verb in ((len(violations) - may, "would"), (may, "may")) if count]
-    return " and ".join(parts) + (" (a setting the deployed pools do not report)" if may else "")
+             for count, verb in ((len(violations) - may - moves, "would"), (may, "may")) if count]
+    found = " and ".join(parts) + (" (a setting the deployed pools do not report)" if may else "")
+    moved = (f"{moves} change{'s' if moves != 1 else ''} would move running GPU pools between the device plugin "
+             f"and DRA") if moves else ""
+    return " and ".join(part for part in (found, moved) if part)
 
 
 @dataclass(frozen=True)

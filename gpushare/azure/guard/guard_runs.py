@@ -11,9 +11,11 @@ from pathlib import Path
 from gpushare.azure.arm import AzureReads
 from gpushare.azure.deployed import DeployedFileError, DeployedPool, live_source, read_file, read_live
 from gpushare.azure.guard.create_only import create_only_changes, left_to_aks
-from gpushare.azure.guard.guard_report import GuardReport, Violation
-from gpushare.azure.guard.in_place import mig_strategy_warning, os_sku_note, sharing_note
+from gpushare.azure.guard.guard_report import ALLOCATION_FIELD, GuardReport, Violation
+from gpushare.azure.guard.in_place import allocation_change, mig_strategy_warning, os_sku_note, sharing_note
 from gpushare.azure.guard.messages import (
+    allocation_message,
+    allocation_warning,
     change_message,
     empty_removal_warning,
     new_pool_recreate_warning,
@@ -63,6 +65,13 @@ def evaluate(stack: StackConfig, deployed: Iterable[DeployedPool] | None, source
                                                                      source))
                 for change in changes
             ]
+        if moved := allocation_change(pool, live):
+            deployed_mode, wanted_mode = (mode.value for mode in moved)
+            if pool.recreate:
+                warnings.append(allocation_warning(stack, pool.name, deployed_mode, wanted_mode))
+            else:
+                violations.append(Violation(pool.name, ALLOCATION_FIELD, deployed_mode, wanted_mode,
+                                            allocation_message(stack, pool.name, deployed_mode, wanted_mode)))
         notes += [note for note in (os_sku_note(pool, live), sharing_note(pool, live)) if note]
     renames = mig_strategy_warning(stack, by_name)
     if renames:

@@ -4,6 +4,9 @@
   cluster rule (`gpushare.stackfile.config`) makes every GPU pool move together.
 - sharing (notes): time-slicing/MPS replicas change in place but restart the device plugin; read from the
   `gpushare.io/sharing` node label (`SHARING_LABEL`) when the deployed pool carries it.
+- `allocation` (refused unless `recreate: true`, `guard_runs.evaluate`): AKS relabels the nodes in place, but that
+  moves the pool's running workloads from the device plugin to DRA or back; read from the deployed pool's labels
+  (`deployed_allocation`).
 - `operator.migStrategy` (a warning): it renames the resource every MIG pool advertises (`nvidia.com/gpu` <->
   `nvidia.com/mig-<slice>`), so pod specs asking for the old name stop scheduling there; read from the
   `gpushare.io/mig-strategy` node label (`MIG_STRATEGY_LABEL`) of deployed MIG pools.
@@ -15,8 +18,11 @@ from collections.abc import Mapping
 
 from gpushare.azure.deployed import DeployedPool
 from gpushare.model.stack import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
     MIG_STRATEGY_LABEL,
     SHARING_LABEL,
+    Allocation,
     GpuPool,
     MigStrategy,
     StackConfig,
@@ -74,3 +80,18 @@ def sharing_note(pool: GpuPool, live: DeployedPool) -> str | None:
         "NVIDIA device plugin on the pool's nodes restarts with the new configuration and the number of GPU slots "
         "pods can request changes."
     )
+
+
+def deployed_allocation(live: DeployedPool) -> Allocation | None:
+    """How a deployed pool is served, from its node labels: DRA where the operator's device plugin is kept off
+    (`DEVICE_PLUGIN_DEPLOY_LABEL: "false"`), the device plugin where its nodes name a device-plugin config; None
+    for a pool with neither (not gpushare's, or read without its labels)."""
+    if live.node_labels.get(DEVICE_PLUGIN_DEPLOY_LABEL) == "false":
+        return Allocation.DRA
+    return Allocation.DEVICE_PLUGIN if DEVICE_PLUGIN_CONFIG_LABEL in live.node_labels else None
+
+
+def allocation_change(pool: GpuPool, live: DeployedPool) -> tuple[Allocation, Allocation] | None:
+    """(deployed, wanted) when the stack changes how a deployed pool is served; None otherwise or when unknown."""
+    deployed = deployed_allocation(live)
+    return None if deployed is None or deployed is pool.allocation else (deployed, pool.allocation)

@@ -191,3 +191,35 @@ def offline_warnings(stack: StackConfig) -> list[str]:
         "(`--deployed FILE` does); remove the flag once the pool has been recreated."
         for pool in stack.pools if pool.recreate
     ]
+
+
+DRA_MIGRATION = 'docs/dra-pools.md "Moving a pool from the device plugin to DRA"'
+
+
+def allocation_effect(deployed: str, wanted: str) -> str:
+    """What changing a live pool's allocation does, in the direction asked."""
+    if wanted == "dra":
+        return ("AKS relabels its nodes in place: the GPU Operator's device plugin leaves them, so the "
+                "nvidia.com/gpu (or MIG/shared) resource its running pods were given vanishes from the nodes' "
+                "allocatable, every pod asking for it stays Pending there, and its workloads must name a "
+                "ResourceClaim (the tenant's ResourceClaimTemplate) instead")
+    return ("AKS relabels its nodes in place: the device plugin comes back and the DRA driver's kubelet plugin "
+            "leaves them, so claims allocated on the pool's devices cannot be prepared again, and its workloads must "
+            "ask for the device plugin's resource instead of a ResourceClaim")
+
+
+def allocation_message(stack: StackConfig, pool: str, deployed: str, wanted: str) -> str:
+    return (
+        f"{_where(stack, pool)}: allocation {deployed} -> {wanted}.\n"
+        f"  {allocation_effect(deployed, wanted)}.\n"
+        "  Ways forward:\n"
+        f"  - migrate ({DRA_MIGRATION}): add a pool with a new name and allocation {wanted}, move the workloads to "
+        f"it, then retire {pool}: {_retire_steps(stack, pool)};\n"
+        f"  - or accept the disruption: set `recreate: true` on pool {pool} in {stack.source}, and the next run "
+        "relabels it in place."
+    )
+
+
+def allocation_warning(stack: StackConfig, pool: str, deployed: str, wanted: str) -> str:
+    return (f"{_where(stack, pool)}: allocation {deployed} -> {wanted}, accepted by `recreate: true`: "
+            f"{allocation_effect(deployed, wanted)}; change the workloads with it ({DRA_MIGRATION})")

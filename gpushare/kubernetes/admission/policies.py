@@ -57,9 +57,11 @@ from collections.abc import Mapping, Set
 from typing import Any
 
 from gpushare.kubernetes.admission.cel import fill, load
+from gpushare.kubernetes.dra_tenants import tenant_classes, tenant_configs, tenant_only_classes, tenant_templates
 from gpushare.kubernetes.kueue_admission import local_queue_names, priority_class_name
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, container_defaults, shared_pools, tenant_policy_name
 from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant, tenant_taint
+from gpushare.sharing import dra
 from gpushare.sharing.pool_facts import PoolFactsByName
 from gpushare.stackfile.namespaces import EXEMPT_NAMESPACES
 
@@ -77,6 +79,12 @@ GUARDED_WORKLOADS = (("apps", ("deployments", "statefulsets", "daemonsets", "rep
 DEBUG_CONTAINER_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
                         "resources": ["pods/ephemeralcontainers"]}
 CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
+DRA_CLAIM_RULE = {"apiGroups": ["resource.k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                  "resources": ["resourceclaims", "resourceclaimtemplates"]}
+"""The DRA claim objects a namespace creates (`resourceclaims/status`, where the scheduler writes allocations, is
+not matched); in stacks with DRA pools only. The resourceclaim controller's claims from a template are judged too:
+they copy a template admitted here. With the default `matchPolicy: Equivalent` the API server also sends requests
+in resource.k8s.io's other served versions (v1beta1, v1beta2) to the policy, converted to v1."""
 
 
 def _cel_string(text: str) -> str:
@@ -107,16 +115,25 @@ def _per_container(rule: Mapping[str, str], data: Mapping[str, str]) -> str:
     return fill("${perContainer}", {**data, **each})
 
 
+def _with_cases(entry: Mapping[str, Any], expression: str, policy: str, flags: Set[str],
+                data: Mapping[str, str]) -> str:
+    """`expression` behind the entry's `cases` that apply, each as `when ? then : ...` (variables.yaml)."""
+    for case in reversed(entry.get("cases", ())):
+        if _applies(case, policy, flags):
+            expression = fill(f"{case['when']} ? {case['then']} : {expression}", data)
+    return expression
+
+
 def _variables(policy: str, flags: Set[str], data: Mapping[str, str]) -> list[dict[str, str]]:
     return [{"name": entry["name"],
-             "expression": _per_container(entry["perContainer"], data) if "perContainer" in entry
-             else fill(entry["expression"], data)}
+             "expression": _with_cases(entry, _per_container(entry["perContainer"], data) if "perContainer" in entry
+                                       else fill(entry["expression"], data), policy, flags, data)}
             for entry in load("variables.yaml") if _applies(entry, policy, flags)]
 
 
 def _validations(policy: str, flags: Set[str], data: Mapping[str, str]) -> list[dict[str, str]]:
     rules = load("validations.yaml")
-    data = {**data, "judgedPods": fill(rules["judgedPods"][policy], data, cel=False)}
+    data = {**data, **{key: fill(rules[key][policy], data, cel=False) for key in ("judgedPods", "claimants")}}
     validations = []
     for entry in rules["validations"]:
         if not _applies(entry, policy, flags):
@@ -132,19 +149,27 @@ def _validations(policy: str, flags: Set[str], data: Mapping[str, str]) -> list[
 
 
 def _match_conditions(policy: str, flags: Set[str], data: Mapping[str, str]) -> list[dict[str, str]]:
-    return [{"name": condition["name"], "expression": fill(" || ".join(
-        [condition["expression"], *(more["clause"] for more in condition.get("orWhen", ())
-                                    if _applies(more, policy, flags))]), data)}
-            for condition in load("match_conditions.yaml")]
+    conditions = []
+    for condition in load("match_conditions.yaml"):
+        clauses = [condition["expression"], *(more["clause"] for more in condition.get("orWhen", ())
+                                              if _applies(more, policy, flags))]
+        expression = " || ".join(clauses)
+        if any(_applies(case, policy, flags) for case in condition.get("cases", ())):
+            expression = f"({expression})" if len(clauses) > 1 else expression
+        conditions.append({"name": condition["name"],
+                           "expression": _with_cases(condition, fill(expression, data), policy, flags, data)})
+    return conditions
 
 
-def _match_constraints(debug_only: bool) -> dict[str, Any]:
-    if debug_only:
+def _match_constraints(policy: str, flags: Set[str]) -> dict[str, Any]:
+    if policy == "debug":
         return {"resourceRules": [dict(DEBUG_CONTAINER_RULE)]}
     rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]},
              dict(DEBUG_CONTAINER_RULE)]
     rules += [{"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                "resources": list(resources)} for group, resources in GUARDED_WORKLOADS]
+    if "dra" in flags:
+        rules.append(dict(DRA_CLAIM_RULE))
     return {"resourceRules": rules}
 
 
@@ -157,7 +182,7 @@ def _policy(name: str, policy: str, flags: Set[str], data: Mapping[str, str], la
                      "annotations": {POOLS_ANNOTATION: ",".join(pools)}},
         "spec": {
             "failurePolicy": "Fail",
-            "matchConstraints": _match_constraints(policy == "debug"),
+            "matchConstraints": _match_constraints(policy, flags),
             "matchConditions": _match_conditions(policy, flags, data),
             "variables": _variables(policy, flags, data),
             "validations": _validations(policy, flags, data),
@@ -183,6 +208,33 @@ def _stack_data(stack: StackConfig) -> dict[str, str]:
     return {"managedPools": _cel_list([pool.name for pool in stack.pools])}
 
 
+def _dra_flags_and_data(stack: StackConfig) -> tuple[set[str], dict[str, str]]:
+    """`dra` and its data where the stack has DRA pools (the policies then judge claims, validations.yaml)."""
+    pools = [pool.name for pool in dra.dra_pools(stack)]
+    if not pools:
+        return set(), {}
+    return {"dra"}, {"draPools": _cel_list(pools), "draPoolNames": ", ".join(pools)}
+
+
+def _cel_value(value: Any) -> str:
+    """A CEL literal of a JSON value (strings, integers, maps, lists): what an opaque config is compared with. Map
+    values and list items are `dyn`: the API server's CEL allows only literals whose values share one type."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_cel_string(k)}: dyn({_cel_value(v)})" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(f"dyn({_cel_value(v)})" for v in value) + "]"
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise TypeError(f"no CEL literal for {value!r} in an opaque config")
+    return _cel_string(value) if isinstance(value, str) else str(value)
+
+
+def _tenant_dra_data(stack: StackConfig, tenant: Tenant) -> dict[str, str]:
+    classes, templates = tenant_classes(stack, tenant), tenant_templates(stack, tenant)
+    return {"draClasses": _cel_list(classes), "draClassNames": ", ".join(classes) or "none",
+            "draTemplates": _cel_list(templates), "draTemplateNames": ", ".join(templates) or "none",
+            "draConfigs": _cel_value(tenant_configs(stack, tenant))}
+
+
 def tenant_policy(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
     """The tenant's ValidatingAdmissionPolicy and its binding to the tenant's namespace."""
     name = tenant_policy_name(tenant)
@@ -190,7 +242,9 @@ def tenant_policy(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | N
     pools = list(tenant.pools)
     data = {**_stack_data(stack), "tenant": tenant.name, "tenantTaint": tenant_taint(tenant.name).split(":")[0],
             "pools": _cel_list(pools), "poolNames": ", ".join(pools)}
-    flags = set()
+    flags, dra_data = _dra_flags_and_data(stack)
+    if flags:
+        data |= dra_data | _tenant_dra_data(stack, tenant)
     if stack.queues.enabled:
         flags.add("queues")
         queues = local_queue_names(tenant)
@@ -221,8 +275,14 @@ def shared_pool_policy(stack: StackConfig) -> list[dict[str, Any]]:
     data = {**_stack_data(stack), "pools": _cel_list(pools), "poolNames": ", ".join(pools),
             "owners": "; ".join(f"{t.name}: {', '.join(t.pools)}" for t in stack.tenants),
             "platformNamespaces": platform}
+    flags, dra_data = _dra_flags_and_data(stack)
+    if flags:
+        classes = tenant_only_classes(stack)
+        data |= dra_data | {"tenantClasses": _cel_list(classes), "tenantClassNames": ", ".join(classes) or "none"}
+    if pools:
+        flags.add("sharedPools")
     excluded = sorted({*EXEMPT_NAMESPACES, *(t.name for t in stack.tenants)})
-    return [_policy(SHARED_POLICY_NAME, "shared", {"sharedPools"} if pools else set(), data, {}, pools),
+    return [_policy(SHARED_POLICY_NAME, "shared", flags, data, {}, pools),
             _binding(SHARED_POLICY_NAME, "NotIn", excluded, {})]
 
 

@@ -32,8 +32,8 @@ def stack():
 
 
 @pytest.fixture(scope="module")
-def cluster(stack):
-    judged = plugin_cluster(tenant_manifests(stack))
+def cluster(stack, kubernetes):
+    judged = plugin_cluster(tenant_manifests(stack), kubernetes)
     assert judged.compile_errors == []
     yield judged
     judged.close()

@@ -1,5 +1,5 @@
 """`gpushare.kubernetes.admission`: the tenants' admission policies judged
-by the API server's own ValidatingAdmissionPolicy plugin (k8s.io/apiserver v0.34, `tools/vapcheck`), after the
+by the API server's own ValidatingAdmissionPolicy plugin (k8s.io/apiserver, `tools/vapcheck`), after the
 defaulting and mutating admission the API server runs first (`tests/kubernetes/apiserver_admission.py`). Each table
 is a class of requests and the verdict docs/tenants.md's isolation table states for it.
 """
@@ -55,8 +55,8 @@ def stack():
 
 
 @pytest.fixture(scope="module")
-def cluster(stack):
-    judged = plugin_cluster(tenant_manifests(stack))
+def cluster(stack, kubernetes):
+    judged = plugin_cluster(tenant_manifests(stack), kubernetes)
     yield judged
     judged.close()
 
@@ -726,30 +726,31 @@ def test_no_expression_reads_an_optional_request_field_without_optional_syntax(s
                 assert not bare.search(item.get(key, "")), (policy["metadata"]["name"], item.get("name"), key)
 
 
-def test_the_plan_snippet_of_every_example_stack_is_admitted():
+def test_the_plan_snippet_of_every_example_stack_is_admitted(kubernetes):
     for config in example_stacks_with_tenants():
-        example = plugin_cluster(tenant_manifests(config))
+        example = plugin_cluster(tenant_manifests(config), kubernetes)
         for tenant in config.tenants:
             snippet = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod_spec(config, tenant)}
             decision = example.admit(snippet, tenant.name)
             assert decision.allowed, (config.stack, tenant.name, decision.messages)
 
 
-def test_when_every_pool_belongs_to_a_tenant_gpu_pods_elsewhere_are_refused():
+def test_when_every_pool_belongs_to_a_tenant_gpu_pods_elsewhere_are_refused(kubernetes):
     raw = yaml.safe_load(STACK_YAML)["config"]
     raw["gpushare:pools"] = raw["gpushare:pools"][:3]
     del raw["gpushare:platform"]
     stack = parse_config(raw, source="s", stack="shared")
-    decision = plugin_cluster(tenant_manifests(stack)).admit(pod(container(limits=gpu("nvidia.com/gpu")), pool="a100"),
-                                                      "team-x")
+    decision = plugin_cluster(tenant_manifests(stack), kubernetes).admit(
+        pod(container(limits=gpu("nvidia.com/gpu")), pool="a100"), "team-x")
     assert decision.messages == ["GPU pods in namespace team-x are not allowed: every GPU pool belongs to a tenant "
                                  "(vision: h100mig, t4ts; nlp: a100, t4ts)"]
 
 
-def test_every_expression_compiles_in_the_api_servers_cel_environment():
-    """What creating the policies would refuse: the plugin's CEL compilers over the base environment."""
+def test_every_expression_compiles_in_the_api_servers_cel_environment(kubernetes):
+    """What creating the policies would refuse: the plugin's CEL compilers over the base environment of each minor
+    (a CEL library newer than the oldest minor a stack may pin is refused there)."""
     for config in example_stacks_with_tenants():
-        assert plugin_cluster(tenant_manifests(config)).compile_errors == [], config.stack
+        assert plugin_cluster(tenant_manifests(config), kubernetes).compile_errors == [], config.stack
 
 
 def test_a_pod_status_or_finalizer_update_is_never_refused(cluster):

@@ -382,12 +382,12 @@ def listed(manifests) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def clusters(manifests):
+def clusters(manifests, kubernetes):
     """Per stack: its policies as they are, and as `named_policy` makes them."""
     made = {}
     for stack, key_of in (("stack", {}), ("every pool listed", {SHARED: ALL_LISTED})):
-        made[stack, "real"] = plugin_cluster(manifests[stack])
-        made[stack, "named"] = plugin_cluster(named_manifests(manifests[stack], key_of))
+        made[stack, "real"] = plugin_cluster(manifests[stack], kubernetes)
+        made[stack, "named"] = plugin_cluster(named_manifests(manifests[stack], key_of), kubernetes)
     yield made
     for cluster in made.values():
         cluster.close()

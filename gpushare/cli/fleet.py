@@ -1,0 +1,86 @@
+"""`fleet plan FLEET_FILE [--json] [--prices [FILE|DIR]]`: a fleet of this project's stacks, offline: per region and
+member cluster the pools, capacity per kind of device, the tenants' promises, the cost, and the update order.
+`fleet compare BASE HEAD`: a change's fleet-wide delta from two `fleet plan --json` outputs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gpushare.azure.prices import PricesError, PricesFileError
+from gpushare.cli.inputs import read_input
+from gpushare.cli.price_options import LIVE, add_price_options, price_sheet
+from gpushare.plan.fleet_plan import FleetPlan, build_fleet_plan
+from gpushare.review.fleet_compare import parse_fleet_plan, render_fleet_compare
+from gpushare.review.fleet_report import fleet_document, render_fleet_text
+from gpushare.showback.cost import priced_vm_sizes, stack_cost
+from gpushare.stackfile.fleet_config import load_fleet
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("fleet", help="a fleet of stacks across regions: plan it (offline)",
+                                 description="Fleets of this project's stacks (docs/fleets.md).")
+    actions = parser.add_subparsers(dest="fleet_command", required=True, metavar="ACTION")
+    plan = actions.add_parser(
+        "plan", help="per region and member: pools, capacity, tenants' promises, cost, update order (offline)",
+        description="Validate a fleet file and its member stacks and show the fleet, as `plan` shows a stack.")
+    plan.add_argument("fleet_file", metavar="FLEET_FILE", type=Path,
+                      help="the fleet file (e.g. stacks/fleet.yaml), beside its member stacks' files")
+    plan.add_argument("--json", action="store_true", help="print one JSON object (keys in docs/fleets.md)")
+    add_price_options(plan)
+    plan.epilog = ("--prices FILE: a saved answer for one region; with members in several regions, a directory "
+                   "holding REGION.json for each (`gpushare prices STACK > DIR/REGION.json`).")
+    plan.set_defaults(run=run)
+    compare = actions.add_parser(
+        "compare", help="Markdown: a change's fleet-wide delta from two `fleet plan --json` outputs (offline)",
+        description="Capacity and cost per region before -> after, and the members a change touches with their "
+                    "update stage. An empty file stands for no fleet.")
+    compare.add_argument("base", metavar="BASE_FLEET_JSON", help="fleet plan of the base commit (empty: no fleet)")
+    compare.add_argument("head", metavar="HEAD_FLEET_JSON", help="fleet plan of the head commit (empty: no fleet)")
+    compare.set_defaults(run=run_compare)
+
+
+def _region_prices(args: argparse.Namespace, region: str) -> argparse.Namespace:
+    """`args` with `--prices` pointing at the region's saved answer when it names a directory."""
+    if args.prices in (None, LIVE) or not Path(args.prices).is_dir():
+        return args
+    return argparse.Namespace(**{**vars(args), "prices": str(Path(args.prices) / f"{region}.json")})
+
+
+def _costs(args: argparse.Namespace, fleet: FleetPlan) -> tuple[dict[str, Any], dict[str, str]]:
+    """Per member its `stack_cost` (None without prices), and per region why its prices could not be read."""
+    costs: dict[str, Any] = {}
+    unpriced: dict[str, str] = {}
+    for member in fleet.members:
+        stack, region = member.plan.stack, member.region
+        if region in unpriced:
+            costs[member.member.stack] = None
+            continue
+        try:
+            sheet = price_sheet(_region_prices(args, region), region, priced_vm_sizes(stack))
+        except PricesFileError:
+            raise  # a file the user named that does not fit: fixed like the fleet file, not skipped
+        except PricesError as exc:
+            unpriced[region] = f"{exc}" + (f"; {exc.hint}" if exc.hint else "")
+            costs[member.member.stack] = None
+            continue
+        costs[member.member.stack] = stack_cost(stack, sheet, facts=member.plan.pool_facts) if sheet else None
+    return costs, unpriced
+
+
+def run(args: argparse.Namespace) -> int:
+    fleet = build_fleet_plan(load_fleet(args.fleet_file))
+    costs, unpriced = _costs(args, fleet)
+    document = fleet_document(fleet, costs, unpriced)
+    print(json.dumps(document, indent=2) if args.json else render_fleet_text(document))
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    base = parse_fleet_plan(*read_input(args.base))
+    head = parse_fleet_plan(*read_input(args.head))
+    sys.stdout.write(render_fleet_compare(base, head))
+    return 0
