@@ -23,12 +23,19 @@ What is made, and why so:
   Workload that it never admits, and gets no Job.
 - A LocalQueue `<tenant>` (the same name on every worker: the remote Workload names it) and the tenant's
   WorkloadPriorityClass (a Job may name it; the workers have the same one).
+- The tenant's namespace, its groups' `edit` RoleBindings (`tenant_objects`, as on one cluster) and a ResourceQuota
+  of no pods at all: on the manager a tenant submits Jobs, which Kueue's webhook hands to MultiKueue
+  (`spec.managedBy`), so the manager's job controller makes no pod of them; a pod of its own there would run on the
+  manager's nodes, outside its pools and past its policy, and is refused.
 - A MultiKueueCluster per worker, reading its kubeconfig from a Secret in Kueue's namespace on the manager (key
   `kubeconfig`, `multikueue_types.go:24` MultiKueueConfigSecretKey; `locationType: Secret`). This module names the
-  Secret only and never takes kubeconfig text: the deployment fills it from the worker cluster's Pulumi output as a
-  secret, so the credential is never in the plan or in plain state. Kueue refuses a kubeconfig with file paths
-  (`certificate-authority`, `tokenFile`) or `insecure-skip-tls-verify` (`multikueuecluster.go` validateKubeconfig):
-  it must carry `certificate-authority-data` and a token or client certificate inline.
+  Secret only and never takes kubeconfig text: `components/fleet_dispatch.py` fills it from the worker's Pulumi
+  outputs as a secret, so the credential is never in the plan or in plain state. Kueue refuses a kubeconfig with
+  file paths (`certificate-authority`, `tokenFile`) or `insecure-skip-tls-verify` (`multikueuecluster.go`
+  validateKubeconfig): it carries `certificate-authority-data` and a token inline.
+- On each worker, besides its queues, the identity the manager acts as (`worker_access_objects`): a ServiceAccount
+  in Kueue's namespace bound to a ClusterRole with what MultiKueue does there (Kueue's own
+  `hack/multikueue/create-multikueue-kubeconfig.sh`: Jobs and Workloads, and their status).
 - The manager's Kueue Configuration (`manager_configuration`): `multiKueue` with Kueue's defaults written out
   (`apis/config/v1beta2/defaults.go:47-50`: gcInterval 1m, origin `multikueue`, workerLostTimeout 15m) and the
   `batch/job` integration, whose MultiKueue adapter copies a Job to the worker (`pkg/controller/jobs/job/
@@ -36,12 +43,20 @@ What is made, and why so:
   `kueue.x-k8s.io/multikueue` (`jobframework/defaults.go` ApplyDefaultForManagedBy), so the manager's own Job
   controller leaves it alone; the MultiKueue feature gate is on by default since v0.9 (`pkg/features`).
 
-The manager dispatches only: a worker is every other member. A manager stack with queues of its own would name the
-same ClusterQueues and LocalQueues, and is refused.
+Who is dispatched (open world: what cannot be dispatched is left out and said, never refused, since each member
+still runs its own tenants as before):
+- A worker is every member but the manager whose queues are on (MultiKueue hands Workloads to a worker's
+  LocalQueues). A member without queues is left out.
+- A tenant is dispatched when it has pools on some worker and none on the manager: a tenant with pools on the
+  manager has its own ClusterQueue and LocalQueue `<tenant>` there (its Jobs run on the manager's pools), and
+  MultiKueue cannot offer a Workload to the cluster it runs on.
+- A tenant whose `queue.priority` differs between its workers is left out: its Jobs carry one priority class.
+- Nothing is dispatched while the manager runs no Kueue (its queues off).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,9 +72,10 @@ from gpushare.kubernetes.queues import (
     priority_class,
     queue_manifests,
 )
+from gpushare.kubernetes.tenant_objects import namespace_object, role_binding_objects
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL
-from gpushare.model.keys import QUEUES_KEY, TENANTS_KEY
-from gpushare.model.stack import StackConfig, Tenant
+from gpushare.model.keys import QUEUES_KEY
+from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant
 from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 from gpushare.sharing.queue_guarantees import cohort_of, flavor_quotas, reach
 
@@ -89,30 +105,73 @@ def check_name(tenant: str) -> str:
     return f"gpushare-fleet-{tenant}"
 
 
+WORKER_IDENTITY = "gpushare-multikueue"
+"""The ServiceAccount (in Kueue's namespace on each worker) and ClusterRole the manager's Kueue acts as there."""
+WORKER_RULES = [
+    {"apiGroups": ["batch"], "resources": ["jobs"],
+     "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"]},
+    {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["get"]},
+    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"],
+     "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"]},
+    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
+]
+"""What MultiKueue does on a worker for Jobs: Kueue v0.19.2 `hack/multikueue/create-multikueue-kubeconfig.sh`'s
+ClusterRole, its batch/v1 Jobs and Workloads rules (the other frameworks' rules dropped: only Jobs are dispatched)."""
+
+
 @dataclass(frozen=True)
 class FleetDispatch:
     """The MultiKueue objects of a fleet: on the manager, and on each worker (member name -> objects)."""
 
     manager: str
     manager_objects: list[dict[str, Any]]
+    """The tenants' namespaces, RoleBindings and quotas, then Kueue's objects (a LocalQueue after its namespace);
+    empty when nothing is dispatched."""
     worker_objects: dict[str, list[dict[str, Any]]]
+    """worker -> its queues (as its own stack compiles them, `queue_manifests`)."""
     kubeconfig_secrets: dict[str, str]
     """worker -> the Secret name (in `secret_namespace` on the manager) the deployment fills with its kubeconfig."""
     tenant_workers: dict[str, list[str]]
-    """tenant -> the workers its MultiKueueConfig lists."""
+    """tenant -> the workers its MultiKueueConfig lists, in member order."""
+    tenant_resources: dict[str, list[str]]
+    """tenant -> the GPU resources its ClusterQueue on the manager covers (what some worker gives it)."""
+    left_out: list[str]
+    """Why a member or tenant is not part of the dispatch, one sentence each."""
     secret_namespace: str = KUEUE_NAMESPACE
     """Kueue's own namespace: a MultiKueueCluster's Secret is read there (`multikueuecluster.go`
     getKubeConfigFromSecret, `configNamespace`)."""
 
+    @property
+    def workers(self) -> list[str]:
+        """The workers some tenant is dispatched to (each has a MultiKueueCluster)."""
+        return list(self.kubeconfig_secrets)
+
 
 def dispatch(manager: str, members: Mapping[str, StackConfig],
              facts: Mapping[str, PoolFactsByName] | None = None) -> FleetDispatch:
-    """The fleet's MultiKueue objects. `members`: member name -> its stack, the manager among them; `facts`: member
-    name -> the pool facts its plan derived (`StackPlan.pool_facts`), derived here for a member without them.
-    Raises ConfigError (naming the member's stack file) for a layout MultiKueue cannot dispatch in."""
+    """The fleet's MultiKueue objects. `members`: member name -> its stack, the manager among them, in the fleet's
+    order; `facts`: member name -> the pool facts its plan derived (`StackPlan.pool_facts`), derived here for a
+    member without them. What cannot be dispatched is left out and said (`FleetDispatch.left_out`)."""
+    if manager not in members:
+        raise ConfigError("the fleet", [ConfigProblem("manager", f"{manager!r} is not one of the members "
+                                                                 f"({', '.join(members)})")])
     facts = {name: given_or_derived(stack, (facts or {}).get(name)) for name, stack in members.items()}
-    _check(manager, members)
-    workers = [name for name in members if name != manager]
+    left_out: list[str] = []
+    own = members[manager]
+    if not own.queues.enabled:
+        left_out.append(f"nothing is dispatched: the manager {manager} runs no Kueue (set {QUEUES_KEY}.enabled: true "
+                        f"in {own.source})")
+    workers = []
+    for name, stack in members.items():
+        if name == manager:
+            continue
+        if not stack.queues.enabled:
+            if any(t.pools for t in stack.tenants):
+                left_out.append(f"member {name} gets no dispatched jobs: it has no queues, and MultiKueue hands jobs "
+                                f"to a worker's LocalQueues (set {QUEUES_KEY}.enabled: true in {stack.source})")
+            continue
+        workers.append(name)
+    on_manager = {t.name for t in own.tenants if t.pools}
     tenants: dict[str, Tenant] = {}
     where: dict[str, list[str]] = {}
     for worker in workers:
@@ -120,50 +179,80 @@ def dispatch(manager: str, members: Mapping[str, StackConfig],
             if tenant.pools:
                 tenants.setdefault(tenant.name, tenant)
                 where.setdefault(tenant.name, []).append(worker)
-    objects: list[dict[str, Any]] = [
-        {"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
-         "metadata": {"name": FLEET_FLAVOR, "labels": dict(MANAGED_BY)}, "spec": {}},
-        *(_cluster(worker) for worker in workers)]
+    for name in list(tenants):
+        priorities = {members[w].source: next(t for t in members[w].tenants if t.name == name).queue.priority
+                      for w in where[name]}
+        if name in on_manager:
+            left_out.append(f"tenant {name} is not dispatched: it has pools on the manager {manager}, where its Jobs "
+                            f"queue on {manager}'s own ClusterQueue {name} (MultiKueue cannot offer a Job to the "
+                            f"cluster it runs on)")
+        elif len(set(priorities.values())) > 1:
+            left_out.append(f"tenant {name} is not dispatched: its queue.priority differs between its workers ("
+                            + ", ".join(f"{p} in {source}" for source, p in priorities.items())
+                            + "), and its Jobs carry one WorkloadPriorityClass; write the same priority in each")
+        else:
+            continue
+        del tenants[name], where[name]
+    if not own.queues.enabled:
+        tenants, where = {}, {}
+    used = [w for w in workers if any(w in ws for ws in where.values())]
+    objects: list[dict[str, Any]] = []
+    for tenant in tenants.values():
+        objects += [namespace_object(tenant), *role_binding_objects(tenant), _no_pods(tenant)]
+    resources: dict[str, list[str]] = {}
+    if tenants:
+        objects += [{"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
+                     "metadata": {"name": FLEET_FLAVOR, "labels": dict(MANAGED_BY)}, "spec": {}},
+                    *(_cluster(worker) for worker in used)]
     for name, tenant in tenants.items():
-        objects += [_config(name, where[name]), _check_object(name), priority_class(tenant),
-                    _manager_queue(tenant, {w: (members[w], facts[w]) for w in where[name]}), local_queue(tenant)]
+        queue = _manager_queue(tenant, {w: (members[w], facts[w]) for w in where[name]})
+        resources[name] = [r for r in queue["spec"]["resourceGroups"][0]["coveredResources"]
+                           if r not in ("cpu", "memory")]
+        objects += [_config(name, where[name]), _check_object(name), priority_class(tenant), queue,
+                    local_queue(tenant)]
     return FleetDispatch(
         manager=manager, manager_objects=objects,
         worker_objects={w: queue_manifests(members[w], facts[w]) for w in workers},
-        kubeconfig_secrets={w: kubeconfig_secret(w) for w in workers}, tenant_workers=where)
+        kubeconfig_secrets={w: kubeconfig_secret(w) for w in used}, tenant_workers=where,
+        tenant_resources=resources, left_out=left_out)
 
 
-def _check(manager: str, members: Mapping[str, StackConfig]) -> None:
-    """Every problem at once, each under its member's stack file: a manager that is no member or has queues of its
-    own, a worker whose tenants have pools but no queues, a tenant whose priority differs between workers."""
-    if manager not in members:
-        raise ConfigError("the fleet", [ConfigProblem("manager", f"{manager!r} is not one of the members "
-                                                                 f"({', '.join(members)})")])
-    problems = []
-    own = members[manager]
-    if own.queues.enabled and own.tenants:
-        problems.append(ConfigProblem(f"{own.source}: {QUEUES_KEY}", (
-            f"member {manager} is the fleet's MultiKueue manager: its ClusterQueues and LocalQueues are the fleet's "
-            f"(named after the tenants), so its own queues would collide with them; set {QUEUES_KEY}.enabled: false "
-            f"there and give its tenants' pools to worker members")))
-    priorities: dict[str, tuple[str, int]] = {}
-    for name, stack in members.items():
-        if name == manager:
-            continue
-        queued = [t.name for t in stack.tenants if t.pools]
-        if queued and not stack.queues.enabled:
-            problems.append(ConfigProblem(f"{stack.source}: {QUEUES_KEY}", (
-                f"member {name} is a MultiKueue worker with tenants ({', '.join(queued)}) but no queues: the "
-                f"manager dispatches to a worker's LocalQueues; set {QUEUES_KEY}.enabled: true")))
-        for i, tenant in enumerate(stack.tenants):
-            first = priorities.setdefault(tenant.name, (name, tenant.queue.priority))
-            if first[1] != tenant.queue.priority:
-                problems.append(ConfigProblem(f"{stack.source}: {TENANTS_KEY}[{i}].queue.priority", (
-                    f"tenant {tenant.name} has priority {tenant.queue.priority} in member {name} but "
-                    f"{first[1]} in member {first[0]}: its Jobs carry one WorkloadPriorityClass to every worker; "
-                    f"write the same priority in both")))
-    if problems:
-        raise ConfigError("the fleet", problems)
+def _no_pods(tenant: Tenant) -> dict[str, Any]:
+    """No pod of the tenant runs on the manager: its Jobs there are MultiKueue's, which makes no pod of them."""
+    return {"apiVersion": "v1", "kind": "ResourceQuota",
+            "metadata": {"name": "gpushare-fleet-no-pods", "namespace": tenant.name,
+                         "labels": {**MANAGED_BY, TENANT_LABEL: tenant.name}},
+            "spec": {"hard": {"pods": "0"}}}
+
+
+def worker_access_objects() -> list[dict[str, Any]]:
+    """On each worker: the ServiceAccount the manager's kubeconfig names, its ClusterRole and binding, and the
+    Secret Kubernetes fills with the account's token and the cluster's CA (`kubernetes.io/service-account-token`),
+    which the deployment reads, as a secret, into the kubeconfig on the manager."""
+    meta = {"name": WORKER_IDENTITY, "labels": dict(MANAGED_BY)}
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**meta, "namespace": KUEUE_NAMESPACE}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": dict(meta),
+         "rules": WORKER_RULES},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": dict(meta),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": WORKER_IDENTITY},
+         "subjects": [{"kind": "ServiceAccount", "name": WORKER_IDENTITY, "namespace": KUEUE_NAMESPACE}]},
+        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+         "metadata": {**meta, "namespace": KUEUE_NAMESPACE,
+                      "annotations": {"kubernetes.io/service-account.name": WORKER_IDENTITY}}},
+    ]
+
+
+def worker_kubeconfig(server: str, token_secret_data: Mapping[str, str]) -> str:
+    """The kubeconfig the manager reads a worker with: its API server, and the CA and token from the worker's
+    service-account token Secret (`data`, base64 as the API returns it), inline as Kueue requires."""
+    token = base64.b64decode(token_secret_data.get("token") or "").decode()
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "worker",
+        "clusters": [{"name": "worker", "cluster": {
+            "server": server, "certificate-authority-data": token_secret_data.get("ca.crt") or ""}}],
+        "users": [{"name": WORKER_IDENTITY, "user": {"token": token}}],
+        "contexts": [{"name": "worker", "context": {"cluster": "worker", "user": WORKER_IDENTITY}}]})
 
 
 def _cluster(worker: str) -> dict[str, Any]:

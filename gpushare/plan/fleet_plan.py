@@ -1,10 +1,12 @@
-"""`FleetPlan`: a fleet's member plans (each member's `StackPlan`, built once), its update order, and the Fleet
-Manager part `GpuFleet` registers. Plain data: `gpushare fleet plan` reports it, the fleet program registers it."""
+"""`FleetPlan`: a fleet's member plans (each member's `StackPlan`, built once), its update order, the Fleet
+Manager part `GpuFleet` registers, and the dispatch across clusters `FleetDispatch` registers (Kueue MultiKueue, from
+the fleet file's `dispatch.manager`). Plain data: `gpushare fleet plan` reports it, the fleet program registers it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpushare.kubernetes.multikueue import FleetDispatch, dispatch
 from gpushare.model.fleet import AutoUpgrade, FleetConfig, FleetMember
 from gpushare.plan.stack_plan import StackPlan, build_plan
 from gpushare.stackfile.fleet_config import Fleet
@@ -74,6 +76,8 @@ class FleetPlan:
     members: tuple[MemberPlan, ...]
     """In the fleet file's order."""
     manager: FleetManagerPlan
+    dispatch: FleetDispatch | None = None
+    """The MultiKueue objects on the manager and the workers (member stacks by name); None without a manager."""
 
 
 def update_stages(config: FleetConfig) -> tuple[UpdateStage, ...]:
@@ -101,4 +105,6 @@ def build_fleet_plan(fleet: Fleet) -> FleetPlan:
                                resource_group_exists=config.resource_group_exists, location=config.location,
                                members=clusters, strategy_name=UPDATE_STRATEGY_NAME, stages=stages,
                                auto_upgrade=config.auto_upgrade)
-    return FleetPlan(config=config, members=members, manager=manager)
+    dispatched = dispatch(config.manager, {m.member.stack: m.plan.stack for m in members},
+                          {m.member.stack: m.plan.pool_facts for m in members}) if config.manager else None
+    return FleetPlan(config=config, members=members, manager=manager, dispatch=dispatched)

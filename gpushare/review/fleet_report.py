@@ -106,7 +106,7 @@ def fleet_document(fleet: FleetPlan, costs: Mapping[str, Mapping[str, Any] | Non
         "kind": FLEET_PLAN_KIND, "version": FLEET_PLAN_VERSION,
         "fleet": {"name": config.name, "resourceGroup": config.resource_group, "location": config.location,
                   "file": config.source},
-        "dispatch": {"manager": config.manager},
+        "dispatch": _dispatch(fleet),
         "regions": regions,
         "members": members,
         "updates": {
@@ -121,6 +121,21 @@ def fleet_document(fleet: FleetPlan, costs: Mapping[str, Mapping[str, Any] | Non
         },
         "cost": _sum_costs([m["cost"] for m in members]),
     }
+
+
+def _dispatch(fleet: FleetPlan) -> dict[str, Any]:
+    """Which tenant's Jobs may go to which member (Kueue MultiKueue from the manager), what is left out and why, and
+    the Secrets on the manager that will hold the workers' kubeconfigs (names only: their content is a deployment's
+    secret output, never the plan's)."""
+    found = fleet.dispatch
+    if found is None:
+        return {"manager": None, "tenants": [], "leftOut": [], "kubeconfigSecrets": []}
+    return {"manager": found.manager,
+            "tenants": [{"name": name, "members": members, "resources": found.tenant_resources[name]}
+                        for name, members in found.tenant_workers.items()],
+            "leftOut": list(found.left_out),
+            "kubeconfigSecrets": [{"member": member, "namespace": found.secret_namespace, "secret": secret}
+                                  for member, secret in found.kubeconfig_secrets.items()]}
 
 
 def _range(low: int, high: int) -> str:
@@ -171,6 +186,15 @@ def render_fleet_text(document: Mapping[str, Any]) -> str:
         lines += ["", f"region {region['region']}: {capacity or 'no GPU pools'}"]
         for stack in region["members"]:
             lines += _member_lines(members[stack], region["unpriced"])
+    if manager:
+        dispatch = document["dispatch"]
+        lines += ["", f"dispatch (Kueue MultiKueue from {manager}):"]
+        for tenant in dispatch.get("tenants", []):
+            lines.append(f"  tenant {tenant['name']}: jobs may go to {', '.join(tenant['members'])} "
+                         f"({', '.join(tenant['resources'])})")
+        if not dispatch.get("tenants"):
+            lines.append("  no tenant is dispatched")
+        lines += [f"  left out: {why}" for why in dispatch.get("leftOut", [])]
     updates = document["updates"]
     lines += ["", f"update order (Fleet update strategy {updates['strategy']}):"]
     for number, stage in enumerate(updates["stages"], 1):

@@ -166,3 +166,32 @@ def test_compare_shows_the_regions_delta_and_the_members_a_change_touches_with_t
     assert "| lab | joins | gpu-canary | - |" in out
     code, _, err = run_cli(capsys, "fleet", "compare", str(tmp_path / "base" / "fleet.yaml"), str(head))
     assert code == 2 and "not a `fleet plan --json` document" in err
+
+
+def test_the_dispatch_shows_which_tenant_may_go_to_which_member(tmp_path, capsys):
+    """With eu as MultiKueue's manager: vision, whose pools are on us only (queues on there), may go to us; nlp has
+    its pools on the manager and runs there; lab, with no queues, gets no dispatched job. The kubeconfig Secrets are
+    named, never filled: no credential is in the plan."""
+    stacks = copy.deepcopy(MEMBER_STACKS)
+    stacks["us"]["gpushare:queues"] = {"enabled": True}
+    stacks["lab"]["gpushare:tenants"] = [{"name": "ops", "pools": ["t4ts"]}]
+    document = fleet_doc()
+    document["tenants"][0]["members"] = {"us": {"pools": ["h100"]}}
+    path = write_fleet(tmp_path, document, stacks)
+    plan = fleet_json(capsys, path)
+    dispatch = plan["dispatch"]
+    assert dispatch["manager"] == "eu"
+    assert dispatch["tenants"] == [{"name": "vision", "members": ["us"], "resources": ["nvidia.com/gpu"]}]
+    assert dispatch["kubeconfigSecrets"] == [{"member": "us", "namespace": "kueue-system",
+                                              "secret": "gpushare-fleet-us-kubeconfig"}]
+    assert len(dispatch["leftOut"]) == 1 and dispatch["leftOut"][0].startswith(
+        "member lab gets no dispatched jobs: it has no queues")
+    code, text, _ = run_cli(capsys, "fleet", "plan", str(path))
+    assert code == 0
+    assert "dispatch (Kueue MultiKueue from eu):\n  tenant vision: jobs may go to us (nvidia.com/gpu)\n" \
+           "  left out: member lab gets no dispatched jobs" in text
+    # The fleet file's own example: us, where vision has its other pool, runs no queues, so nothing is dispatched.
+    default = fleet_json(capsys, write_fleet(tmp_path / "default"))["dispatch"]
+    assert default["tenants"] == [] and len(default["leftOut"]) == 1
+    assert default["leftOut"][0].startswith("member us gets no dispatched jobs: it has no queues")
+    assert "certificate-authority-data" not in json.dumps(plan) and "token" not in json.dumps(plan)

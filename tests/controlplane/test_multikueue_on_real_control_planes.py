@@ -26,17 +26,20 @@ from gpushare.kubernetes.kueue_admission import QUEUE_NAME_LABEL
 from gpushare.kubernetes.multikueue import (
     KUBECONFIG_KEY,
     MULTIKUEUE_CONTROLLER,
+    WORKER_IDENTITY,
     dispatch,
     manager_configuration,
+    worker_access_objects,
+    worker_kubeconfig,
 )
 from gpushare.model.stack import POOL_LABEL
 from gpushare.stackfile.config import parse_config
 from tests.controlplane import kueue
 from tests.controlplane.controlplane import (
-    ADMIN,
     ApiError,
     ControlPlane,
     ensure_namespace,
+    resource_path,
     register_nodes,
     start_control_plane,
     stop_control_plane,
@@ -48,6 +51,7 @@ STACKS = {
 config:
   azure-native:location: westeurope
   gpushare:cluster: {name: hub, kubernetesVersion: "1.36"}
+  gpushare:queues: {enabled: true}
   gpushare:pools:
     - {name: hubt4, vmSize: Standard_NC4as_T4_v3, count: 1}
 """,
@@ -74,7 +78,7 @@ config:
     - {name: alpha, pools: [easta100]}
 """,
 }
-"""The manager `hub` (its T4 pool serves its own namespaces; no queues of its own) and two workers: one whole A100
+"""The manager `hub` (Kueue on, its T4 pool serves its own namespaces, no tenant of its own) and two workers: one whole A100
 of alpha's in each (`nvidia.com/gpu`), and two T4 shares of beta's in west (`nvidia.com/gpu.shared`)."""
 MANAGER = "hub"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -117,12 +121,10 @@ def fleet(members):
             kueue.start_kueue(plane)
             for tenant in members[name].tenants:
                 ensure_namespace(plane, tenant.name)
-            apply(plane, compiled.worker_objects[name])
+            apply(plane, compiled.worker_objects[name] + worker_access_objects())
         hub = planes[MANAGER] = start_control_plane({})
         settings = manager_configuration(members[MANAGER], sorted(compiled.tenant_workers))
         kueue.start_kueue(hub, settings={"multiKueue": settings["multiKueue"]})
-        for tenant in compiled.tenant_workers:
-            ensure_namespace(hub, tenant)
         for worker, secret in compiled.kubeconfig_secrets.items():
             hub.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret,
                                                                          "namespace": compiled.secret_namespace},
@@ -140,14 +142,13 @@ def fleet(members):
 
 
 def inline_kubeconfig(plane: ControlPlane) -> bytes:
-    """The kubeconfig the deployment writes into the Secret from a worker's outputs: its API server, its CA as
-    data and a token (here the admin's)."""
-    return json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {
-            "server": plane.url, "certificate-authority-data": base64.b64encode(plane.ca.read_bytes()).decode()}}],
-        "users": [{"name": "u", "user": {"token": plane.tokens[ADMIN]}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}).encode()
+    """The kubeconfig the deployment writes into the Secret from a worker's outputs (`worker_kubeconfig`): its API
+    server, and the CA and token Kubernetes put into the worker's service-account token Secret for the manager's
+    identity (`worker_access_objects`): MultiKueue acts there with that account's ClusterRole only."""
+    token_secret = plane.wait_for("the manager's token on the worker", lambda: (plane.get(
+        "v1", "Secret", WORKER_IDENTITY, kueue.NAMESPACE).get("data") or {}).get("token") and plane.get(
+        "v1", "Secret", WORKER_IDENTITY, kueue.NAMESPACE), timeout=WAIT)
+    return worker_kubeconfig(plane.url, token_secret["data"]).encode()
 
 
 def apply(plane: ControlPlane, objects: list[dict[str, Any]]) -> None:
@@ -163,21 +164,15 @@ def apply(plane: ControlPlane, objects: list[dict[str, Any]]) -> None:
                     return True
                 raise
         plane.wait_for(f"{obj['kind']} {obj['metadata']['name']} created", create)
-    for kind in ("LocalQueue", "ClusterQueue", "AdmissionCheck", "MultiKueueConfig", "WorkloadPriorityClass"):
-        listed = plane.wait_for(f"the {kind}s listed", lambda kind=kind: [
-            plane.list(KUEUE_API, kind, selector=MANAGED)])  # a 429 while a CRD's storage settles is retried
+    kinds = [(KUEUE_API, kind) for kind in ("LocalQueue", "ClusterQueue", "AdmissionCheck", "MultiKueueConfig",
+                                            "WorkloadPriorityClass")] + [("v1", "Namespace")]
+    for api_version, kind in kinds:
+        listed = plane.wait_for(f"the {kind}s listed", lambda api_version=api_version, kind=kind: [
+            plane.list(api_version, kind, selector=MANAGED)])  # a 429 while a CRD's storage settles is retried
         for found in listed[0]:
             meta = found["metadata"]
             if (kind, meta.get("namespace"), meta["name"]) not in wanted:
-                plane.request("DELETE", _path(kind, meta))
-
-
-def _path(kind: str, meta: dict[str, Any]) -> str:
-    plural = {"LocalQueue": "localqueues", "ClusterQueue": "clusterqueues", "AdmissionCheck": "admissionchecks",
-              "MultiKueueConfig": "multikueueconfigs", "WorkloadPriorityClass": "workloadpriorityclasses",
-              "Workload": "workloads"}[kind]
-    namespace = f"/namespaces/{meta['namespace']}" if meta.get("namespace") else ""
-    return f"/apis/{KUEUE_API}{namespace}/{plural}/{meta['name']}"
+                plane.request("DELETE", resource_path(api_version, kind, meta.get("namespace"), meta["name"]))
 
 
 def condition(obj: dict[str, Any] | None, kind: str) -> str | None:
@@ -337,6 +332,12 @@ def test_a_job_goes_only_to_members_where_its_tenant_has_a_pool_of_the_kind_it_a
     assert "nvidia.com/gpu.shared" in message
     assert workload(west, "alpha", "wrong-kind") is None and workload(east, "alpha", "wrong-kind") is None
 
+    # On the manager a tenant submits Jobs, which MultiKueue runs elsewhere: a pod of its own there is refused.
+    with pytest.raises(ApiError) as refused:
+        hub.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "on-the-manager", "namespace": "alpha"},
+                    "spec": {"containers": [{"name": "main", "image": "busybox"}]}})
+    assert refused.value.status == 403 and "exceeded quota" in str(refused.value), refused.value
+
 
 def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet):
     hub, west = fleet["hub"], fleet["west"]
@@ -361,3 +362,5 @@ def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet):
     assert names(hub, "MultiKueueConfig") == {"gpushare-fleet-alpha"}
     assert names(hub, "AdmissionCheck") == {"gpushare-fleet-alpha"}
     assert "gpushare-beta" not in names(west, "WorkloadPriorityClass")
+    gone = hub.request("GET", "/api/v1/namespaces?labelSelector=" + MANAGED)["items"]
+    assert [n["metadata"]["name"] for n in gone if not n["metadata"].get("deletionTimestamp")] == ["alpha"]

@@ -5,6 +5,7 @@ Dispatch itself is shown on real control planes (`tests/controlplane/test_multik
 
 from __future__ import annotations
 
+import base64
 import json
 
 import jsonschema
@@ -12,7 +13,14 @@ import pytest
 import yaml
 
 from gpushare.errors import ConfigError
-from gpushare.kubernetes.multikueue import MULTIKUEUE_CONTROLLER, dispatch, kubeconfig_secret, manager_configuration
+from gpushare.kubernetes.multikueue import (
+    MULTIKUEUE_CONTROLLER,
+    dispatch,
+    kubeconfig_secret,
+    manager_configuration,
+    worker_access_objects,
+    worker_kubeconfig,
+)
 from gpushare.kubernetes.queues import queue_manifests
 from gpushare.plan.stack_plan import build_plan
 from gpushare.stackfile.config import parse_config
@@ -23,6 +31,7 @@ HUB = """
 config:
   azure-native:location: westeurope
   gpushare:cluster: {name: hub}
+  gpushare:queues: {enabled: true}
   gpushare:pools:
     - {name: hubt4, vmSize: Standard_NC4as_T4_v3, count: 1}
 """
@@ -126,20 +135,47 @@ def test_the_managers_configuration_turns_on_multikueue_for_jobs(members):
     assert config["managedJobsNamespaceSelector"]["matchExpressions"][0]["values"] == ["nlp", "vision"]
 
 
-def test_layouts_multikueue_cannot_dispatch_in_are_refused_all_at_once(members):
-    broken = {"hub": stack("hub", WEST, **{"gpushare:cluster": {"name": "hub"}}),
-              "west": stack("west", WEST, **{"gpushare:queues": {"enabled": False}}),
-              "east": stack("east", EAST, **{"gpushare:tenants": [
-                  {"name": "vision", "pools": ["easta100"], "queue": {"priority": 7}}]})}
-    with pytest.raises(ConfigError) as caught:
-        dispatch("hub", broken)
-    text = str(caught.value)
-    assert "3 configuration errors" in text
-    assert "stacks/Pulumi.hub.yaml: gpushare:queues: member hub is the fleet's MultiKueue manager" in text
-    assert "member west is a MultiKueue worker with tenants (vision, nlp) but no queues" in text
-    assert "tenant vision has priority 7 in member east but 0 in member west" in text
-    with pytest.raises(ConfigError, match="'north' is not one of the members"):
-        dispatch("north", members)
+def test_what_cannot_be_dispatched_is_left_out_and_said(members):
+    """A tenant with pools on the manager (its Jobs queue there), a worker without queues, a tenant whose priority
+    differs between workers: each left out with its reason, the rest still dispatched."""
+    hub = stack("hub", HUB, **{"gpushare:tenants": [{"name": "nlp", "pools": ["hubt4"]}]})
+    east = stack("east", EAST, **{"gpushare:tenants": [
+        {"name": "vision", "pools": ["easta100"], "queue": {"priority": 7}}]})
+    north = stack("north", EAST, **{"gpushare:queues": {"enabled": False}})
+    compiled = dispatch("hub", {"hub": hub, "west": members["west"], "east": east, "north": north})
+    assert compiled.tenant_workers == {} and compiled.manager_objects == [] and compiled.workers == []
+    text = "\n".join(compiled.left_out)
+    assert "member north gets no dispatched jobs: it has no queues" in text
+    assert "stacks/Pulumi.north.yaml" in text
+    assert "tenant nlp is not dispatched: it has pools on the manager hub" in text
+    assert "tenant vision is not dispatched: its queue.priority differs between its workers (0 in " \
+           "stacks/Pulumi.west.yaml, 7 in stacks/Pulumi.east.yaml)" in text
+    without_kueue = stack("hub", HUB, **{"gpushare:queues": {"enabled": False}})
+    compiled = dispatch("hub", {**members, "hub": without_kueue})
+    assert compiled.tenant_workers == {} and compiled.manager_objects == []
+    assert compiled.left_out == ["nothing is dispatched: the manager hub runs no Kueue (set gpushare:queues.enabled: "
+                                 "true in stacks/Pulumi.hub.yaml)"]
+    with pytest.raises(ConfigError, match="'south' is not one of the members"):
+        dispatch("south", members)
+
+
+def test_a_tenant_on_the_manager_gets_its_namespace_and_groups_but_may_run_no_pod_there(compiled):
+    vision = [o for o in compiled.manager_objects if o["metadata"].get("namespace") == "vision"
+              or (o["kind"] == "Namespace" and o["metadata"]["name"] == "vision")]
+    assert [o["kind"] for o in vision] == ["Namespace", "ResourceQuota", "LocalQueue"]  # vision names no group
+    quota = named(compiled.manager_objects, "ResourceQuota")["gpushare-fleet-no-pods"]
+    assert quota["spec"] == {"hard": {"pods": "0"}}
+
+
+def test_the_workers_identity_and_the_kubeconfig_the_manager_reads_it_with():
+    objects = {o["kind"]: o for o in worker_access_objects()}
+    assert objects["Secret"]["type"] == "kubernetes.io/service-account-token"
+    assert objects["ClusterRoleBinding"]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "gpushare-multikueue", "namespace": "kueue-system"}]
+    text = worker_kubeconfig("https://west:443", {"token": base64.b64encode(b"tok").decode(), "ca.crt": "Q0E="})
+    config = json.loads(text)
+    assert config["clusters"][0]["cluster"] == {"server": "https://west:443", "certificate-authority-data": "Q0E="}
+    assert config["users"][0]["user"] == {"token": "tok"}
 
 
 # --- Kueue's own schemas and webhooks ------------------------------------------------------------------------------
@@ -175,8 +211,7 @@ def python_patterns(schema):
 
 def test_every_manager_object_is_valid_for_kueues_crd_schemas(compiled):
     schemas = {**crd_schemas(), **multikueue_schemas()}
-    for obj in compiled.manager_objects:
-        assert obj["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    for obj in [o for o in compiled.manager_objects if o["apiVersion"] == "kueue.x-k8s.io/v1beta2"]:
         entry = schemas[f"v1beta2/{obj['kind']}"]
         assert ("namespace" in obj["metadata"]) == (entry["scope"] == "Namespaced")
         jsonschema.Draft7Validator(closed(entry["schema"])).validate(obj)
