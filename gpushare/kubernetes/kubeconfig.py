@@ -79,6 +79,16 @@ def provider_kubeconfig(encoded: str, token: str | None = None, login: str | Non
     return exec_kubeconfig(encoded, login) if login else token_kubeconfig(encoded, token or "")
 
 
+def api_server(encoded: str) -> str:
+    """The API server's URL in the user credentials (the first cluster's `server`): where another cluster's Kueue
+    reaches this one (`gpushare.kubernetes.multikueue.worker_kubeconfig`)."""
+    clusters = _load(decode_kubeconfig(encoded))["clusters"]
+    server = clusters[0].get("cluster", {}).get("server") if clusters and isinstance(clusters[0], dict) else None
+    if not isinstance(server, str) or not server:
+        raise KubeconfigError("AKS returned a kubeconfig whose cluster has no server")
+    return server
+
+
 def _load(text: str) -> dict[str, Any]:
     try:
         document = yaml.safe_load(text)

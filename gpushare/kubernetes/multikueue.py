@@ -120,7 +120,7 @@ ClusterRole, its batch/v1 Jobs and Workloads rules (the other frameworks' rules 
 
 
 @dataclass(frozen=True)
-class FleetDispatch:
+class FleetDispatchPlan:
     """The MultiKueue objects of a fleet: on the manager, and on each worker (member name -> objects)."""
 
     manager: str
@@ -148,10 +148,10 @@ class FleetDispatch:
 
 
 def dispatch(manager: str, members: Mapping[str, StackConfig],
-             facts: Mapping[str, PoolFactsByName] | None = None) -> FleetDispatch:
+             facts: Mapping[str, PoolFactsByName] | None = None) -> FleetDispatchPlan:
     """The fleet's MultiKueue objects. `members`: member name -> its stack, the manager among them, in the fleet's
     order; `facts`: member name -> the pool facts its plan derived (`StackPlan.pool_facts`), derived here for a
-    member without them. What cannot be dispatched is left out and said (`FleetDispatch.left_out`)."""
+    member without them. What cannot be dispatched is left out and said (`FleetDispatchPlan.left_out`)."""
     if manager not in members:
         raise ConfigError("the fleet", [ConfigProblem("manager", f"{manager!r} is not one of the members "
                                                                  f"({', '.join(members)})")])
@@ -210,7 +210,7 @@ def dispatch(manager: str, members: Mapping[str, StackConfig],
                            if r not in ("cpu", "memory")]
         objects += [_config(name, where[name]), _check_object(name), priority_class(tenant), queue,
                     local_queue(tenant)]
-    return FleetDispatch(
+    return FleetDispatchPlan(
         manager=manager, manager_objects=objects,
         worker_objects={w: queue_manifests(members[w], facts[w]) for w in workers},
         kubeconfig_secrets={w: kubeconfig_secret(w) for w in used}, tenant_workers=where,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpushare.kubernetes.multikueue import FleetDispatch, dispatch
+from gpushare.kubernetes.multikueue import FleetDispatchPlan, dispatch
 from gpushare.model.fleet import AutoUpgrade, FleetConfig, FleetMember
 from gpushare.plan.stack_plan import StackPlan, build_plan
 from gpushare.stackfile.fleet_config import Fleet
@@ -76,7 +76,7 @@ class FleetPlan:
     members: tuple[MemberPlan, ...]
     """In the fleet file's order."""
     manager: FleetManagerPlan
-    dispatch: FleetDispatch | None = None
+    dispatch: FleetDispatchPlan | None = None
     """The MultiKueue objects on the manager and the workers (member stacks by name); None without a manager."""
 
 
