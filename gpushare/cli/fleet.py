@@ -41,7 +41,7 @@ from gpushare.stackfile.fleet_membership import fleet_file_path
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("fleet", help="a fleet of stacks across regions: plan it (offline), compare, preflight",
+    parser = commands.add_parser("fleet", help="a fleet of stacks across regions: plan (offline), compare, preflight",
                                  description="Fleets of this project's stacks (docs/fleets.md).")
     actions = parser.add_subparsers(dest="fleet_command", required=True, metavar="ACTION")
     plan = actions.add_parser(

@@ -18,7 +18,7 @@ from gpushare.review.fleet_compare import parse_fleet_plan
 from gpushare.review.preview_report.digest import parse_preview, urn_stack
 from gpushare.review.preview_report.fleet import fleet_section
 from gpushare.stackfile.files import StackFile, read_stack_file
-from gpushare.stackfile.project import find_project, project_at
+from gpushare.stackfile.project import ProjectError, find_project, project_at
 from gpushare.review.preview_report.pricing import preview_region, preview_vm_sizes
 from gpushare.review.preview_report.pr_comment import render_report
 
@@ -77,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
 def _stack_file(args: argparse.Namespace, stack: str) -> StackFile | None:
     """The stack's file in the project (`--project`, else the one around the current directory), or None: no
     project, or no such stack here (the report then shows no fleet section)."""
-    project = project_at(args.project) if args.project is not None else find_project()
+    if args.project is not None:
+        project = project_at(args.project)
+    else:
+        try:
+            project = find_project()
+        except ProjectError:
+            project = None  # a Pulumi.yaml around that cannot be read: the preview's report stands without a fleet
     path = project.stack_file(stack) if project is not None else None
     return read_stack_file(path) if path is not None and path.is_file() else None
 
