@@ -14,16 +14,18 @@ import argparse
 import dataclasses
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpushare.azure.arm import AzureReads, SharedCredential, arm_target
-from gpushare.azure.deployed import read_live
-from gpushare.azure.deployed_cluster import read_live_cluster, read_maintenance_schedules
-from gpushare.azure.preflight.preflight_report import raise_for_failures, render_text
-from gpushare.azure.preflight.preflight_runs import evaluate, read_for_preflight
+from gpushare.azure.deployed import DeployedPool, read_live
+from gpushare.azure.deployed_cluster import DeployedCluster, read_live_cluster, read_maintenance_schedules
+from gpushare.azure.preflight.preflight_report import PreflightReport, raise_for_failures, render_text
+from gpushare.azure.preflight.preflight_runs import PreflightReads, evaluate, read_for_preflight
+from gpushare.azure.region_offers import RegionOffers
 from gpushare.cli.read_deadline import add_read_deadline_option, read_deadline
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
-from gpushare.model.stack import own_subnets
+from gpushare.model.stack import StackConfig, own_subnets
 from gpushare.stackfile.config import parse_stack_file
 
 
@@ -57,26 +59,44 @@ def _gpu_software_rows(stack, args: argparse.Namespace) -> list:
         return gpu_software_checks(stack, read_gpu_software(api))
 
 
+@dataclass(frozen=True)
+class StackReads:
+    """What preflight read for one stack."""
+
+    deployed: list[DeployedPool] | None
+    """The cluster's agent pools; None: no cluster yet."""
+    found: DeployedCluster | None
+    """The managed cluster, where read (an existing one, or a created one with subnets or admin groups)."""
+    read: PreflightReads
+
+    def evaluate(self, stack: StackConfig, subscription_id: str) -> PreflightReport:
+        return evaluate(stack, self.read.offers, self.deployed, subscription_id, self.found, self.read.subnets,
+                        cluster_found=self.found is not None if stack.cluster.existing else None,
+                        assignments=self.read.assignments)
+
+
+def read_stack(stack: StackConfig, reads: AzureReads, offers: RegionOffers | None = None) -> StackReads:
+    """Every read preflight makes for `stack` (the region's three only without `offers`)."""
+    subscription_id, cluster = reads.target.subscription_id, stack.cluster
+    # The guard's own reader: the same one call `pulumi preview` makes.
+    deployed = read_live(subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs())
+    # An existing cluster's settings, for its baseline findings (the cluster guard's one read), and whether a
+    # created one exists yet, with its identity, for the grants on it and on subnets of your own.
+    found = (read_live_cluster(subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs())
+             if cluster.existing or own_subnets(stack) or cluster.access.admin_groups else None)
+    if found is not None and cluster.existing:  # and its maintenance windows, as the cluster guard reads them
+        found = dataclasses.replace(found, maintenance_schedules=read_maintenance_schedules(
+            subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs()))
+    return StackReads(deployed, found, read_for_preflight(stack, reads, found, offers))
+
+
 def run(args: argparse.Namespace) -> int:
     stack = parse_stack_file(read_stack_argument(args))
     target = arm_target(stack, os.environ)
     with SharedCredential(stack.azure.environment, os.environ) as credential:
-        reads = AzureReads(target, credential, read_deadline(args))
-        cluster = stack.cluster
-        # The guard's own reader: the same one call `pulumi preview` makes.
-        deployed = read_live(target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs())
-        # An existing cluster's settings, for its baseline findings (the cluster guard's one read), and whether a
-        # created one exists yet, with its identity, for the grants on it and on subnets of your own.
-        found = (read_live_cluster(target.subscription_id, cluster.resource_group, cluster.name,
-                                   **reads.read_kwargs())
-                 if cluster.existing or own_subnets(stack) or cluster.access.admin_groups else None)
-        if found is not None and cluster.existing:  # and its maintenance windows, as the cluster guard reads them
-            found = dataclasses.replace(found, maintenance_schedules=read_maintenance_schedules(
-                target.subscription_id, cluster.resource_group, cluster.name, **reads.read_kwargs()))
-        read = read_for_preflight(stack, reads, found)
-    report = evaluate(stack, read.offers, deployed, target.subscription_id, found, read.subnets,
-                      cluster_found=found is not None if cluster.existing else None, assignments=read.assignments)
-    if cluster.existing and found is not None:
+        read = read_stack(stack, AzureReads(target, credential, read_deadline(args)))
+    report = read.evaluate(stack, target.subscription_id)
+    if stack.cluster.existing and read.found is not None:
         report = dataclasses.replace(report, checks=(*report.checks, *_gpu_software_rows(stack, args)))
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     raise_for_failures(report, details=False)

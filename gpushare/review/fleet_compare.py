@@ -93,10 +93,18 @@ def member_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[tup
     return changes
 
 
+def fleet_name(base: Mapping[str, Any], head: Mapping[str, Any]) -> str:
+    return (head.get("fleet") or base.get("fleet") or {}).get("name", "fleet")
+
+
 def render_fleet_compare(base: Mapping[str, Any], head: Mapping[str, Any]) -> str:
     """GitHub Markdown: the regions' capacity and cost, then the members touched and their update stage."""
-    name = (head.get("fleet") or base.get("fleet") or {}).get("name", "fleet")
-    lines = [f"### Fleet {name}", ""]
+    return "\n".join([f"### Fleet {fleet_name(base, head)}", "", *fleet_delta_lines(base, head)]) + "\n"
+
+
+def fleet_delta_lines(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """The delta's Markdown lines without a heading (`fleet compare` and `report`'s fleet section)."""
+    lines: list[str] = []
     rows = region_rows(base, head)
     if rows:
         lines += ["| region | device | capacity | cost a month |", "| --- | --- | --- | --- |"]
@@ -114,4 +122,4 @@ def render_fleet_compare(base: Mapping[str, Any], head: Mapping[str, Any]) -> st
     order = [stage["name"] for stage in head["updates"]["stages"]]
     if order != [stage["name"] for stage in base["updates"]["stages"]] and order:
         lines += ["", f"Update order now: {' -> '.join(order)}."]
-    return "\n".join(lines) + "\n"
+    return lines

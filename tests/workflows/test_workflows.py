@@ -4,6 +4,7 @@ least privilege per job, pinned actions, no untrusted `${{ }}` in shell, OIDC, o
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -155,7 +156,7 @@ def test_workflows_call_commands_that_exist():
     used = set()
     for path in FILES:
         used |= set(re.findall(r"-m gpushare (\w+)", path.read_text()))
-    assert used == {"stacks", "plan", "compare", "preflight", "report", "verify"}
+    assert used == {"stacks", "plan", "compare", "preflight", "report", "verify", "fleet"}
     assert used <= commands
 
 
@@ -202,3 +203,57 @@ def test_the_cloud_jobs_give_kubelogin_its_identity_and_keep_azure_identity_on_t
                            else env[key])
     chain = RealDefaultAzureCredential()
     assert [type(c) for c in chain.credentials] == [AzureCliCredential]
+
+
+def test_a_fleet_members_report_gets_the_base_commits_fleet_plan(tmp_path):
+    """The preview job's own shell, run in a repository of two commits (eu's A100 pool grows from 2 to 3 nodes at
+    most): `the fleet at the base` plans the fleet file the stack names on the base commit with the base's code,
+    and `report` shows the fleet-wide delta against it. A stack in no fleet gets no base plan and no section."""
+    import copy
+
+    from tests.cli.test_report_fleet import eu_preview
+    from tests.fleet_files import MEMBER_STACKS, write_fleet
+
+    job = load(WORKFLOWS / "preview.yml")["jobs"]["preview"]
+    base_step = next(s["run"] for s in job["steps"] if s.get("name") == "the fleet at the base")
+    report_step = next(s["run"] for s in job["steps"] if s.get("name") == "report")
+    repo, out = tmp_path / "repo", tmp_path / "out"
+    repo.mkdir()
+    out.mkdir()
+    (repo / ".venv").symlink_to(BIN.parent)  # the job's .venv; untracked, so not in the base's worktree
+    (repo / "Pulumi.yaml").write_text("name: gpushare\nruntime: python\nstackConfigDir: stacks\n")
+    write_fleet(repo / "stacks")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+
+    def commit(message: str) -> str:
+        subprocess.run([*git, "add", "Pulumi.yaml", "stacks"], cwd=repo, check=True)
+        subprocess.run([*git, "commit", "-qm", message], cwd=repo, check=True)
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    base_sha = commit("base")
+    stacks = copy.deepcopy(MEMBER_STACKS)
+    stacks["eu"]["gpushare:pools"][0]["autoscale"]["max"] = 3
+    write_fleet(repo / "stacks", stacks=stacks)
+    commit("eu grows")
+    (out / "preview.json").write_text(eu_preview(tmp_path).read_text())
+    env = {**os.environ, "STACK": "eu", "BASE_SHA": base_sha, "OUT": str(out), "GITHUB_WORKSPACE": str(repo),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           # --prices reads nothing from the internet here: a closed local port, given up on after a second, so
+           # each side plans unpriced.
+           "GPUSHARE_PRICES_ENDPOINT": "https://127.0.0.1:9", "GPUSHARE_READ_DEADLINE": "1"}
+    (out / "preflight.txt").write_text("")
+    for script in (base_step, report_step):
+        result = subprocess.run(["bash", "-e", "-c", script], cwd=repo, env=env, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    assert json.loads((out / "fleet-base.json").read_text())["kind"] == "gpushare-fleet-plan"
+    report = (out / "report.md").read_text()
+    assert "| westeurope | MIG 1g.10gb slice of A100 80GB (nvidia.com/gpu) | 7-14 -> 7-21 |" in report
+    assert "| eu | changes | fleet | pools, tenants |" in report
+    (repo / "stacks" / "Pulumi.solo.yaml").write_text("config:\n  azure-native:location: westeurope\n")
+    (out / "fleet-base.json").unlink()
+    env["STACK"] = "solo"
+    result = subprocess.run(["bash", "-e", "-c", base_step], cwd=repo, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert not (out / "fleet-base.json").exists()

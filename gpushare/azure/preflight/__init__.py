@@ -8,7 +8,8 @@ whatever the pool count (subnets and role assignments one more each). One module
 - `nodes`: the pools as preflight counts them (most nodes, upgrade surge, growth over what runs now);
 - `offers`: `vm-size`, `zones`, `gpus`, `os-disk` (with Spot eviction) and `kubernetes-version`, against what
   the region offers;
-- `quota`: per quota family, the regional total (`cores`) and the Spot bucket (`lowPriorityCores`);
+- `quota`: per quota family, the regional total (`cores`) and the Spot bucket (`lowPriorityCores`); for several
+  clusters sharing a subscription's region, summed and checked once (`shared_quota_checks`);
 - `existing_cluster`: on an existing cluster (`existing: true`), from the cluster guard's one cluster read: its
   `baseline`, its Kubernetes version for the tenants' policies, a pool's VNet, a node for the GPU Operator's own
   pods, and the owners' GPU pools the operator would reach (`gpu-software`; the CLI adds a Kubernetes read,
@@ -17,5 +18,7 @@ whatever the pool count (subnets and role assignments one more each). One module
 - `role_assignments`: no assignment the program creates exists already under another name;
 - `run`: `evaluate` (every row from what was read; `cluster` fails alone when an existing cluster is not there;
   `identity` fails an existing cluster that authenticates with a service principal when a pool names a subnet),
-  `read_for_preflight`, and the runs of `gpushare preflight` (`check_live`) and of the program (`check_for_program`).
+  `read_for_preflight`, and the runs of `gpushare preflight` (`check_live`) and of the program (`check_for_program`);
+- `fleet_preflight`: a fleet's members, each member's checks with its quota rows moved to one set per subscription's
+  region (`gpushare fleet preflight`).
 """

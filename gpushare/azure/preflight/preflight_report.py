@@ -93,19 +93,26 @@ def raise_for_failures(report: PreflightReport, *, details: bool = True) -> None
 _COLUMNS = ("CHECK", "SUBJECT", "VERDICT", "DETAIL")
 
 
-def render_text(report: PreflightReport) -> str:
+def check_table(checks: tuple[Check, ...] | list[Check]) -> list[str]:
+    """The rows as a text table under CHECK, SUBJECT, VERDICT and DETAIL; no lines without rows."""
+    rows = [[c.check, c.subject, c.verdict.value, c.detail] for c in checks]
+    widths = [max(len(cell) for cell in column) for column in zip(_COLUMNS, *rows)] if rows else []
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+            for row in ([list(_COLUMNS), *rows] if rows else [])]
+
+
+def render_text(report: PreflightReport, ending: bool = True) -> str:
+    """`ending`: the last line saying how many checks failed (a fleet's preflight says it once, at its end)."""
     exists = {True: "exists", False: "does not exist yet", None: "could not be read"}[report.cluster_exists]
     lines = [f"Preflight for stack {report.stack} ({report.source}) in {report.region}, subscription "
              f"{report.subscription_id}; cluster {exists}", ""]
-    rows = [[c.check, c.subject, c.verdict.value, c.detail] for c in report.checks]
-    widths = [max(len(cell) for cell in column) for column in zip(_COLUMNS, *rows)] if rows else []
-    for row in ([list(_COLUMNS), *rows] if rows else []):
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    lines += check_table(report.checks)
     fixes = [c for c in report.checks if c.fix and c.verdict is not Verdict.PASS]
     if fixes:
         lines += ["", "Fixes:"] + [f"  {c.check} {c.subject}: {c.fix}" for c in fixes]
     if report.warnings:
         lines += ["", "Warnings:"] + [f"  ! {w}" for w in report.warnings]
-    failed = len(report.failures)
-    lines += ["", f"{failed} check(s) failed" if failed else "All checks passed"]
+    if ending:
+        failed = len(report.failures)
+        lines += ["", f"{failed} check(s) failed" if failed else "All checks passed"]
     return "\n".join(lines)

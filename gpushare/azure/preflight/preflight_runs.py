@@ -46,6 +46,25 @@ from gpushare.model.stack import SYSTEM_POOL_NAME, PreflightMode, StackConfig, p
 from gpushare.sharing.upgrades import nodes_at_once
 
 
+def preflight_nodes(stack: StackConfig, cluster: DeployedCluster | None) -> list[Node]:
+    """The node pools preflight counts: a created cluster's system pool and every GPU pool, at their most nodes
+    with an upgrade's surge. `cluster`: the managed cluster as read (an existing one's system subnet)."""
+    existing = stack.cluster.existing
+    system = stack.cluster.system_pool
+    pools = [] if existing else [Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
+                                       nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count))]
+    # On an existing cluster a pool without subnetId joins the system pool's subnet (as the program sends it).
+    default_subnet = cluster.system_subnet_id if existing and cluster else None
+    pools += [Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
+                    nodes_at_once(p.upgrade_settings.max_surge, p.max_nodes) if p.upgrade_settings else 0, p.zones,
+                    p.spot is not None,
+                    pool_subnet(stack, p) or default_subnet, p.max_pods)
+              for p in stack.pools]
+    if not existing and stack.cluster.network.subnet_id:
+        pools[0] = dataclasses.replace(pools[0], subnet=stack.cluster.network.subnet_id)
+    return pools
+
+
 def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[DeployedPool] | None,
              subscription_id: str, cluster: DeployedCluster | None = None,
              subnets: Mapping[str, Subnet | None] | None = None, cluster_found: bool | None = None,
@@ -60,18 +79,7 @@ def evaluate(stack: StackConfig, offers: RegionOffers, deployed: Iterable[Deploy
             Check("cluster", f"{stack.cluster.name} (resource group {stack.cluster.resource_group})", Verdict.FAIL,
                   missing_cluster_message(stack, subscription_id),
                   "fix gpushare:cluster.name / resourceGroup, or remove existing: true"),))
-    system = stack.cluster.system_pool
-    pools = [] if existing else [Node("system pool", SYSTEM_POOL_NAME, system.vm_size, system.count,
-                                       nodes_at_once(AKS_DEFAULT_MAX_SURGE, system.count))]
-    # On an existing cluster a pool without subnetId joins the system pool's subnet (as the program sends it).
-    default_subnet = cluster.system_subnet_id if existing and cluster else None
-    pools += [Node(f"pool {p.name}", p.name, p.vm_size.name, p.max_nodes,
-                    nodes_at_once(p.upgrade_settings.max_surge, p.max_nodes) if p.upgrade_settings else 0, p.zones,
-                    p.spot is not None,
-                    pool_subnet(stack, p) or default_subnet, p.max_pods)
-              for p in stack.pools]
-    if not existing and stack.cluster.network.subnet_id:
-        pools[0] = dataclasses.replace(pools[0], subnet=stack.cluster.network.subnet_id)
+    pools = preflight_nodes(stack, cluster)
     live = {p.name: p for p in deployed} if deployed is not None else None
     checks = [size_check(pool, offers) for pool in pools]
     checks += [c for pool in pools if pool.zones for c in zone_check(pool, offers)]
@@ -109,12 +117,14 @@ class PreflightReads:
     assignments: Mapping[tuple[str, str], tuple[FoundAssignment, ...]]
 
 
-def read_for_preflight(stack: StackConfig, reads: AzureReads, cluster: DeployedCluster | None) -> PreflightReads:
-    """The region (three calls), each subnet and each planned role assignment's scope (one call each); `cluster` as
-    read (None: not there, or not read)."""
+def read_for_preflight(stack: StackConfig, reads: AzureReads, cluster: DeployedCluster | None,
+                       offers: RegionOffers | None = None) -> PreflightReads:
+    """The region (three calls; none when `offers` has it read already, as for a fleet's second member there),
+    each subnet and each planned role assignment's scope (one call each); `cluster` as read (None: not there, or
+    not read)."""
     subscription_id = reads.target.subscription_id
     return PreflightReads(
-        offers=read_region(subscription_id, stack.location, **reads.read_kwargs()),
+        offers=offers if offers is not None else read_region(subscription_id, stack.location, **reads.read_kwargs()),
         subnets=read_subnets(subscription_id, stack_subnets(stack, cluster), **reads.read_kwargs()),
         assignments=read_assignments(subscription_id, planned_assignments(stack, subscription_id, cluster),
                                      **reads.read_kwargs()),

@@ -1,12 +1,12 @@
 """The Markdown itself, most important first: errors from `diagnostics`, the GPU table, the GPU Operator release,
-the tenants, counts per operation (with the cost change), warnings, then every changed resource in a collapsed
-<details> that is the only part cut to fit the size limit."""
+the tenants, the fleet (for a fleet member), counts per operation (with the cost change), warnings, then every
+changed resource in a collapsed <details> that is the only part cut to fit the size limit."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpushare.azure.prices import PriceSheet
 from gpushare.review.chargeback_changes import chargeback_section
@@ -112,9 +112,11 @@ def _chargeback_lines(preview: Preview, transitions: list[PoolTransition], curre
 
 
 def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_MAX_CHARS,
-                  prices: PriceSheet | None = None, prices_problem: str | None = None) -> str:
+                  prices: PriceSheet | None = None, prices_problem: str | None = None,
+                  fleet: Sequence[str] = ()) -> str:
     """`prices`: add the cost column and lead the summary line with the monthly change; `prices_problem`: why
-    prices were asked for but are missing (said in one line)."""
+    prices were asked for but are missing (said in one line); `fleet`: the fleet section (`fleet.fleet_section`)
+    for a stack that is a fleet member, after the tenants."""
     stack = stack or next((urn_stack(s.urn) for s in preview.steps if urn_stack(s.urn)), None)
     counts = operation_counts(preview)
     diagnostics = list(preview.diagnostics)
@@ -129,6 +131,7 @@ def render_report(preview: Preview, stack: str | None, max_chars: int = DEFAULT_
         head += _chargeback_lines(preview, transitions, change.currency)
     head += operator_section(operator_transition(preview))
     head += tenant_report_lines(preview)
+    head += fleet
     summary = counts_line(counts)
     if change is not None:
         summary = f"**{cost_summary(change)}** · {summary}"
