@@ -258,3 +258,27 @@ def test_a_pod_in_nlp_cannot_reach_the_dra_pool(deployed):
     container["resources"] = {"limits": {"cpu": "1", "memory": "4Gi"}, "requests": {"cpu": "1", "memory": "4Gi"},
                               "claims": [{"name": "gpu"}]}
     refused_by_policy(plane, pod, NLP, "must set nodeSelector gpushare.io/pool to one of: t4ts; got h100mps")
+
+
+def test_verify_reads_the_published_slices_from_the_real_api_server_and_passes_the_dra_pool(deployed):
+    """verify's DRA check on what the real API server returns (its field selector on `spec.driver` included): the
+    DRA pool's nodes as the plan labels them and their slices pass; a node whose slice is gone is named."""
+    from gpushare.kubernetes.cluster_read import api_client, read_snapshot
+    from gpushare.kubernetes.verify.dra_pools import check_dra_pool
+    from gpushare.kubernetes.verify.expectations import dra_pool_expectations
+
+    plane, stack, _, nodes = deployed
+    api, _ = api_client(plane.kubeconfig(), None)
+    (expect,) = dra_pool_expectations(stack)
+
+    def judged():
+        snapshot = read_snapshot(api, dra=True)
+        pool_nodes = [n for n in snapshot.nodes if n["metadata"]["labels"]["gpushare.io/pool"] == "h100mps"]
+        return check_dra_pool(expect, pool_nodes, snapshot, {})
+    result = judged()
+    assert result.findings == [] and [n.devices for n in result.nodes] == ["2 x mig 3g.47gb on each of 1 GPU(s)"] * 2
+    gone = next(s for s in plane.list(dra.RESOURCE_API_VERSION, "ResourceSlice")
+                if s["spec"]["nodeName"] == nodes["h100mps"][1])
+    plane.request("DELETE", f"/apis/resource.k8s.io/v1/resourceslices/{gone['metadata']['name']}")
+    (finding,) = judged().findings
+    assert finding.problem == f"node {nodes['h100mps'][1]} has no ResourceSlice of the DRA driver gpu.nvidia.com"
