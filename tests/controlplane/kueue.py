@@ -90,11 +90,10 @@ def crds(webhook_port: int) -> list[dict[str, Any]]:
 
 
 def configuration(folder: Path, webhook_port: int, frameworks: tuple[str, ...] = ("batch/job",),
-                  deployed: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Kueue's `Configuration` (config.kueue.x-k8s.io/v1beta2, `apis/config/v1beta2/configuration_types.go`); with
-    `deployed` (the Configuration gpushare deploys, `queues.manager_config_yaml`), its `resources` and its feature
-    gates too."""
-    config = {
+                  settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Kueue's `Configuration` (config.kueue.x-k8s.io/v1beta2, `apis/config/v1beta2/configuration_types.go`), with
+    `settings` (e.g. a MultiKueue manager's `multiKueue`) on top."""
+    return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "namespace": NAMESPACE,
         "health": {"healthProbeBindAddress": f"127.0.0.1:{free_port()}"},
@@ -105,16 +104,12 @@ def configuration(folder: Path, webhook_port: int, frameworks: tuple[str, ...] =
         "manageJobsWithoutQueueName": False,
         "integrations": {"frameworks": list(frameworks)},
         "featureGates": {"VisibilityOnDemand": False},
+        **(settings or {}),
     }
-    if deployed:
-        if "resources" in deployed:
-            config["resources"] = deployed["resources"]
-        config["featureGates"].update(deployed.get("featureGates", {}))
-    return config
 
 
 def start_kueue(plane: ControlPlane, frameworks: tuple[str, ...] = ("batch/job",), user: str = ADMIN,
-                deployed: dict[str, Any] | None = None) -> Process:
+                settings: dict[str, Any] | None = None) -> Process:
     """Installs Kueue's CRDs and its namespace and Secret, then starts the manager as one of the plane's processes
     (stopped with them), acting as `user`; returns once it reports healthy and its ClusterQueue controller is
     running."""
@@ -127,7 +122,7 @@ def start_kueue(plane: ControlPlane, frameworks: tuple[str, ...] = ("batch/job",
         except ApiError as error:
             if error.status != 409:
                 raise
-    config = configuration(plane.folder, webhook_port, frameworks, deployed)
+    config = configuration(plane.folder, webhook_port, frameworks, settings)
     path = plane.folder / "kueue-config.yaml"
     path.write_text(json.dumps(config))  # JSON is YAML
     process = plane.start("kueue", [str(binary()), f"--config={path}", f"--kubeconfig={plane.kubeconfig(user)}",

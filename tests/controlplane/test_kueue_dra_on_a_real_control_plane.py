@@ -93,7 +93,10 @@ def kueue_plane(stack):
     try:
         plane.nodes = register_nodes(plane, stack)
         publish_slices(plane, stack, plane.nodes)
-        kueue.start_kueue(plane, deployed=json.loads(manager_config_yaml(stack)))
+        # The deployed Configuration's DRA part; VisibilityOnDemand stays off as in kueue.configuration.
+        deployed = json.loads(manager_config_yaml(stack))
+        kueue.start_kueue(plane, settings={"resources": deployed["resources"], "featureGates": {
+            "VisibilityOnDemand": False, **deployed["featureGates"]}})
         for tenant in stack.tenants:
             ensure_namespace(plane, tenant.name)
         for manifest in (*dra.device_classes(stack), *dra.claim_templates(stack)):
