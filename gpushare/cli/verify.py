@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gpushare.cli.stack_argument import add_stack_arguments, read_stack_argument
 from gpushare.kubernetes.tenant_objects import tenant_manifests
-from gpushare.kubernetes.verify.expectations import pool_expectations
+from gpushare.kubernetes.verify.expectations import dra_pool_expectations, pool_expectations
 from gpushare.kubernetes.verify.findings import Verdict
 from gpushare.kubernetes.verify.verify_report import VerifyReport, evaluate
 from gpushare.kubernetes.verify.smoke import SmokeResult, smoke_skips
@@ -73,6 +73,7 @@ def wait(seconds: float) -> None:
 def run(args: argparse.Namespace) -> int:
     stack = parse_stack_file(read_stack_argument(args))
     expectations = pool_expectations(stack)
+    dra_expectations = dra_pool_expectations(stack)
     manifests = tenant_manifests(stack)
 
     # Imported here: `plan` and the tests of other commands need no Kubernetes client.
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     api, context = api_client(args.kubeconfig, args.context)
     deadline = time.monotonic() + args.wait
     while True:
-        report = evaluate(expectations, read_snapshot(api))
+        report = evaluate(expectations, read_snapshot(api, dra=bool(dra_expectations)), dra_expectations)
         if manifests:
             live = read_objects(api, manifests)
             report = dataclasses.replace(report, tenant_objects=len(manifests),

@@ -41,6 +41,7 @@ from gpushare.kubernetes.verify.tenant_drift import (
     object_ref,
 )
 from gpushare.model.stack import POOL_LABEL
+from gpushare.sharing.dra import DRIVER_NAME as DRA_DRIVER
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -228,9 +229,9 @@ def _send(api: client.ApiClient, what: str, request: Callable[..., Any], *args: 
         raise _access_error(api, what, exc) from None
 
 
-def read_snapshot(api: client.ApiClient) -> ClusterSnapshot:
+def read_snapshot(api: client.ApiClient, dra: bool = False) -> ClusterSnapshot:
     """The cluster's nodes (gpushare's pools' apart), the device-plugin ConfigMap, the operator's DaemonSets and
-    pods."""
+    pods; with `dra` (a stack with DRA pools), the DRA driver's ResourceSlices too."""
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     # Every node: the cluster autoscaler's unready threshold is a share of all of them (`verify.autoscaler_view`).
     nodes = call(api, "list nodes", core.list_node).get("items") or []
@@ -239,7 +240,16 @@ def read_snapshot(api: client.ApiClient) -> ClusterSnapshot:
     daemon_sets = call(api, f"list DaemonSets in {NAMESPACE}", apps.list_namespaced_daemon_set, NAMESPACE)
     pods = call(api, f"list pods in {NAMESPACE}", core.list_namespaced_pod, NAMESPACE,
                 label_selector=f"app in ({_APPS})")
+    slices: list[dict] | None = []
+    if dra:
+        # Cluster-scoped; the API server filters by driver (ResourceSlice's field selectors: spec.driver,
+        # spec.nodeName, spec.pool.name). A 404: no resource.k8s.io/v1 served.
+        found = call(api, "list ResourceSlices (resource.k8s.io/v1)",
+                     client.CustomObjectsApi(api).list_cluster_custom_object, "resource.k8s.io", "v1",
+                     "resourceslices", field_selector=f"spec.driver={DRA_DRIVER}", missing_ok=True)
+        slices = None if found is None else found.get("items") or []
     return ClusterSnapshot(
+        resource_slices=slices,
         nodes=[n for n in nodes if POOL_LABEL in ((n.get("metadata") or {}).get("labels") or {})],
         other_nodes=[n for n in nodes if POOL_LABEL not in ((n.get("metadata") or {}).get("labels") or {})],
         config_map=config_map,

@@ -25,6 +25,10 @@ What is made, and why so:
   namespaces, `tenants.shared_pool_policy`), so lending them would let Kueue place pods the policy refuses.
 - A LocalQueue `<tenant>` in the tenant's namespace: Jobs and pods labelled `kueue.x-k8s.io/queue-name: <tenant>`
   queue (with `quota.pools` the tenant policy lets the tenant's GPU work run no other way).
+- On DRA pools, the resource a ClusterQueue's quota names is the pool's DeviceClass quota name
+  (`<class>.deviceclass.resource.k8s.io/devices`, as ResourceQuota counts it), and Kueue's Configuration maps each
+  gpushare DeviceClass onto it (`resources.deviceClassMappings`, `device_class_mappings`): Kueue counts the devices
+  a queued pod's ResourceClaimTemplates request per class under that name.
 - A WorkloadPriorityClass `gpushare-<tenant>` per tenant (`queue.priority`), for its workloads to name
   (`kueue.x-k8s.io/priority-class`); preemption (`queue.preemption`) compares these priorities.
 
@@ -50,7 +54,9 @@ from gpushare.kubernetes.kueue_admission import (
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, NODE_SHARE_FOR_PODS
 from gpushare.model.keys import QUEUES_KEY, TENANTS_KEY
 from gpushare.model.stack import StackConfig, Tenant, TenantQueue
+from gpushare.sharing import dra
 from gpushare.sharing.capacity import device_unit
+from gpushare.sharing.dra_quota import device_class_quota_key
 from gpushare.sharing.pool_facts import PoolFacts, PoolFactsByName, given_or_derived
 from gpushare.sharing.queue_flavor import flavor_node_labels, flavor_tolerations
 from gpushare.sharing.queue_guarantees import (
@@ -272,6 +278,13 @@ def queue_layout_problems(stack: StackConfig, facts: PoolFactsByName) -> list[Co
             f"may borrow it (a pool only one tenant lists is never lent, a borrowingLimit of 0 borrows nothing), so "
             f"Kueue admits nothing there; give a tenant a guarantee on it (quota.pools.{pool}: N, or queue.nominal), "
             f"let one borrow it (drop queue.borrowingLimit: 0), or remove {pool} from the tenants' pools")))
+    mappings = device_class_mappings(stack)
+    if len(mappings) > MAX_DEVICE_CLASS_MAPPINGS:
+        classes = ", ".join(name for m in mappings for name in m["deviceClassNames"])
+        problems.append(ConfigProblem(QUEUES_KEY, (
+            f"the DRA pools have {len(mappings)} kinds of device (DeviceClasses {classes}); Kueue counts at most "
+            f"{MAX_DEVICE_CLASS_MAPPINGS} (its Configuration's resources.deviceClassMappings) and would not start: "
+            "put fewer GPU models or MIG profiles on DRA pools, or turn queues off")))
     return problems
 
 
@@ -407,4 +420,28 @@ def manager_config_yaml(stack: StackConfig) -> str:
     }
     if stack.queues.fair_sharing:
         config["fairSharing"] = FAIR_SHARING_CONFIG
+    mappings = device_class_mappings(stack)
+    if mappings:
+        config["resources"] = {"deviceClassMappings": mappings}
+        config["featureGates"] = {KUEUE_DRA_GATE: True}
     return json.dumps(config, indent=2)
+
+
+KUEUE_DRA_GATE = "KueueDRAIntegration"
+"""Kueue's gate for counting DRA claims (v0.19.2 `pkg/features/kube_features.go` L188, beta and on by default since
+v0.18, L745-747): set explicitly, so a chart whose defaults turn it off still counts them. Without it the mappings
+are ignored (`cmd/kueue/main.go` L329-345 builds the mapper only under the gate)."""
+MAX_DEVICE_CLASS_MAPPINGS = 16
+"""Kueue refuses a Configuration with more mappings (`pkg/config/validation.go` `validateDeviceClassMappings`)."""
+
+
+def device_class_mappings(stack: StackConfig) -> list[dict[str, Any]]:
+    """Kueue's `resources.deviceClassMappings` (v0.19.2 `apis/config/v1beta2/configuration_types.go`
+    `DeviceClassMapping`): each gpushare DeviceClass of the DRA pools under its quota name, the resource the
+    ClusterQueues' quotas on those pools name (`capacity.base_resource`). Kueue counts `exactly.count` devices per
+    class of each ResourceClaimTemplate a queued pod names (`pkg/dra/claims.go`
+    `GetResourceRequestsForResourceClaimTemplates`, `countDevicesPerClass`); a class it has no mapping for makes the
+    workload inadmissible ("DeviceClass ... is not mapped in DRA configuration"), and a pod naming a ResourceClaim
+    (not a template) is not counted. Empty without DRA pools."""
+    classes = dict.fromkeys(dra.device_kind(pool).class_name for pool in dra.dra_pools(stack))
+    return [{"name": device_class_quota_key(name), "deviceClassNames": [name]} for name in classes]

@@ -24,7 +24,8 @@ so a pod the scheduler binds stays Pending on its node, and `spec.nodeName` is t
   and it would taint them unreachable and evict their pods.
 - kube-scheduler, with its defaults.
 - Nodes: one per node each GPU pool has at its largest (`max_nodes`), with the labels AKS, GFD and the device plugin
-  give them, the pool's taints, its GPU resource allocatable, and Ready; plus one untainted system node. The API
+  give them, the pool's taints, its GPU resource allocatable (none on a DRA pool: its devices are in the
+  ResourceSlice `dra_slices.publish_slices` publishes), and Ready; plus one untainted system node. The API
   server taints every new Node `node.kubernetes.io/not-ready`; with no node lifecycle controller to lift it once the
   node is Ready, `register_nodes` lifts it.
 - An audit log of pod creates (`ControlPlane.pod_creators`): which user, e.g. the ReplicaSet controller's own
@@ -445,8 +446,11 @@ def node_objects(stack) -> dict[str, list[dict[str, Any]]]:
     for pool in stack.pools:
         pool_facts = facts[pool.name]
         resources = {"cpu": str(pool.vm_size.vcpus),
-                     "memory": f"{pool.vm_size.memory_gib or DEFAULT_NODE_MEMORY_GIB}Gi", "pods": "110",
-                     pool_facts.capacity.resource: str(pool_facts.capacity.per_node)}
+                     "memory": f"{pool.vm_size.memory_gib or DEFAULT_NODE_MEMORY_GIB}Gi", "pods": "110"}
+        if pool_facts.device_config is not None:
+            # A DRA pool's node advertises no GPU resource: the driver publishes its devices in a ResourceSlice
+            # (`tests/controlplane/dra_slices.py`), and its capacity name is only ResourceQuota's count per class.
+            resources[pool_facts.capacity.resource] = str(pool_facts.capacity.per_node)
         nodes[pool.name] = [
             node(f"aks-{pool.name}-12345678-vmss{i:06d}", pool.name, pool.vm_size.name, dict(pool_facts.carried_labels),
                  list(pool_node_taints(stack, pool)), resources)

@@ -1,11 +1,12 @@
 """The real scheduler allocating the DRA pools' devices (`gpushare.sharing.dra`) on a real control plane of its own:
-each DRA pool's fake nodes publish a ResourceSlice shaped as NVIDIA's DRA driver v0.5.0 publishes it, gpushare's
+each DRA pool's fake nodes publish a ResourceSlice shaped as NVIDIA's DRA driver v0.5.0 publishes it
+(`tests/controlplane/dra_slices.py`, citing the driver's source), gpushare's
 DeviceClasses and ResourceClaimTemplates are created, and pods naming a template get their claims from the
 controller manager's resourceclaim controller and their devices from kube-scheduler's DynamicResources plugin:
 only devices of the template's class on the pod's pool, one claim per device, the rendered opaque config carried
 into the allocation. No kubelet, so nothing is prepared: what the driver does with the config is
-`tests/sharing/test_dra.py`'s part (`tools/dracheck`). No tenant policies either: which claims a tenant may make is
-issue 42's tenant work."""
+`tests/sharing/test_dra.py`'s part (`tools/dracheck`). No tenant policies either: which claims a tenant may make, with
+the plan's objects deployed, is `test_dra_stack_on_a_real_control_plane.py`'s part."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gpushare.model.stack import GpuPool, StackConfig, pool_node_taints
+from gpushare.model.stack import StackConfig, pool_node_taints
 from gpushare.sharing import dra
 from gpushare.sharing.operator_values import toleration
 from tests.controlplane.controlplane import (
@@ -22,51 +23,8 @@ from tests.controlplane.controlplane import (
     start_control_plane,
     stop_control_plane,
 )
+from tests.controlplane.dra_slices import publish_slices
 from tests.sharing.test_dra import load
-
-MIG_PROFILE_IDS = {"1g": 19, "2g": 14, "3g": 9, "4g": 5, "7g": 0}
-"""GPU-instance profile IDs of AKS's MIG layouts, and their placements (AgentBaker mig-partition.sh: MIG3g builds
-`9,9`; shared reference aks-gpu.md section 1)."""
-MIG_PLACEMENTS = {"1g": (0, 1, 2, 3, 4, 5, 6), "2g": (0, 2, 4), "3g": (0, 4), "4g": (0,), "7g": (0,)}
-
-
-def driver_devices(pool: GpuPool) -> list[dict[str, Any]]:
-    """The devices the GPU kubelet plugin publishes for one node of `pool`, without DynamicMIG: each GPU
-    (`gpu-<minor>`, deviceinfo.go L122-124, L242-249) or, on a GPU with MIG enabled, its MIG devices only
-    (nvlib.go L317-335), named `gpu-<minor>-mig-<profile without dots>-<profile id>-<placement>` (mig.go
-    L111-114), with the attributes of deviceinfo.go L168-192 and mig.go L139-168. Memory is the catalog's size
-    (NVML's total is a little less)."""
-    model = pool.vm_size.gpu
-    common = {"productName": {"string": model.display_name}, "brand": {"string": "Nvidia"},
-              "cudaComputeCapability": {"version": "{}.{}.0".format(*model.compute_capability)},
-              "driverVersion": {"version": "580.105.8"}, "cudaDriverVersion": {"version": "13.0.0"}}
-    devices = []
-    for minor in range(pool.vm_size.gpus):
-        parent = f"GPU-{pool.name}-{minor}"
-        if not pool.mig:
-            devices.append({"name": f"gpu-{minor}", "attributes": {
-                **common, "type": {"string": "gpu"}, "uuid": {"string": parent}},
-                "capacity": {"memory": {"value": f"{model.memory_gb}Gi"}}})
-            continue
-        profile = pool.vm_size.mig_slice(pool.mig)
-        slices = profile.split(".")[0]
-        for placement in MIG_PLACEMENTS[slices]:
-            devices.append({
-                "name": f"gpu-{minor}-mig-{profile.replace('.', '')}-{MIG_PROFILE_IDS[slices]}-{placement}",
-                "attributes": {**common, "type": {"string": "mig"}, "profile": {"string": profile},
-                               "parentUUID": {"string": parent},
-                               "uuid": {"string": f"MIG-{pool.name}-{minor}-{placement}"}},
-                "capacity": {"memory": {"value": f"{model.mig_memory_gb(pool.mig)}Gi"}}})
-    return devices
-
-
-def resource_slice(node: str, pool: GpuPool) -> dict[str, Any]:
-    """One slice per node, its pool named after the node (driver.go L487-502 `publishResources`)."""
-    return {"apiVersion": dra.RESOURCE_API_VERSION, "kind": "ResourceSlice",
-            "metadata": {"name": f"{node}-{dra.DRIVER_NAME}"},
-            "spec": {"driver": dra.DRIVER_NAME, "nodeName": node,
-                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                     "devices": driver_devices(pool)}}
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +35,7 @@ def cluster():
     plane = start_control_plane({}, controllers=(*CONTROLLERS, "resourceclaim-controller"))
     try:
         nodes = register_nodes(plane, stack)
-        for pool in dra.dra_pools(stack):
-            for node in nodes[pool.name]:
-                plane.create(resource_slice(node, pool))
+        publish_slices(plane, stack, nodes)
         for obj in dra.device_classes(stack):
             plane.create(obj)
         for tenant in stack.tenants:

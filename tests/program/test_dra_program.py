@@ -93,3 +93,15 @@ def test_plans_text_view_lists_the_dra_pool(capsys):
     assert ("  h100mps: 2 x MIG 3g.47gb device per node (parent GPU NVIDIA H100 NVL 94GB), DeviceClass "
             f"{MIG_CLASS}") in text
     assert "    may claim it: vision -> ResourceClaimTemplate vision/h100mps" in text
+
+
+def test_plans_pod_snippet_on_a_dra_pool_names_the_claim_template_not_a_resource_limit(capsys):
+    """vision's first pool is the DRA pool: its snippet claims a device through its template (the pod's claim, each
+    container's claim, the pool's node selector) and asks for no extended resource."""
+    assert main(["plan", str(STACK)]) == 0
+    text = capsys.readouterr().out
+    snippet = text[text.index("namespace: vision"):text.index("  nlp: namespace nlp")]
+    assert "gpushare.io/pool: h100mps" in snippet
+    assert "resourceClaims:\n        - name: gpu\n          resourceClaimTemplateName: h100mps" in snippet
+    assert "            claims:\n            - name: gpu" in snippet
+    assert "nvidia.com/gpu: 1" not in snippet and MIG_CLASS not in snippet.split("limits:")[1].split("requests:")[0]

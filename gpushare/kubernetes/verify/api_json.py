@@ -24,6 +24,9 @@ class ClusterSnapshot:
     now: datetime
     other_nodes: list[dict] = field(default_factory=list)
     """The cluster's other nodes (system pool, pools gpushare does not own): the autoscaler counts them too."""
+    resource_slices: list[dict] | None = field(default_factory=list)
+    """The ResourceSlices of NVIDIA's DRA driver (read only for a stack with DRA pools); None where the cluster serves
+    no `resource.k8s.io/v1`."""
 
 
 

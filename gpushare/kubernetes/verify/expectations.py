@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from gpushare.model.catalog import gpu_product_label
 from gpushare.model.stack import SPOT_NODE_LABEL, SPOT_PRIORITY_LABEL, GpuPool, SharingStrategy, StackConfig
+from gpushare.sharing import dra
 from gpushare.sharing.operator_values import NAMESPACE, operator_plan
 from gpushare.sharing.pool_facts import derive_pool_facts
 
@@ -95,8 +96,8 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
     for facts in pool_facts.values():
         pool, capacity, config = facts.pool, facts.capacity, facts.device_config
         if config is None:
-            # A DRA pool: what its nodes show is one ResourceSlice each, not device-plugin resources and labels;
-            # verify does not check it yet (docs/dra-pools.md, "What remains").
+            # A DRA pool: what its nodes show is one ResourceSlice each, not device-plugin resources and labels
+            # (`dra_pool_expectations`, checked by `verify.dra_pools`).
             continue
         labels = {
             "nvidia.com/mig.strategy": strategy.value,
@@ -125,3 +126,42 @@ def pool_expectations(stack: StackConfig) -> list[PoolExpectation]:
             spot=pool.spot is not None,
         ))
     return expectations
+
+
+@dataclass(frozen=True)
+class DraPoolExpectation:
+    """What each Ready node of a DRA pool must show: one ResourceSlice of NVIDIA's DRA driver with the pool's
+    devices (`gpushare.sharing.dra.device_kind`: whole GPUs, or the MIG devices AKS's static layout leaves on each),
+    and no device plugin."""
+
+    pool: str
+    mig_profile: str | None
+    """The MIG profile the driver publishes as `profile` (`3g.47gb`); None for whole GPUs."""
+    gpus_per_node: int
+    devices_per_gpu: int
+    """1 for whole GPUs; the MIG layout's instances per GPU."""
+    device_class: str
+    min_nodes: int
+
+    @property
+    def device_type(self) -> str:
+        return "mig" if self.mig_profile else "gpu"
+
+    @property
+    def describe(self) -> str:
+        """`2 x mig 3g.47gb on each of 1 GPU(s)` or `1 whole GPU(s)`."""
+        if self.mig_profile:
+            return f"{self.devices_per_gpu} x mig {self.mig_profile} on each of {self.gpus_per_node} GPU(s)"
+        return f"{self.gpus_per_node} whole GPU(s)"
+
+
+def dra_pool_expectations(stack: StackConfig) -> list[DraPoolExpectation]:
+    """What each DRA pool's Ready nodes must show, from the same functions `plan` uses."""
+    found = []
+    for pool in dra.dra_pools(stack):
+        kind = dra.device_kind(pool)
+        found.append(DraPoolExpectation(
+            pool=pool.name, mig_profile=kind.mig_slice, gpus_per_node=pool.vm_size.gpus,
+            devices_per_gpu=pool.mig.instances_per_gpu if pool.mig else 1, device_class=kind.class_name,
+            min_nodes=pool.min_nodes))
+    return found

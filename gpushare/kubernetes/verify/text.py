@@ -9,6 +9,7 @@ from gpushare.kubernetes.verify.api_json import describe_resources
 from gpushare.kubernetes.verify.autoscaler import AutoscalerView
 from gpushare.kubernetes.verify.verify_report import VerifyReport
 from gpushare.kubernetes.verify.smoke import SmokeResult
+from gpushare.sharing.dra import DRIVER_NAME as DRA_DRIVER
 from gpushare.sharing.operator_values import NAMESPACE
 from gpushare.sharing.autoscaler_readiness import MAX_TOTAL_UNREADY_PERCENTAGE, OK_TOTAL_UNREADY_COUNT
 
@@ -29,6 +30,19 @@ def render_text(report: VerifyReport, smoke: Iterable[SmokeResult] = ()) -> str:
         lines.append(
             f"pool {e.pool}: nodes {ready}/{len(pool.nodes)} ready, expected {e.resource}: {e.per_node} per node, "
             f"found {found} -> {pool.verdict.value.upper()}"
+        )
+    for dra_pool in report.dra_pools:
+        e = dra_pool.expectation
+        ready = [n for n in dra_pool.nodes if n.ready]
+        groups = {}
+        for n in ready:
+            groups.setdefault(n.devices, []).append(n.name)
+        found = "; ".join(f"{desc} on {', '.join(names) if len(names) <= 3 else f'{len(names)} nodes'}"
+                          for desc, names in groups.items()) or "-"
+        lines.append(
+            f"pool {e.pool} (DRA): nodes {len(ready)}/{len(dra_pool.nodes)} ready, expected one ResourceSlice of "
+            f"{DRA_DRIVER} per node with {e.describe}, no device plugin, found {found} "
+            f"-> {dra_pool.verdict.value.upper()}"
         )
     ds = ", ".join(f"{name} {state}" for name, state in report.daemon_sets.items())
     lines.append(f"operator ({NAMESPACE}) DaemonSets ready/desired: {ds}")

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from gpushare.kubernetes.verify.api_json import ClusterSnapshot, object_labels, object_name
 from gpushare.kubernetes.verify.autoscaler import AutoscalerView, autoscaler_findings, autoscaler_view
-from gpushare.kubernetes.verify.expectations import MPS_DS, OPERATOR_DAEMONSETS, PoolExpectation
+from gpushare.kubernetes.verify.dra_pools import DraPoolResult, check_dra_pool
+from gpushare.kubernetes.verify.expectations import MPS_DS, OPERATOR_DAEMONSETS, DraPoolExpectation, PoolExpectation
 from gpushare.kubernetes.verify.findings import Finding, Verdict, verdict_of
 from gpushare.kubernetes.verify.pools import PoolResult, check_pool, pod_state
 from gpushare.kubernetes.verify.tenant_drift import SkippedCheck
@@ -31,11 +32,14 @@ class VerifyReport:
     skipped: list[SkippedCheck] = field(default_factory=list)
     """Checks not made: the identity may not read the object (each names the role that would allow it)."""
     autoscaler: AutoscalerView | None = None
+    dra_pools: list[DraPoolResult] = field(default_factory=list)
+    """The DRA pools' results (`verify.dra_pools`)."""
 
     @property
     def findings(self) -> list[Finding]:
         autoscaler = autoscaler_findings(self.autoscaler) if self.autoscaler else []
-        return ([f for pool in self.pools for f in pool.findings] + self.operator + autoscaler + self.tenants
+        return ([f for pool in self.pools for f in pool.findings]
+                + [f for pool in self.dra_pools for f in pool.findings] + self.operator + autoscaler + self.tenants
                 + self.extra)
 
     @property
@@ -52,9 +56,11 @@ class VerifyReport:
         return 1 if self.verdict is Verdict.MISMATCH else 0
 
     def to_json(self) -> dict:
+        dra = {"draPools": [pool.to_json() for pool in self.dra_pools]} if self.dra_pools else {}
         return {
             "verdict": self.verdict.value,
             "pools": [pool.to_json() for pool in self.pools],
+            **dra,
             "operator": {
                 "namespace": NAMESPACE,
                 "daemonSets": self.daemon_sets,
@@ -82,8 +88,9 @@ def _daemon_set_summary(names: Iterable[str], daemon_sets: Mapping[str, Mapping]
     return summary
 
 
-def evaluate(expectations: list[PoolExpectation], snapshot: ClusterSnapshot) -> VerifyReport:
-    """Compare every pool's expectation with the cluster."""
+def evaluate(expectations: list[PoolExpectation], snapshot: ClusterSnapshot,
+             dra_expectations: Iterable[DraPoolExpectation] = ()) -> VerifyReport:
+    """Compare every pool's expectation with the cluster (the DRA pools' with `dra_expectations`)."""
     operator: list[Finding] = []
     data = None
     if snapshot.config_map is None:
@@ -120,5 +127,7 @@ def evaluate(expectations: list[PoolExpectation], snapshot: ClusterSnapshot) -> 
         scoped = dataclasses.replace(expect, daemon_sets=tuple(d for d in expect.daemon_sets if d not in missing))
         result = check_pool(scoped, sorted(by_pool.get(expect.pool, []), key=object_name), snapshot, pods, data)
         pools.append(PoolResult(expect, result.nodes, result.findings))
+    dra_pools = [check_dra_pool(expect, sorted(by_pool.get(expect.pool, []), key=object_name), snapshot, pods)
+                 for expect in dra_expectations]
     return VerifyReport(pools, operator, _daemon_set_summary(wanted, daemon_sets),
-                        autoscaler=autoscaler_view(expectations, snapshot))
+                        autoscaler=autoscaler_view(expectations, snapshot), dra_pools=dra_pools)
