@@ -22,7 +22,6 @@ from gpushare.model.stack import (
     DEVICE_PLUGIN_DEPLOY_LABEL,
     POOL_LABEL,
     Allocation,
-    DriverOwner,
     GpuPool,
     SharingStrategy,
     StackConfig,
@@ -40,10 +39,10 @@ RESOURCE_API_VERSION = "resource.k8s.io/v1"
 CHART_NAME = "dra-driver-nvidia-gpu"
 CHART_VERSION = "0.5.0"
 """deployments/helm/dra-driver-nvidia-gpu/Chart.yaml `version` (strict SemVer, no `v`)."""
-OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 HOST_DRIVER_ROOT = "/"
-"""`nvidiaDriverRoot` (values.yaml L19-23): "/run/nvidia/driver" when "the NVIDIA GPU driver is managed using the
-NVIDIA GPU Driver Container" (the operator's), "/" for a driver "installed directly on a host" (AKS's)."""
+"""`nvidiaDriverRoot` (values.yaml L19-23): "/" for a driver "installed directly on a host", AKS's. The stack file
+refuses DRA pools with the operator's driver container (`gpushare.stackfile.dra_pools.OPERATOR_DRIVER_RELOAD`: its
+driver manager would reload the driver under the kubelet plugin), so its root, "/run/nvidia/driver", is never set."""
 CLAIM_REQUEST = "gpu"
 """The one request of a gpushare ResourceClaimTemplate; its opaque config names it."""
 WHOLE_GPU_MEMORY_TOLERANCE = 0.1
@@ -166,7 +165,7 @@ def claim_templates(stack: StackConfig) -> list[dict[str, Any]]:
 
 def chart_values(stack: StackConfig) -> dict[str, Any]:
     """The DRA driver chart's values for the stack's DRA pools (deployments/helm/dra-driver-nvidia-gpu/values.yaml):
-    - `nvidiaDriverRoot`: who installs the driver (`OPERATOR_DRIVER_ROOT`, `HOST_DRIVER_ROOT`);
+    - `nvidiaDriverRoot`: AKS's driver on the host (`HOST_DRIVER_ROOT`);
     - `gpuResourcesEnabledOverride: true`: the chart refuses GPU resources without it, since the driver "cannot be
       deployed alongside the standard GPU device plugin on the same node" (templates/validation.yaml L33-43);
       `DEVICE_PLUGIN_DEPLOY_LABEL` keeps the two apart;
@@ -181,7 +180,7 @@ def chart_values(stack: StackConfig) -> dict[str, Any]:
     pools = dra_pools(stack)
     taints = dict.fromkeys(taint for pool in pools for taint in pool_node_taints(stack, pool))
     return {
-        "nvidiaDriverRoot": OPERATOR_DRIVER_ROOT if stack.operator.driver is DriverOwner.OPERATOR else HOST_DRIVER_ROOT,
+        "nvidiaDriverRoot": HOST_DRIVER_ROOT,
         "gpuResourcesEnabledOverride": True,
         "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
         "featureGates": feature_gates(stack),

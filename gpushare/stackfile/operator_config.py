@@ -26,7 +26,7 @@ OPERATOR = Section((
           rule=f"must be a released GPU Operator chart version such as {_DEFAULT.chart_version} "
                f"(v<year>.<month>.<patch>, with the leading v)"),
     Field("driver", STRING, "Who installs the NVIDIA driver on GPU nodes: aks (AKS's GPU driver) or operator (the "
-                            "GPU Operator's driver container; not with MIG pools or AzureLinux).",
+                            "GPU Operator's driver container; not with MIG pools, DRA pools or AzureLinux).",
           enum=DriverOwner),
     Field("migStrategy", STRING, "How the device plugin advertises MIG devices: single (nvidia.com/gpu) or mixed "
                                  "(nvidia.com/mig-<slice> per slice; no mps pools).",

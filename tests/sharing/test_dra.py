@@ -43,12 +43,9 @@ gpushare:tenants:
 """
 
 
-def load(driver: str = "aks") -> StackConfig:
+def load() -> StackConfig:
     raw = yaml.safe_load(STACK_YAML)
-    raw["gpushare:operator"] = {"driver": driver}
-    if driver == "operator":  # MIG pools need AKS's driver
-        raw["gpushare:pools"] = [p for p in raw["gpushare:pools"] if "mig" not in p]
-        raw["gpushare:tenants"][0]["pools"] = ["t4plugin"]
+    raw["gpushare:operator"] = {"driver": "aks"}
     return parse_config(raw, source="stacks/Pulumi.dra.yaml", stack="dra")
 
 
@@ -202,9 +199,10 @@ def test_only_dra_pools_get_the_label_that_keeps_the_operators_device_plugin_off
     }
 
 
-@pytest.mark.parametrize(("driver", "root"), [("aks", "/"), ("operator", "/run/nvidia/driver")])
-def test_the_chart_finds_the_driver_where_its_installer_put_it(driver, root):
-    assert dra.chart_values(load(driver))["nvidiaDriverRoot"] == root
+def test_the_chart_finds_aks_driver_on_the_host():
+    # The operator's driver container (root /run/nvidia/driver) is refused with DRA pools by the stack file
+    # (tests/stackfile/test_config_dra.py).
+    assert dra.chart_values(load())["nvidiaDriverRoot"] == "/"
 
 
 def test_the_kubelet_plugin_runs_on_the_dra_pools_only_tolerating_their_taints():

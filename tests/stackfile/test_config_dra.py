@@ -109,3 +109,27 @@ def test_a_dra_pool_is_warned_about_what_is_alpha_once_in_the_plan():
     (time_sliced,) = dra_warnings(parsed(config(sharing=TIME_SLICING, allocation="dra")))
     assert "TimeSlicingSettings" in time_sliced
     assert dra_warnings(parsed(config(sharing=TIME_SLICING))) == []
+
+
+def test_a_dra_pool_is_refused_with_the_operators_driver_because_its_reload_would_strand_the_kubelet_plugin():
+    raw = config(allocation="dra")
+    raw["gpushare:operator"] = {"driver": "operator"}
+    message = problems(raw)[f"{POOL0}.allocation"]
+    assert message.startswith("dra with gpushare:operator.driver: operator is refused")
+    # why, with the driver manager's and the operator's sources, and the fix
+    assert "k8s-driver-manager v0.12.0" in message and "cannot prepare claims after the reload" in message
+    assert "nvidia.com/gpu.deploy.dra-driver" in message and "removeGPUStateLabels" in message
+    assert "NODE_LABEL_FOR_GPU_POD_EVICTION" in message and "deadlock" in message
+    assert "set gpushare:operator.driver: aks" in message and "allocation: devicePlugin" in message
+
+
+def test_the_operators_driver_is_refused_on_each_dra_pool_only():
+    raw = minimal_config()
+    pool = raw["gpushare:pools"][0]
+    raw["gpushare:pools"] = [{**pool, "name": "plugin"}, {**pool, "name": "dra1", "allocation": "dra"},
+                             {**pool, "name": "dra2", "allocation": "dra"}]
+    raw["gpushare:operator"] = {"driver": "operator"}
+    assert {path for path in problems(raw) if path.endswith(".allocation")} == {
+        "gpushare:pools[1].allocation", "gpushare:pools[2].allocation"}
+    raw["gpushare:pools"] = raw["gpushare:pools"][:1]
+    assert parsed(raw).operator.driver.value == "operator"
