@@ -3,7 +3,8 @@ cluster and on each worker's, from the fleet plan's dispatch (`gpushare.kubernet
 
 On each worker: the identity the manager's Kueue acts as (`worker_access_objects`: a ServiceAccount in Kueue's
 namespace, its ClusterRole and binding, and its token Secret, which Kubernetes fills with the token and the cluster's
-CA). On the manager: the tenants' namespaces, groups and no-pods quotas, Kueue's ResourceFlavor, MultiKueueClusters,
+CA). On the manager: the tenants' namespaces, groups, no-pods quotas and admission policies (each tenant's as each of
+its workers builds it, `multikueue.manager_policy`), Kueue's ResourceFlavor, MultiKueueClusters,
 MultiKueueConfigs, AdmissionChecks, WorkloadPriorityClasses, ClusterQueues and LocalQueues, and per worker the
 Secret MultiKueueCluster reads its kubeconfig from (`worker_kubeconfig`: the worker's API server, and that token and
 CA inline). The kubeconfig is built from the token Secret's outputs inside `apply` and registered as a secret

@@ -27,6 +27,12 @@ What is made, and why so:
   of no pods at all: on the manager a tenant submits Jobs, which Kueue's webhook hands to MultiKueue
   (`spec.managedBy`), so the manager's job controller makes no pod of them; a pod of its own there would run on the
   manager's nodes, outside its pools and past its policy, and is refused.
+- The tenant's admission policy, once per worker it is dispatched to, as that worker's stack builds it
+  (`manager_policy`): a Job naming another tenant's LocalQueue or WorkloadPriorityClass is refused on the manager
+  (MultiKueue copies the Workload, priority included, to the workers, whose Kueue admits and preempts by it before
+  the worker's policy sees the Job), and so is one that a worker's policy would refuse in MultiKueue's copy. On the
+  workers the tenant's own policy judges that copy (created as `WORKER_IDENTITY`) like a Job the tenant submits
+  there: no rule exempts MultiKueue's identity.
 - A MultiKueueCluster per worker, reading its kubeconfig from a Secret in Kueue's namespace on the manager (key
   `kubeconfig`, `multikueue_types.go:24` MultiKueueConfigSecretKey; `locationType: Secret`). This module names the
   Secret only and never takes kubeconfig text: `components/fleet_dispatch.py` fills it from the worker's Pulumi
@@ -63,6 +69,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpushare.errors import ConfigError, ConfigProblem
+from gpushare.kubernetes.admission.policies import tenant_policy
 from gpushare.kubernetes.kueue_admission import KUEUE_NAMESPACE
 from gpushare.kubernetes.queues import (
     KUEUE_API,
@@ -73,7 +80,7 @@ from gpushare.kubernetes.queues import (
     queue_manifests,
 )
 from gpushare.kubernetes.tenant_objects import namespace_object, role_binding_objects
-from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL
+from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, tenant_policy_name
 from gpushare.model.keys import QUEUES_KEY
 from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant
 from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
@@ -199,6 +206,8 @@ def dispatch(manager: str, members: Mapping[str, StackConfig],
     objects: list[dict[str, Any]] = []
     for tenant in tenants.values():
         objects += [namespace_object(tenant), *role_binding_objects(tenant), _no_pods(tenant)]
+        for worker in where[tenant.name]:
+            objects += manager_policy(members[worker], tenant.name, worker, facts[worker])
     resources: dict[str, list[str]] = {}
     if tenants:
         objects += [{"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
@@ -215,6 +224,28 @@ def dispatch(manager: str, members: Mapping[str, StackConfig],
         worker_objects={w: queue_manifests(members[w], facts[w]) for w in workers},
         kubeconfig_secrets={w: kubeconfig_secret(w) for w in used}, tenant_workers=where,
         tenant_resources=resources, left_out=left_out)
+
+
+def manager_policy_name(tenant: Tenant, worker: str) -> str:
+    """The tenant's policy on the manager as `worker` judges it: its usual name and the worker's (a tenant's name
+    is a namespace's, without dots, so no two pairs share one); never the usual name alone, which is the manager
+    member's own policy once the tenant has pools there."""
+    return f"{tenant_policy_name(tenant)}.{worker}"
+
+
+def manager_policy(worker_stack: StackConfig, tenant: str, worker: str,
+                   facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
+    """The tenant's admission policy on the manager, built from `worker`'s stack as that worker builds it
+    (`tenant_policy`), and its binding to the tenant's namespace there: its Jobs may name only its LocalQueue and
+    its WorkloadPriorityClass, only Kueue unsuspends them, and their templates meet every rule the worker holds
+    its pods to (devices, tolerations, priority, Guaranteed QoS with the worker's defaults, DRA claims). One per
+    worker in the tenant's MultiKueueConfig: any of them may get the Job, and MultiKueue creates its copy there
+    only after that worker's Kueue reserved quota for it, so a copy the worker's policy refuses would hold that
+    quota and never run; on the manager it is refused at once, saying why. The pool rule is left out
+    (`dispatched`): the workers' Kueue gives the copy its pool."""
+    member_tenant = next(t for t in worker_stack.tenants if t.name == tenant)
+    return tenant_policy(worker_stack, member_tenant, facts, name=manager_policy_name(member_tenant, worker),
+                         dispatched=True)
 
 
 def _no_pods(tenant: Tenant) -> dict[str, Any]:

@@ -33,6 +33,12 @@ def test_the_manager_gets_the_multikueue_objects_and_a_secret_kubeconfig_per_wor
     assert {"dispatch-multikueuecluster-us", "dispatch-multikueueconfig-gpushare-fleet-vision",
             "dispatch-admissioncheck-gpushare-fleet-vision", "dispatch-clusterqueue-vision",
             "dispatch-localqueue-vision-vision", "dispatch-namespace-vision", "dispatch-kubeconfig-us"} <= manager_side
+    # vision's admission policy as us builds it, on the manager: its Jobs there may name only its queue and class.
+    policy = recording.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
+                           "dispatch-validatingadmissionpolicy-gpushare-tenant-vision.us")
+    assert on[policy.name] == on["dispatch-validatingadmissionpolicybinding-gpushare-tenant-vision.us"] \
+        == "dispatch-eu-provider"
+    assert "kueue.x-k8s.io/priority-class: gpushare-vision" in json.dumps(policy.inputs["spec"]["validations"])
     cluster = recording.get("kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster", "dispatch-multikueuecluster-us")
     assert cluster.inputs["spec"]["clusterSource"]["kubeConfig"]["location"] == "gpushare-fleet-us-kubeconfig"
     assert "dispatch-kubeconfig-us" in cluster.depends_on

@@ -1,9 +1,12 @@
 """Dispatch across clusters shown against Kueue itself: three real Kubernetes 1.34 control planes on loopback
-(`controlplane.py`), each with Kueue v0.19.2's own manager (`kueue.py`), one the MultiKueue manager (`hub`, with
-the `multiKueue` settings gpushare compiles) and two workers (`west`, `east`) with the fake GPU Nodes of their
-stacks, and the objects `gpushare.kubernetes.multikueue.dispatch` compiles applied to each. The manager reaches
-the workers through kubeconfig Secrets made here as the deployment makes them from the workers' outputs
-(`certificate-authority-data` and a token inline: Kueue refuses file paths).
+(`controlplane.py`), each with Kueue v0.19.2's own manager (`kueue.py`, acting as its chart's service account, the
+identity the tenant policies let unsuspend Jobs), one the MultiKueue manager (`hub`, with the `multiKueue` settings
+gpushare compiles) and two workers (`west`, `east`) with the fake GPU Nodes of their stacks, and the objects
+`gpushare.kubernetes.multikueue.dispatch` compiles applied to each: on the manager the tenants' policies as each
+worker judges them, on each worker its own stack's tenant objects (namespaces, LimitRanges, admission policies) as
+well. The manager reaches the workers through kubeconfig Secrets made here as the deployment makes them from the
+workers' outputs (`certificate-authority-data` and a token inline: Kueue refuses file paths), so MultiKueue's
+copies are created on the workers as `gpushare-multikueue` and judged by the worker's tenant policy.
 
 alpha has one A100 in each worker; beta has a time-sliced T4 (`nvidia.com/gpu.shared`) in west only. Jobs are
 submitted on the manager as Kueue's Job webhook (not registered here, `kueue.py`) leaves them: suspended, with
@@ -11,7 +14,7 @@ submitted on the manager as Kueue's Job webhook (not registered here, `kueue.py`
 schedulers bind them to the fake Nodes.
 
 Each control plane and Kueue starts once for the module (all of it took about a minute on a loaded 2-core
-machine). Three stories, each one test; the last removes beta, so it runs last."""
+machine). Four stories, each one test; the last removes beta, so it runs last."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpushare.kubernetes.kueue_admission import QUEUE_NAME_LABEL
+from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from gpushare.kubernetes.multikueue import (
     KUBECONFIG_KEY,
     MULTIKUEUE_CONTROLLER,
@@ -32,13 +35,13 @@ from gpushare.kubernetes.multikueue import (
     worker_access_objects,
     worker_kubeconfig,
 )
+from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.model.stack import POOL_LABEL
 from gpushare.stackfile.config import parse_config
 from tests.controlplane import kueue
 from tests.controlplane.controlplane import (
     ApiError,
     ControlPlane,
-    ensure_namespace,
     resource_path,
     register_nodes,
     start_control_plane,
@@ -85,6 +88,9 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 WAIT = 240
 """Seconds: generous, three control planes and three Kueues share a loaded 2-core machine."""
 MANAGED = "app.kubernetes.io/managed-by=gpushare"
+MULTIKUEUE_USER = f"system:serviceaccount:kueue-system:{WORKER_IDENTITY}"
+"""Who MultiKueue acts as on a worker: the manager's kubeconfig holds that service account's token."""
+VAP_API = "admissionregistration.k8s.io/v1"
 
 
 def parse(name: str, text: str):
@@ -114,17 +120,16 @@ def fleet(members):
             pytest.skip(reason)
     compiled = dispatch(MANAGER, members)
     planes: dict[str, ControlPlane] = {}
+    kueue_user = {KUEUE_CONTROLLER_USER: ["system:masters"]}
     try:
         for name in compiled.worker_objects:
-            plane = planes[name] = start_control_plane({})
+            plane = planes[name] = start_control_plane(kueue_user)
             plane.nodes = register_nodes(plane, members[name])
-            kueue.start_kueue(plane)
-            for tenant in members[name].tenants:
-                ensure_namespace(plane, tenant.name)
-            apply(plane, compiled.worker_objects[name] + worker_access_objects())
-        hub = planes[MANAGER] = start_control_plane({})
+            kueue.start_kueue(plane, user=KUEUE_CONTROLLER_USER)
+            apply(plane, worker_manifests(members[name], compiled, name) + worker_access_objects())
+        hub = planes[MANAGER] = start_control_plane(kueue_user)
         settings = manager_configuration(members[MANAGER], sorted(compiled.tenant_workers))
-        kueue.start_kueue(hub, settings={"multiKueue": settings["multiKueue"]})
+        kueue.start_kueue(hub, user=KUEUE_CONTROLLER_USER, settings={"multiKueue": settings["multiKueue"]})
         for worker, secret in compiled.kubeconfig_secrets.items():
             hub.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret,
                                                                          "namespace": compiled.secret_namespace},
@@ -139,6 +144,12 @@ def fleet(members):
     finally:
         for plane in reversed(planes.values()):
             stop_control_plane(plane)
+
+
+def worker_manifests(stack, compiled, name: str) -> list[dict[str, Any]]:
+    """What a worker's own stack registers for its tenants (namespaces, LimitRanges, the tenant, shared and debug
+    policies), then its queues."""
+    return tenant_manifests(stack) + compiled.worker_objects[name]
 
 
 def inline_kubeconfig(plane: ControlPlane) -> bytes:
@@ -165,7 +176,8 @@ def apply(plane: ControlPlane, objects: list[dict[str, Any]]) -> None:
                 raise
         plane.wait_for(f"{obj['kind']} {obj['metadata']['name']} created", create)
     kinds = [(KUEUE_API, kind) for kind in ("LocalQueue", "ClusterQueue", "AdmissionCheck", "MultiKueueConfig",
-                                            "WorkloadPriorityClass")] + [("v1", "Namespace")]
+                                            "WorkloadPriorityClass")] + [("v1", "Namespace")] + [
+        (VAP_API, kind) for kind in ("ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicy")]
     for api_version, kind in kinds:
         listed = plane.wait_for(f"the {kind}s listed", lambda api_version=api_version, kind=kind: [
             plane.list(api_version, kind, selector=MANAGED)])  # a 429 while a CRD's storage settles is retried
@@ -182,20 +194,25 @@ def condition(obj: dict[str, Any] | None, kind: str) -> str | None:
     return None
 
 
-def submit(plane: ControlPlane, tenant: str, name: str, resource: str = "nvidia.com/gpu",
-           multikueue: bool = True) -> None:
-    """A Job naming the tenant's LocalQueue, suspended; on the manager also `managedBy` MultiKueue (what Kueue's Job
-    webhook makes of it there)."""
+def job(tenant: str, name: str, resource: str = "nvidia.com/gpu", multikueue: bool = True,
+        labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Job naming the tenant's LocalQueue (or `labels`), suspended, Guaranteed as its policy asks; on the manager
+    also `managedBy` MultiKueue (what Kueue's Job webhook makes of it there)."""
+    asks = {"cpu": "100m", "memory": "64Mi", resource: "1"}
     spec: dict[str, Any] = {
         "suspend": True, "parallelism": 1, "completions": 1, "backoffLimit": 0,
         "template": {"spec": {"restartPolicy": "Never", "containers": [{
-            "name": "main", "image": "busybox",
-            "resources": {"requests": {"cpu": "100m", "memory": "64Mi", resource: "1"}, "limits": {resource: "1"}}}]}}}
+            "name": "main", "image": "busybox", "resources": {"requests": asks, "limits": dict(asks)}}]}}}
     if multikueue:
         spec["managedBy"] = MULTIKUEUE_CONTROLLER
-    plane.create({"apiVersion": "batch/v1", "kind": "Job",
-                  "metadata": {"name": name, "namespace": tenant, "labels": {QUEUE_NAME_LABEL: tenant}},
-                  "spec": spec})
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": tenant, "labels": labels or {QUEUE_NAME_LABEL: tenant}},
+            "spec": spec}
+
+
+def submit(plane: ControlPlane, tenant: str, name: str, resource: str = "nvidia.com/gpu",
+           multikueue: bool = True) -> None:
+    plane.create(job(tenant, name, resource, multikueue))
 
 
 def workload(plane: ControlPlane, tenant: str, job: str) -> dict[str, Any] | None:
@@ -285,11 +302,18 @@ def test_a_job_goes_to_the_worker_with_free_capacity_of_its_kind_and_waits_while
     remote = west.wait_for("train-1's Job on west", lambda: next(
         (j for j in west.list("batch/v1", "Job", "alpha") if j["metadata"]["name"] == "train-1"), None), timeout=WAIT)
     assert remote["metadata"]["labels"]["kueue.x-k8s.io/multikueue-origin"] == "multikueue"
+    # Judged by west's policy for alpha like a Job alpha submits there: its copy was created suspended, naming
+    # alpha's LocalQueue, and unsuspended by west's Kueue on alpha's pool.
+    assert west.get(VAP_API, "ValidatingAdmissionPolicyBinding", "gpushare-tenant-alpha")
     assert "managedBy" not in remote["spec"]  # the worker's own job controller runs it
     assert bound(west, "alpha", "train-1") == west.nodes["westa100"][0]
     assert west.get("batch/v1", "Job", "train-1", "alpha")["spec"]["template"]["spec"]["nodeSelector"] == {
         POOL_LABEL: "westa100"}
     assert "train-1" not in jobs(east, "alpha")
+    # On the manager, alpha's policies (as west and east build it) let the manager's Kueue start its Job there, on
+    # the fleet flavor with no pool (MultiKueue's copy has one); its job controller makes no pod of it.
+    hub.wait_for("train-1 started on the manager", lambda: hub.get("batch/v1", "Job", "train-1", "alpha")[
+        "spec"].get("suspend") is False, timeout=WAIT)
 
     # No worker has a free A100: the next Job is offered to both, admitted by neither, and waits with its check
     # Pending; no Job is made anywhere.
@@ -339,6 +363,55 @@ def test_a_job_goes_only_to_members_where_its_tenant_has_a_pool_of_the_kind_it_a
     assert refused.value.status == 403 and "exceeded quota" in str(refused.value), refused.value
 
 
+def refusal(call) -> str:
+    """The message of the admission policy's refusal `call` gets (422: a ValidatingAdmissionPolicy's default
+    reason, Invalid)."""
+    with pytest.raises(ApiError) as refused:
+        call()
+    assert refused.value.status == 422 and "ValidatingAdmissionPolicy" in str(refused.value), refused.value
+    return str(refused.value)
+
+
+def test_a_tenant_is_held_to_its_own_queue_and_priority_class_on_the_manager_and_in_multikueues_copies(fleet):
+    hub, west = fleet["hub"], fleet["west"]
+    # On the manager, each tenant's policy as each of its workers builds it.
+    assert {p["metadata"]["name"] for p in hub.list(VAP_API, "ValidatingAdmissionPolicy", selector=MANAGED)} == {
+        "gpushare-tenant-alpha.west", "gpushare-tenant-alpha.east", "gpushare-tenant-beta.west"}
+
+    # A Job of alpha's naming beta's WorkloadPriorityClass, or beta's LocalQueue, is refused on the manager before
+    # Kueue makes a Workload of it (MultiKueue would copy that Workload, priority and all, to the workers, whose
+    # Kueue admits and preempts by it before any policy there sees a Job).
+    for labels, says in (
+            ({QUEUE_NAME_LABEL: "alpha", PRIORITY_CLASS_LABEL: "gpushare-beta"},
+             "may name only its Kueue WorkloadPriorityClass (kueue.x-k8s.io/priority-class: gpushare-alpha)"),
+            ({QUEUE_NAME_LABEL: "beta"}, "may name only its LocalQueue (kueue.x-k8s.io/queue-name: alpha)")):
+        message = refusal(lambda labels=labels: hub.create(job("alpha", "not-mine", labels=labels)))
+        assert says in message and "gpushare-tenant-alpha." in message, message
+    assert "not-mine" not in jobs(hub, "alpha")
+
+    # beta's Job naming its own priority class passes the manager's policy, and MultiKueue's copy of it passes
+    # west's: it runs on beta's T4 there, with beta's priority.
+    hub.create(job("beta", "share-2", "nvidia.com/gpu.shared",
+                   labels={QUEUE_NAME_LABEL: "beta", PRIORITY_CLASS_LABEL: "gpushare-beta"}))
+    assert hub.wait_for("share-2 dispatched", lambda: dispatched_to(hub, "beta", "share-2"), timeout=WAIT) == "west"
+    assert bound(west, "beta", "share-2") == west.nodes["westt4"][0]
+    assert west.get("batch/v1", "Job", "share-2", "beta")["metadata"]["labels"][PRIORITY_CLASS_LABEL] == "gpushare-beta"
+
+    # On the worker no rule exempts MultiKueue's identity: as gpushare-multikueue (the token the manager's
+    # kubeconfig holds), a Job in alpha's namespace naming beta's priority class is refused by alpha's policy, and
+    # one naming alpha's own is admitted (a dry run: nothing is made).
+    token = west.get("v1", "Secret", WORKER_IDENTITY, kueue.NAMESPACE)["data"]["token"]
+    west.tokens[MULTIKUEUE_USER] = base64.b64decode(token).decode()
+    path = "/apis/batch/v1/namespaces/alpha/jobs?dryRun=All"
+    foreign = job("alpha", "copy", multikueue=False,
+                  labels={QUEUE_NAME_LABEL: "alpha", PRIORITY_CLASS_LABEL: "gpushare-beta"})
+    message = refusal(lambda: west.request("POST", path, foreign, user=MULTIKUEUE_USER))
+    assert "gpushare-tenant-alpha" in message and "may name only its Kueue WorkloadPriorityClass" in message, message
+    own = job("alpha", "copy", multikueue=False,
+              labels={QUEUE_NAME_LABEL: "alpha", PRIORITY_CLASS_LABEL: "gpushare-alpha"})
+    assert west.request("POST", path, own, user=MULTIKUEUE_USER)["metadata"]["name"] == "copy"
+
+
 def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet):
     hub, west = fleet["hub"], fleet["west"]
     # Its namespace's Jobs go with it (the tenant's namespace is removed with it); then the recompiled objects.
@@ -350,7 +423,8 @@ def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet):
     compiled = dispatch(MANAGER, smaller)
     assert compiled.tenant_workers == {"alpha": ["west", "east"]}
     for name, plane in fleet.items():
-        apply(plane, compiled.manager_objects if name == MANAGER else compiled.worker_objects[name])
+        apply(plane, compiled.manager_objects if name == MANAGER
+              else worker_manifests(smaller[name], compiled, name))
 
     def names(plane: ControlPlane, kind: str, namespace: str | None = None) -> set[str]:
         return {o["metadata"]["name"] for o in plane.list(KUEUE_API, kind, namespace)}
@@ -362,5 +436,7 @@ def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet):
     assert names(hub, "MultiKueueConfig") == {"gpushare-fleet-alpha"}
     assert names(hub, "AdmissionCheck") == {"gpushare-fleet-alpha"}
     assert "gpushare-beta" not in names(west, "WorkloadPriorityClass")
+    assert {p["metadata"]["name"] for p in hub.list(VAP_API, "ValidatingAdmissionPolicy", selector=MANAGED)} == {
+        "gpushare-tenant-alpha.west", "gpushare-tenant-alpha.east"}
     gone = hub.request("GET", "/api/v1/namespaces?labelSelector=" + MANAGED)["items"]
     assert [n["metadata"]["name"] for n in gone if not n["metadata"].get("deletionTimestamp")] == ["alpha"]

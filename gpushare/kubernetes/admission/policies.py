@@ -235,9 +235,17 @@ def _tenant_dra_data(stack: StackConfig, tenant: Tenant) -> dict[str, str]:
             "draConfigs": _cel_value(tenant_configs(stack, tenant))}
 
 
-def tenant_policy(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> list[dict[str, Any]]:
-    """The tenant's ValidatingAdmissionPolicy and its binding to the tenant's namespace."""
-    name = tenant_policy_name(tenant)
+def tenant_policy(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None, *,
+                  name: str | None = None, dispatched: bool = False) -> list[dict[str, Any]]:
+    """The tenant's ValidatingAdmissionPolicy and its binding to the tenant's namespace.
+
+    `dispatched`: the policy is for the tenant's namespace on a MultiKueue manager (`gpushare.kubernetes.multikueue`),
+    built from a worker's stack (`stack`) so that a Job is refused there for what that worker's own policy would
+    refuse in MultiKueue's copy of it. It leaves out the one rule that places pods, `pool` (validations.yaml): the
+    manager runs no pod of the tenant's, its Kueue admits the Job on a flavor without node labels and unsuspends it
+    with no pool, and the worker's Kueue gives the copy its pool. `name`: the policy's (and binding's) name, the
+    tenant's usual one by default."""
+    name = name or tenant_policy_name(tenant)
     labels = {TENANT_LABEL: tenant.name}
     pools = list(tenant.pools)
     data = {**_stack_data(stack), "tenant": tenant.name, "tenantTaint": tenant_taint(tenant.name).split(":")[0],
@@ -245,6 +253,8 @@ def tenant_policy(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | N
     flags, dra_data = _dra_flags_and_data(stack)
     if flags:
         data |= dra_data | _tenant_dra_data(stack, tenant)
+    if dispatched:
+        flags.add("dispatched")
     if stack.queues.enabled:
         flags.add("queues")
         queues = local_queue_names(tenant)

@@ -48,7 +48,7 @@ def test_a_string_spread_over_lines_is_joined_with_single_spaces():
 
 
 def test_every_entry_names_known_policies_and_features():
-    features = {"queues", "guaranteed", "sharedPools", "poolQuotas", "dra"}
+    features = {"queues", "guaranteed", "sharedPools", "poolQuotas", "dra", "dispatched"}
     entries = [*load("variables.yaml"), *load("validations.yaml")["validations"],
                *(more for c in load("match_conditions.yaml") for more in c.get("orWhen", ())),
                *(case for e in [*load("variables.yaml"), *load("match_conditions.yaml")] for case in e.get("cases", ())),
