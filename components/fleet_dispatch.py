@@ -7,7 +7,9 @@ CA). On the manager: the tenants' namespaces, groups, no-pods quotas and admissi
 its workers builds it, `multikueue.manager_policy`), Kueue's ResourceFlavor, MultiKueueClusters,
 MultiKueueConfigs, AdmissionChecks, WorkloadPriorityClasses, ClusterQueues and LocalQueues, and per worker the
 Secret MultiKueueCluster reads its kubeconfig from (`worker_kubeconfig`: the worker's API server, and that token and
-CA inline). The kubeconfig is built from the token Secret's outputs inside `apply` and registered as a secret
+CA inline). A tenant's namespace is registered after its admission policies (the manager member's shared policy
+leaves the namespace to them, `StackConfig.fleet_manager`), so it never exists unjudged, and its RoleBindings after
+its quota of no pods. The kubeconfig is built from the token Secret's outputs inside `apply` and registered as a secret
 (`pulumi.Output.secret`, and `additional_secret_outputs` on both Secrets): the state holds it encrypted, and no plan
 or `fleet plan` output carries it.
 
@@ -28,11 +30,13 @@ import pulumi_kubernetes as k8s
 from gpushare.components.manifest_resource import register_manifest
 from gpushare.kubernetes.multikueue import (
     KUBECONFIG_KEY,
+    NO_PODS_QUOTA,
     FleetDispatchPlan,
     worker_access_objects,
     worker_kubeconfig,
 )
 from gpushare.kubernetes.tenants import MANAGED_BY
+from gpushare.model.stack import TENANT_LABEL
 
 SECRET_OUTPUTS = ["data", "stringData"]
 """A Secret's fields the state keeps encrypted (pulumi-kubernetes marks them secret itself; said here too, so a
@@ -83,6 +87,10 @@ class FleetDispatch(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions.merge(on_manager, pulumi.ResourceOptions(
                     additional_secret_outputs=SECRET_OUTPUTS)))
         namespaces: dict[str, pulumi.Resource] = {}
+        policies: dict[str, list[pulumi.Resource]] = {}
+        """tenant -> its admission policies and bindings here, which its namespace waits for."""
+        no_pods: dict[str, pulumi.Resource] = {}
+        """namespace -> its quota of no pods, which the tenant's RoleBindings there wait for."""
         for manifest in plan.manager_objects:
             meta: dict[str, Any] = manifest["metadata"]
             kind = manifest["kind"]
@@ -93,6 +101,12 @@ class FleetDispatch(pulumi.ComponentResource):
                 waits.append(namespaces[meta["namespace"]])
             if kind == "MultiKueueCluster":
                 waits.append(kubeconfigs[meta["name"]])
+            if kind == "Namespace":
+                # The manager member's shared policy leaves this namespace to the tenant's dispatch policies
+                # (`StackConfig.fleet_manager`): it is made after them and removed before them, never unjudged.
+                waits += policies.get(meta["name"], [])
+            if kind == "RoleBinding" and meta.get("namespace") in no_pods:
+                waits.append(no_pods[meta["namespace"]])  # the tenant's `edit` there only once no pod can run
             opts_here = pulumi.ResourceOptions.merge(on_manager, pulumi.ResourceOptions(depends_on=waits))
             if manifest["apiVersion"].startswith("kueue.x-k8s.io/"):
                 # As KueueQueues registers Kueue's kinds: the manifest whole (a WorkloadPriorityClass's `value`
@@ -103,5 +117,9 @@ class FleetDispatch(pulumi.ComponentResource):
                 created = register_manifest(resource_name, manifest, opts_here)
                 if kind == "Namespace":
                     namespaces[meta["name"]] = created
+                elif kind.startswith("ValidatingAdmissionPolicy") and TENANT_LABEL in meta.get("labels", {}):
+                    policies.setdefault(meta["labels"][TENANT_LABEL], []).append(created)
+                elif kind == "ResourceQuota" and meta["name"] == NO_PODS_QUOTA:
+                    no_pods[meta["namespace"]] = created
         self.dispatched = pulumi.Output.from_input({t: list(ws) for t, ws in plan.tenant_workers.items()})
         self.register_outputs({"dispatched": self.dispatched})

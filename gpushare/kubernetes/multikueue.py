@@ -49,15 +49,9 @@ What is made, and why so:
   `kueue.x-k8s.io/multikueue` (`jobframework/defaults.go` ApplyDefaultForManagedBy), so the manager's own Job
   controller leaves it alone; the MultiKueue feature gate is on by default since v0.9 (`pkg/features`).
 
-Who is dispatched (open world: what cannot be dispatched is left out and said, never refused, since each member
-still runs its own tenants as before):
-- A worker is every member but the manager whose queues are on (MultiKueue hands Workloads to a worker's
-  LocalQueues). A member without queues is left out.
-- A tenant is dispatched when it has pools on some worker and none on the manager: a tenant with pools on the
-  manager has its own ClusterQueue and LocalQueue `<tenant>` there (its Jobs run on the manager's pools), and
-  MultiKueue cannot offer a Workload to the cluster it runs on.
-- A tenant whose `queue.priority` differs between its workers is left out: its Jobs carry one priority class.
-- Nothing is dispatched while the manager runs no Kueue (its queues off).
+Who is dispatched, to which workers, and what is left out and why: `gpushare.sharing.dispatch_choice`
+(`choose_dispatch`), which the manager member's own stack reads too (its shared policy leaves the dispatched
+tenants' namespaces to the policies made here, `StackConfig.fleet_manager`).
 """
 
 from __future__ import annotations
@@ -81,8 +75,8 @@ from gpushare.kubernetes.queues import (
 )
 from gpushare.kubernetes.tenant_objects import namespace_object, role_binding_objects
 from gpushare.kubernetes.tenants import MANAGED_BY, NAME_LABEL, tenant_policy_name
-from gpushare.model.keys import QUEUES_KEY
-from gpushare.model.stack import TENANT_LABEL, StackConfig, Tenant
+from gpushare.model.stack import TENANT_LABEL, DispatchedTenant, StackConfig, Tenant
+from gpushare.sharing.dispatch_choice import choose_dispatch
 from gpushare.sharing.pool_facts import PoolFactsByName, given_or_derived
 from gpushare.sharing.queue_guarantees import cohort_of, flavor_quotas, reach
 
@@ -163,51 +157,17 @@ def dispatch(manager: str, members: Mapping[str, StackConfig],
         raise ConfigError("the fleet", [ConfigProblem("manager", f"{manager!r} is not one of the members "
                                                                  f"({', '.join(members)})")])
     facts = {name: given_or_derived(stack, (facts or {}).get(name)) for name, stack in members.items()}
-    left_out: list[str] = []
-    own = members[manager]
-    if not own.queues.enabled:
-        left_out.append(f"nothing is dispatched: the manager {manager} runs no Kueue (set {QUEUES_KEY}.enabled: true "
-                        f"in {own.source})")
-    workers = []
-    for name, stack in members.items():
-        if name == manager:
-            continue
-        if not stack.queues.enabled:
-            if any(t.pools for t in stack.tenants):
-                left_out.append(f"member {name} gets no dispatched jobs: it has no queues, and MultiKueue hands jobs "
-                                f"to a worker's LocalQueues (set {QUEUES_KEY}.enabled: true in {stack.source})")
-            continue
-        workers.append(name)
-    on_manager = {t.name for t in own.tenants if t.pools}
-    tenants: dict[str, Tenant] = {}
-    where: dict[str, list[str]] = {}
-    for worker in workers:
-        for tenant in members[worker].tenants:
-            if tenant.pools:
-                tenants.setdefault(tenant.name, tenant)
-                where.setdefault(tenant.name, []).append(worker)
-    for name in list(tenants):
-        priorities = {members[w].source: next(t for t in members[w].tenants if t.name == name).queue.priority
-                      for w in where[name]}
-        if name in on_manager:
-            left_out.append(f"tenant {name} is not dispatched: it has pools on the manager {manager}, where its Jobs "
-                            f"queue on {manager}'s own ClusterQueue {name} (MultiKueue cannot offer a Job to the "
-                            f"cluster it runs on)")
-        elif len(set(priorities.values())) > 1:
-            left_out.append(f"tenant {name} is not dispatched: its queue.priority differs between its workers ("
-                            + ", ".join(f"{p} in {source}" for source, p in priorities.items())
-                            + "), and its Jobs carry one WorkloadPriorityClass; write the same priority in each")
-        else:
-            continue
-        del tenants[name], where[name]
-    if not own.queues.enabled:
-        tenants, where = {}, {}
+    chosen = choose_dispatch(manager, members)
+    workers, tenants, where = chosen.workers, chosen.tenants, {t: list(ws) for t, ws in chosen.tenant_workers.items()}
     used = [w for w in workers if any(w in ws for ws in where.values())]
     objects: list[dict[str, Any]] = []
     for tenant in tenants.values():
-        objects += [namespace_object(tenant), *role_binding_objects(tenant), _no_pods(tenant)]
+        # Its policies before its namespace: the manager member's shared policy leaves the namespace to them
+        # (`StackConfig.fleet_dispatched`), so it never exists unjudged; its quota before its RoleBindings, so the
+        # tenant never holds `edit` there while a pod of its own could run.
         for worker in where[tenant.name]:
             objects += manager_policy(members[worker], tenant.name, worker, facts[worker])
+        objects += [namespace_object(tenant), _no_pods(tenant), *role_binding_objects(tenant)]
     resources: dict[str, list[str]] = {}
     if tenants:
         objects += [{"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
@@ -223,14 +183,31 @@ def dispatch(manager: str, members: Mapping[str, StackConfig],
         manager=manager, manager_objects=objects,
         worker_objects={w: queue_manifests(members[w], facts[w]) for w in workers},
         kubeconfig_secrets={w: kubeconfig_secret(w) for w in used}, tenant_workers=where,
-        tenant_resources=resources, left_out=left_out)
+        tenant_resources=resources, left_out=list(chosen.left_out))
 
 
-def manager_policy_name(tenant: Tenant, worker: str) -> str:
+def manager_policy_name(tenant: Tenant | DispatchedTenant, worker: str) -> str:
     """The tenant's policy on the manager as `worker` judges it: its usual name and the worker's (a tenant's name
     is a namespace's, without dots, so no two pairs share one); never the usual name alone, which is the manager
     member's own policy once the tenant has pools there."""
     return f"{tenant_policy_name(tenant)}.{worker}"
+
+
+NO_PODS_QUOTA = "gpushare-fleet-no-pods"
+"""The ResourceQuota (`pods: 0`) in each dispatched tenant's namespace on the manager."""
+
+
+def fleet_dispatch_plan(stack: StackConfig) -> dict[str, Any] | None:
+    """The `fleetDispatch` entry of a manager member's `plan --json`: the namespaces of the tenants its fleet
+    dispatches from its cluster, which its shared policy leaves to the fleet stack's (`FleetDispatch`) policies and
+    quota; None for a stack that is no fleet's dispatch manager."""
+    role = stack.fleet_manager
+    if role is None:
+        return None
+    return {"fleet": role.fleet, "namespaces": [{
+        "name": tenant.name, "workers": list(tenant.workers),
+        "policies": [manager_policy_name(tenant, w) for w in tenant.workers],
+        "quota": NO_PODS_QUOTA} for tenant in role.tenants]}
 
 
 def manager_policy(worker_stack: StackConfig, tenant: str, worker: str,
@@ -251,7 +228,7 @@ def manager_policy(worker_stack: StackConfig, tenant: str, worker: str,
 def _no_pods(tenant: Tenant) -> dict[str, Any]:
     """No pod of the tenant runs on the manager: its Jobs there are MultiKueue's, which makes no pod of them."""
     return {"apiVersion": "v1", "kind": "ResourceQuota",
-            "metadata": {"name": "gpushare-fleet-no-pods", "namespace": tenant.name,
+            "metadata": {"name": NO_PODS_QUOTA, "namespace": tenant.name,
                          "labels": {**MANAGED_BY, TENANT_LABEL: tenant.name}},
             "spec": {"hard": {"pods": "0"}}}
 

@@ -19,6 +19,7 @@ from gpushare.model.stack import (
     GPU_TAINT,
     POOL_LABEL,
     Allocation,
+    DispatchedTenant,
     StackConfig,
     Tenant,
     tenant_taint,
@@ -219,7 +220,7 @@ def tenant_warnings(stack: StackConfig, facts: PoolFactsByName | None = None) ->
     return warnings
 
 
-def tenant_policy_name(tenant: Tenant) -> str:
+def tenant_policy_name(tenant: Tenant | DispatchedTenant) -> str:
     return f"gpushare-tenant-{tenant.name}"
 
 

@@ -572,6 +572,30 @@ def own_subnets(stack: StackConfig) -> list[str]:
 
 
 @dataclass(frozen=True)
+class DispatchedTenant:
+    """A fleet tenant that Kueue MultiKueue dispatches from this stack's cluster (the fleet's `dispatch.manager`) to
+    the `workers`, where it has pools; it has none here."""
+
+    name: str
+    """Its name, and its namespace on this cluster (the fleet stack's, `FleetDispatch`)."""
+    workers: tuple[str, ...]
+    """The member stacks its Jobs may go to: the fleet stack binds one policy per worker to its namespace here
+    (`gpushare.kubernetes.multikueue.manager_policy_name`)."""
+
+
+@dataclass(frozen=True)
+class FleetManagerRole:
+    """This stack's cluster is its fleet's MultiKueue manager (`gpushare:fleet`, the fleet file's
+    `dispatch.manager`), and these tenants are dispatched from it (`gpushare.sharing.dispatch_choice`)."""
+
+    fleet: str
+    """The fleet file, as named in messages."""
+    tenants: tuple[DispatchedTenant, ...]
+    """In the fleet's order; their namespaces are judged by the fleet's dispatch policies, so the stack's shared
+    policy leaves them out."""
+
+
+@dataclass(frozen=True)
 class StackConfig:
     """A whole validated stack file."""
 
@@ -591,3 +615,6 @@ class StackConfig:
     queues: Queues = Queues()
     metrics: Metrics | None = None
     """`gpushare:metrics` (`gpushare.stackfile.metrics_config`); None: no showback rules."""
+    fleet_manager: FleetManagerRole | None = None
+    """Set when the stack's fleet (`gpushare:fleet`) dispatches tenants from this cluster; None otherwise (a stack
+    in no fleet, or a member that dispatches nothing)."""

@@ -16,6 +16,8 @@ from gpushare.azure.deployed import DeployedPool, unlisted_nodes
 from gpushare.azure.guard.messages import offline_warnings
 from gpushare.azure.guard.guard_report import GuardReport
 from gpushare.azure.prices import HOW_TO_PRICE
+from gpushare.kubernetes.admission.policies import SHARED_POLICY_NAME
+from gpushare.kubernetes.multikueue import fleet_dispatch_plan
 from gpushare.kubernetes.queues import queue_plan
 from gpushare.kubernetes.tenant_objects import platform_plan, tenant_plan
 from gpushare.kubernetes.tenants import promise_plan, shared_pools
@@ -227,6 +229,8 @@ def plan_document(plan: StackPlan, resources: list[dict[str, Any]], warnings: li
         "costUnpriced": unpriced,
         # Added by issue 42, only with DRA pools, so plans of stacks without them are unchanged.
         **({"dra": dra} if (dra := dra_document(plan)) else {}),
+        # Added by issue 43, only on a fleet's dispatch manager, so other stacks' plans are unchanged.
+        **({"fleetDispatch": dispatched} if (dispatched := fleet_dispatch_plan(stack)) else {}),
     }
 
 
@@ -314,6 +318,7 @@ def render_text(document: dict[str, Any]) -> str:
         lines += [f"    {line}" for line in config["config"].rstrip().splitlines()]
     lines += dra_lines(document.get("dra"))
     lines += _tenant_lines(document)
+    lines += _fleet_dispatch_lines(document.get("fleetDispatch"))
     lines += queue_plan_lines(document.get("queues"))
     lines += ["", f"Resources ({len(document['resources'])}):"]
     for resource in document["resources"]:
@@ -390,6 +395,18 @@ def _tenant_lines(document: dict[str, Any]) -> list[str]:
                              "spec": tenant["podSpec"]}, Dumper=SNIPPET_DUMPER, sort_keys=False)
         lines += [f"      {line}" for line in snippet.rstrip().splitlines()]
     return lines + _promise_lines(document) + _platform_lines(document)
+
+
+def _fleet_dispatch_lines(dispatched: dict[str, Any] | None) -> list[str]:
+    """On a fleet's dispatch manager: the dispatched tenants' namespaces, judged by the fleet stack's policies."""
+    if not dispatched:
+        return []
+    lines = ["", f"Dispatched from here by the fleet ({dispatched['fleet']}, Kueue MultiKueue): these namespaces are "
+                 f"the fleet stack's, judged by its dispatch policies and a quota of no pods, not by "
+                 f"{SHARED_POLICY_NAME}:"]
+    lines += [f"  {ns['name']}: Jobs go to {', '.join(ns['workers'])}; policies {', '.join(ns['policies'])}, quota "
+              f"{ns['quota']}" for ns in dispatched["namespaces"]]
+    return lines
 
 
 def _promise_per_pool_lines(tenant: dict[str, Any]) -> list[str]:

@@ -69,7 +69,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
 
     `file_problems` are those already found in the stack file around `config:`, reported together with these.
     """
-    raw, fleet_problems = with_fleet_tenants(raw, source, stack)
+    raw, fleet_problems, fleet_manager = with_fleet_tenants(raw, source, stack)
     c = Checker()
     c.problems.extend(file_problems)
     c.problems.extend(fleet_problems)
@@ -108,7 +108,7 @@ def parse_config(raw: dict[str, Any], *, source: str, stack: str,
     assert cluster is not None  # any path that leaves it None recorded a problem
     validated = StackConfig(source=source, stack=stack, location=location, cluster=cluster, operator=operator,
                             pools=pools, guard=guard, preflight=preflight, azure=azure, tenants=tenants,
-                            platform=platform, queues=queues, metrics=metrics)
+                            platform=platform, queues=queues, metrics=metrics, fleet_manager=fleet_manager)
     # Judged on the whole stack (a pool's taints include its tenant's): what Kueue's CRDs would refuse, and a DRA
     # pool on a Kubernetes without resource.k8s.io/v1.
     if problems := queue_problems(validated) + dra_problems(validated):

@@ -4,6 +4,7 @@ what is allowed and the fix), and each member's stack validated with the fleet's
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ from gpushare.model.fleet import (
     NodeImageSelection,
 )
 from gpushare.model.keys import FLEET_KEY, POOLS_KEY, TENANTS_KEY
-from gpushare.model.stack import StackConfig
+from gpushare.model.stack import DispatchedTenant, FleetManagerRole, StackConfig
+from gpushare.sharing.dispatch_choice import choose_dispatch
 from gpushare.stackfile.checks import GUID_RE, did_you_mean, kind_of, show
 from gpushare.stackfile.config import parse_config
 from gpushare.stackfile.files import MAX_FILE_BYTES, StackFileShapeError, load_yaml, read_stack_file
@@ -144,6 +146,8 @@ def load_fleet(path: Path) -> Fleet:
     wait, auto_upgrade = _updates(p, document.get("updates", {}))
     tenants = _tenants(p, document.get("tenants", []), raws, path)
     stacks = _member_stacks(p, members, raws, tenants, directory)
+    if manager in stacks and not p.problems:
+        stacks[manager] = _as_manager(p, stacks, manager, str(path))
     if p.problems:
         raise ConfigError(str(path), p.problems)
     config = FleetConfig(source=str(path), directory=directory, name=name or "", resource_group=resource_group,
@@ -355,3 +359,31 @@ def _fleet_problem(problem: ConfigProblem, index: int, stack_file: Path, own: in
         rest = match[2]
         return ConfigProblem(f"tenants[{tenants.index(tenant)}].members.{stack}{rest}", problem.message)
     return ConfigProblem(f"members[{index}] ({stack_file}) {problem.path}", problem.message)
+
+
+def manager_role(stacks: dict[str, StackConfig], manager: str, fleet_file: str) -> FleetManagerRole | None:
+    """What the manager member's stack learns of the dispatch (`choose_dispatch`, as the fleet plan's dispatch
+    computes it): the tenants dispatched from its cluster, each with its workers; None when nothing is."""
+    chosen = choose_dispatch(manager, stacks)
+    if not chosen.tenants:
+        return None
+    return FleetManagerRole(fleet=fleet_file, tenants=tuple(
+        DispatchedTenant(name, tuple(chosen.tenant_workers[name])) for name in chosen.tenants))
+
+
+def _as_manager(p: _Problems, stacks: dict[str, StackConfig], manager: str, fleet_file: str) -> StackConfig:
+    """The manager's stack with its role (`StackConfig.fleet_manager`), as its own `gpushare:fleet` gives it; a
+    dispatched tenant named as one of the manager's platform namespaces is refused (the fleet stack would make
+    that namespace a tenant's, and the manager's shared policy would leave it to the tenant's dispatch policies)."""
+    own = stacks[manager]
+    role = manager_role(stacks, manager, fleet_file)
+    if role is None:
+        return own
+    platform = {ns.name for ns in own.platform}
+    for tenant in role.tenants:
+        if tenant.name in platform:
+            p.add("dispatch.manager", f"tenant {tenant.name} is dispatched from {manager} (pools in "
+                                      f"{', '.join(tenant.workers)}, none in {manager}), but {own.source} lists "
+                                      f"{tenant.name} among its platform namespaces, which the tenant's namespace "
+                                      f"on {manager} would be; rename the tenant or that platform namespace")
+    return dataclasses.replace(own, fleet_manager=role)

@@ -9,7 +9,7 @@ import json
 
 from gpushare.components.fleet_program import fleet_program
 from gpushare.render.mock_engine import run_pulumi
-from tests.fleet_files import MEMBER_STACKS, fleet_doc, write_fleet
+from tests.fleet_files import MEMBER_STACKS, VISION_GROUP, fleet_doc, write_fleet
 
 
 def dispatching_fleet(tmp_path):
@@ -44,6 +44,14 @@ def test_the_manager_gets_the_multikueue_objects_and_a_secret_kubeconfig_per_wor
     assert "dispatch-kubeconfig-us" in cluster.depends_on
     assert "dispatch-namespace-vision" in recording.get("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
                                                         "dispatch-localqueue-vision-vision").depends_on
+    # eu's own shared policy leaves vision's namespace to these policies: the namespace is made only after them
+    # (and removed before them); the tenant's groups get `edit` there only after its quota of no pods.
+    namespace = recording.get("kubernetes:core/v1:Namespace", "dispatch-namespace-vision")
+    assert {"dispatch-validatingadmissionpolicy-gpushare-tenant-vision.us",
+            "dispatch-validatingadmissionpolicybinding-gpushare-tenant-vision.us"} <= set(namespace.depends_on)
+    edit = recording.get("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+                         f"dispatch-rolebinding-vision-gpushare-edit-{VISION_GROUP}")
+    assert {"dispatch-namespace-vision", "dispatch-resourcequota-vision-gpushare-fleet-no-pods"} <= set(edit.depends_on)
     # The kubeconfig: the worker's API server (from its credentials) and the token Secret's data, as a secret.
     secret = recording.get("kubernetes:core/v1:Secret", "dispatch-kubeconfig-us")
     assert secret.secret_inputs == ["stringData"]

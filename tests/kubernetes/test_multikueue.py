@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from gpushare.errors import ConfigError
-from gpushare.kubernetes.admission.policies import tenant_policy
+from gpushare.kubernetes.admission.policies import shared_pool_policy, tenant_policy
 from gpushare.kubernetes.kueue_admission import KUEUE_CONTROLLER_USER, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from gpushare.kubernetes.multikueue import (
     MULTIKUEUE_CONTROLLER,
@@ -26,7 +26,8 @@ from gpushare.kubernetes.multikueue import (
 from gpushare.kubernetes.queues import queue_manifests
 from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.plan.stack_plan import build_plan
-from gpushare.stackfile.config import parse_config
+from gpushare.stackfile.config import load_stack_file, parse_config
+from gpushare.stackfile.fleet_config import load_fleet
 from tests.kubernetes.test_kueue_webhooks import judge
 from tests.kubernetes.test_queues import closed, crd_schemas
 
@@ -298,21 +299,82 @@ def test_the_managers_policies_refuse_another_tenants_queue_or_priority_and_let_
         assert not cluster.admit(started, "vision", operation="UPDATE", old=manager_job(own)).allowed
 
 
-@pytest.mark.xfail(strict=True, reason="a gap, docs/multikueue.md Limits: the manager member's own shared policy "
-                                       "judges every namespace its stack does not list as a tenant's, the "
-                                       "dispatched tenants' too, and refuses their GPU Jobs")
-def test_a_manager_with_tenants_of_its_own_lets_dispatched_tenants_jobs_through(members):
+def write_hub_fleet(directory, hub_tenants=None, **hub_changes):
+    """HUB, WEST and EAST as stack files naming a fleet file beside them whose dispatch manager is hub, hub with
+    `hub_tenants` of its own; hub's stack file's path."""
+    stacks = {"hub": HUB, "west": WEST, "east": EAST}
+    for name, text in stacks.items():
+        config = {**yaml.safe_load(text)["config"], "gpushare:fleet": "fleet.yaml"}
+        if name == "hub":
+            config |= ({"gpushare:tenants": hub_tenants} if hub_tenants else {}) | hub_changes
+        (directory / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+    (directory / "fleet.yaml").write_text(yaml.safe_dump({
+        "fleet": {"name": "gpu-fleet", "resourceGroup": "rg-gpu-fleet", "location": "westeurope"},
+        "members": [{"stack": "west", "canary": True, "group": "canary"}, {"stack": "hub", "group": "rest"},
+                    {"stack": "east", "group": "rest"}],
+        "dispatch": {"manager": "hub"}}))
+    return directory / "Pulumi.hub.yaml"
+
+
+def test_the_managers_stack_learns_through_its_fleet_which_namespaces_are_dispatched_from_it(tmp_path):
+    """Its shared policy's binding leaves exactly those out, by name; every other namespace is judged as before.
+    The same choice as the fleet plan's dispatch, and nothing for a member that is no manager."""
+    hub = load_stack_file(write_hub_fleet(tmp_path, [{"name": "gamma", "pools": ["hubt4"]}]))
+    assert hub.fleet_manager is not None and hub.fleet_manager.fleet == str(tmp_path / "fleet.yaml")
+    assert {t.name: t.workers for t in hub.fleet_manager.tenants} == {"vision": ("west", "east"), "nlp": ("west",)}
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    assert fleet.stacks["hub"].fleet_manager == hub.fleet_manager  # the fleet plan's member plan says the same
+    assert dispatch("hub", fleet.stacks).tenant_workers == {t.name: list(t.workers) for t in hub.fleet_manager.tenants}
+    binding = shared_pool_policy(hub)[1]
+    assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"] == [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+         "values": ["gamma", "gpu-operator", "kube-system", "nlp", "vision"]}]
+    assert load_stack_file(tmp_path / "Pulumi.west.yaml").fleet_manager is None
+    # The same stack in no fleet (or a manager whose Kueue is off, which dispatches nothing) leaves only its own
+    # tenants and the exempt namespaces out.
+    alone = stack("hub", HUB, **{"gpushare:tenants": [{"name": "gamma", "pools": ["hubt4"]}]})
+    assert shared_pool_policy(alone)[1]["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0][
+        "values"] == ["gamma", "gpu-operator", "kube-system"]
+    (tmp_path / "off").mkdir()
+    off = write_hub_fleet(tmp_path / "off", [{"name": "gamma", "pools": ["hubt4"]}],
+                          **{"gpushare:queues": {"enabled": False}})
+    assert load_stack_file(off).fleet_manager is None
+
+
+def test_a_dispatched_tenant_named_as_a_platform_namespace_of_the_manager_is_refused(tmp_path):
+    path = write_hub_fleet(tmp_path, [{"name": "gamma", "pools": ["hubt4"]}],
+                           **{"gpushare:platform": {"namespaces": [{"name": "vision"}]}})
+    with pytest.raises(ConfigError) as refused:
+        load_stack_file(path)
+    assert "tenant vision is dispatched from hub (pools in west, east, none in hub)" in str(refused.value)
+    assert "lists vision among its platform namespaces" in str(refused.value)
+
+
+def test_a_manager_with_tenants_of_its_own_lets_dispatched_tenants_jobs_through(tmp_path):
+    """Judged by the API server's ValidatingAdmissionPolicy plugin with everything bound on the manager: its own
+    stack's tenant, shared and debug policies, and the fleet stack's dispatch objects. A dispatched tenant's Job
+    passes (its own policies judge it); the manager's own tenant and every other namespace are held as before."""
     from tests.kubernetes.apiserver_admission import plugin_cluster, unavailable_reason
 
     if reason := unavailable_reason():
         pytest.skip(reason)
-    hub = stack("hub", HUB, **{"gpushare:tenants": [{"name": "gamma", "pools": ["hubt4"]}]})
-    compiled = dispatch("hub", {**members, "hub": hub})
+    hub = load_stack_file(write_hub_fleet(tmp_path, [{"name": "gamma", "pools": ["hubt4"]}]))
+    compiled = dispatch("hub", load_fleet(tmp_path / "fleet.yaml").stacks)
     assert compiled.tenant_workers == {"vision": ["west", "east"], "nlp": ["west"]}
     manifests = tenant_manifests(hub) + [o for o in compiled.manager_objects if o["kind"] in (
-        "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")]
+        "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")] + [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}]
     with plugin_cluster(manifests) as cluster:
+        assert cluster.compile_errors == []
         decision = cluster.admit(manager_job({QUEUE_NAME_LABEL: "vision"}), "vision")
-    # Today: ['Job pod template: GPU pods in namespace vision are not allowed: every GPU pool belongs to a tenant
-    # (gamma: hubt4)'], from hub's gpushare-shared-gpu-pools.
-    assert decision.allowed, decision.messages
+        assert decision.allowed, decision.messages
+        # Still held by its own dispatch policies there.
+        foreign = cluster.admit(manager_job({QUEUE_NAME_LABEL: "nlp"}), "vision")
+        assert not foreign.allowed and all("gpushare-shared-gpu-pools" not in m for m in foreign.messages)
+        # A GPU Job in any other namespace is refused by the shared policy, as before: every pool is gamma's.
+        other = cluster.admit(manager_job({}), "other")
+        assert other.messages == ["Job pod template: GPU pods in namespace other are not allowed: every GPU pool "
+                                  "belongs to a tenant (gamma: hubt4)"], other.messages
+        # gamma's own GPU Job without its pool is refused by gamma's policy.
+        own = cluster.admit(manager_job({}), "gamma")
+        assert any("must set nodeSelector gpushare.io/pool to one of: hubt4" in m for m in own.messages), own.messages

@@ -51,3 +51,36 @@ def test_a_fleet_tenant_on_a_member_that_does_not_name_the_fleet_is_refused(tmp_
     assert code == 2
     assert ("tenants[0].members.us: member us's stack file does not name this fleet, so its own `pulumi up` would "
             "not create the tenant there; add `gpushare:fleet: fleet.yaml` to Pulumi.us.yaml") in err
+
+
+def test_the_managers_own_plan_shows_the_dispatched_namespaces_its_shared_policy_leaves_to_the_fleet(tmp_path, capsys):
+    """eu, the fleet's dispatch manager with its own tenant nlp, learns through its `gpushare:fleet` that vision
+    (pools on us only, whose queues are on) is dispatched from it: its shared policy's binding leaves vision's
+    namespace out, and its plan says which policies judge it there. Every other member's plan is as before."""
+    stacks = copy.deepcopy(MEMBER_STACKS)
+    stacks["us"]["gpushare:queues"] = {"enabled": True}
+    document = fleet_doc()
+    document["tenants"][0]["members"] = {"us": {"pools": ["h100"]}}
+    path = write_fleet(tmp_path, document, stacks)
+    code, out, err = plan(capsys, path.parent / "Pulumi.eu.yaml", "--json")
+    assert code == 0, err
+    eu = json.loads(out)
+    assert eu["fleetDispatch"] == {"fleet": str(path), "namespaces": [{
+        "name": "vision", "workers": ["us"], "policies": ["gpushare-tenant-vision.us"],
+        "quota": "gpushare-fleet-no-pods"}]}
+    assert [t["name"] for t in eu["tenants"]] == ["nlp"]
+    [binding] = [r for r in eu["resources"] if r["type"].endswith("ValidatingAdmissionPolicyBinding")
+                 and r["inputs"]["metadata"]["name"] == "gpushare-shared-gpu-pools"]
+    assert binding["inputs"]["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] == [
+        "gpu-operator", "kube-system", "nlp", "vision"]
+    code, text, _ = plan(capsys, path.parent / "Pulumi.eu.yaml")
+    assert code == 0
+    assert f"Dispatched from here by the fleet ({path}, Kueue MultiKueue): these namespaces are the fleet stack's, " \
+           "judged by its dispatch policies and a quota of no pods, not by gpushare-shared-gpu-pools:\n" \
+           "  vision: Jobs go to us; policies gpushare-tenant-vision.us, quota gpushare-fleet-no-pods" in text
+    for member in ("us", "lab"):
+        code, out, _ = plan(capsys, path.parent / f"Pulumi.{member}.yaml", "--json")
+        assert code == 0 and "fleetDispatch" not in json.loads(out)
+    # The fleet file's own example dispatches nothing (us runs no queues): eu's plan has no such key.
+    code, out, _ = plan(capsys, write_fleet(tmp_path / "default").parent / "Pulumi.eu.yaml", "--json")
+    assert code == 0 and "fleetDispatch" not in json.loads(out)

@@ -275,7 +275,14 @@ def shared_pool_policy(stack: StackConfig) -> list[dict[str, Any]]:
     """The policy for every namespace that is neither a tenant's nor exempt; none while there are no tenants.
 
     Pods there that can reach a GPU node may use only the pools no tenant lists, and the device rules hold, except
-    for the workloads of `gpushare:platform` namespaces (node agents, CNI, monitoring) on the pools each may use."""
+    for the workloads of `gpushare:platform` namespaces (node agents, CNI, monitoring) on the pools each may use.
+
+    On a fleet's MultiKueue manager, the namespaces of the tenants dispatched from it are left out too
+    (`fleet_dispatched_namespaces`): the fleet stack binds each its tenant's policies as its workers build them
+    (`gpushare.kubernetes.multikueue.manager_policy`) and a quota of no pods, which judge its Jobs there; this
+    policy would refuse every GPU Job of theirs (their pools are the workers', not here). Left out by name
+    (`kubernetes.io/metadata.name`, which the API server sets on every namespace to its name), never by a label a
+    namespace's writer could set, and only those names: a single-cluster stack has none."""
     if not stack.tenants:
         return []
     pools = shared_pools(stack)
@@ -291,9 +298,15 @@ def shared_pool_policy(stack: StackConfig) -> list[dict[str, Any]]:
         data |= dra_data | {"tenantClasses": _cel_list(classes), "tenantClassNames": ", ".join(classes) or "none"}
     if pools:
         flags.add("sharedPools")
-    excluded = sorted({*EXEMPT_NAMESPACES, *(t.name for t in stack.tenants)})
+    excluded = sorted({*EXEMPT_NAMESPACES, *(t.name for t in stack.tenants), *fleet_dispatched_namespaces(stack)})
     return [_policy(SHARED_POLICY_NAME, "shared", flags, data, {}, pools),
             _binding(SHARED_POLICY_NAME, "NotIn", excluded, {})]
+
+
+def fleet_dispatched_namespaces(stack: StackConfig) -> list[str]:
+    """The namespaces of the tenants the stack's fleet dispatches from this cluster (`StackConfig.fleet_manager`),
+    judged by the fleet stack's policies; none for a stack that is no fleet's dispatch manager."""
+    return [t.name for t in stack.fleet_manager.tenants] if stack.fleet_manager else []
 
 
 def exempt_debug_policy(stack: StackConfig) -> list[dict[str, Any]]:
