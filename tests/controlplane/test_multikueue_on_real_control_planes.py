@@ -8,13 +8,19 @@ well. The manager reaches the workers through kubeconfig Secrets made here as th
 workers' outputs (`certificate-authority-data` and a token inline: Kueue refuses file paths), so MultiKueue's
 copies are created on the workers as `gpushare-multikueue` and judged by the worker's tenant policy.
 
-alpha has one A100 in each worker; beta has a time-sliced T4 (`nvidia.com/gpu.shared`) in west only. Jobs are
+The stacks are files naming a fleet file beside them (`gpushare:fleet`), whose dispatch manager is `hub`: the
+objects are compiled from the fleet's member stacks, as `gpushare fleet plan` and the fleet stack compile them, and
+the manager's own objects (its tenant gamma's, its shared and debug policies, its queues) from its stack file as its
+own `pulumi up` reads it, which leaves the dispatched tenants' namespaces to the fleet's dispatch policies.
+
+alpha has one A100 in each worker; beta has a T4 time-sliced three ways (`nvidia.com/gpu.shared`) in west only;
+gamma, the manager's own tenant, has the manager's T4. Jobs are
 submitted on the manager as Kueue's Job webhook (not registered here, `kueue.py`) leaves them: suspended, with
 `spec.managedBy: kueue.x-k8s.io/multikueue`. The workers' job controllers create the remote Jobs' pods and their
 schedulers bind them to the fake Nodes.
 
 Each control plane and Kueue starts once for the module (all of it took about a minute on a loaded 2-core
-machine). Four stories, each one test; the last removes beta, so it runs last."""
+machine). Five stories, each one test; the last removes beta, so it runs last."""
 
 from __future__ import annotations
 
@@ -35,9 +41,13 @@ from gpushare.kubernetes.multikueue import (
     worker_access_objects,
     worker_kubeconfig,
 )
+from gpushare.kubernetes.admission.policies import EXEMPT_DEBUG_POLICY_NAME, SHARED_POLICY_NAME
+from gpushare.kubernetes.queues import queue_manifests
 from gpushare.kubernetes.tenant_objects import tenant_manifests
+from gpushare.kubernetes.tenants import pod_spec
 from gpushare.model.stack import POOL_LABEL
-from gpushare.stackfile.config import parse_config
+from gpushare.stackfile.config import load_stack_file
+from gpushare.stackfile.fleet_config import load_fleet
 from tests.controlplane import kueue
 from tests.controlplane.controlplane import (
     ApiError,
@@ -57,6 +67,8 @@ config:
   gpushare:queues: {enabled: true}
   gpushare:pools:
     - {name: hubt4, vmSize: Standard_NC4as_T4_v3, count: 1}
+  gpushare:tenants:
+    - {name: gamma, pools: [hubt4]}
 """,
     "west": """
 config:
@@ -65,7 +77,7 @@ config:
   gpushare:queues: {enabled: true}
   gpushare:pools:
     - {name: westa100, vmSize: Standard_NC24ads_A100_v4, count: 1}
-    - {name: westt4, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 2}, count: 1}
+    - {name: westt4, vmSize: Standard_NC4as_T4_v3, sharing: {strategy: time-slicing, replicas: 3}, count: 1}
   gpushare:tenants:
     - {name: alpha, pools: [westa100]}
     - {name: beta, pools: [westt4]}
@@ -81,8 +93,13 @@ config:
     - {name: alpha, pools: [easta100]}
 """,
 }
-"""The manager `hub` (Kueue on, its T4 pool serves its own namespaces, no tenant of its own) and two workers: one whole A100
-of alpha's in each (`nvidia.com/gpu`), and two T4 shares of beta's in west (`nvidia.com/gpu.shared`)."""
+"""The manager `hub` (Kueue on, its T4 pool its own tenant gamma's) and two workers: one whole A100 of alpha's in each
+(`nvidia.com/gpu`), and three T4 shares of beta's in west (`nvidia.com/gpu.shared`)."""
+FLEET = {"fleet": {"name": "gpu-fleet", "resourceGroup": "rg-gpu-fleet", "location": "westeurope"},
+         "members": [{"stack": "west", "canary": True, "group": "canary"}, {"stack": "hub", "group": "rest"},
+                     {"stack": "east", "group": "rest"}],
+         "dispatch": {"manager": "hub"}}
+"""The fleet file beside them: hub dispatches; west is the update canary."""
 MANAGER = "hub"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 WAIT = 240
@@ -93,26 +110,42 @@ MULTIKUEUE_USER = f"system:serviceaccount:kueue-system:{WORKER_IDENTITY}"
 VAP_API = "admissionregistration.k8s.io/v1"
 
 
-def parse(name: str, text: str):
-    return parse_config(yaml.safe_load(text)["config"], source=f"stacks/Pulumi.{name}.yaml", stack=name)
+def write_fleet(directory, drop_tenant: str | None = None):
+    """STACKS as stack files naming the fleet file (FLEET) written beside them, `drop_tenant` removed from each;
+    the fleet file's path."""
+    directory.mkdir(parents=True)
+    for name, text in STACKS.items():
+        config = {**yaml.safe_load(text)["config"], "gpushare:fleet": "fleet.yaml"}
+        config["gpushare:tenants"] = [t for t in config["gpushare:tenants"] if t["name"] != drop_tenant]
+        (directory / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+    (directory / "fleet.yaml").write_text(yaml.safe_dump(FLEET))
+    return directory / "fleet.yaml"
 
 
-def without_beta(name: str, text: str):
-    """The member's stack once beta is removed from the fleet."""
-    config = yaml.safe_load(text)["config"]
-    config["gpushare:tenants"] = [t for t in config.get("gpushare:tenants", []) if t["name"] != "beta"]
-    if not config["gpushare:tenants"]:
-        del config["gpushare:tenants"]
-    return parse_config(config, source=f"stacks/Pulumi.{name}.yaml", stack=name)
+def manager_own(fleet_file):
+    """The manager's stack as its own `pulumi up` reads it: its stack file, through its `gpushare:fleet`."""
+    return load_stack_file(fleet_file.parent / f"Pulumi.{MANAGER}.yaml")
 
 
 @pytest.fixture(scope="module")
-def members():
-    return {name: parse(name, text) for name, text in STACKS.items()}
+def fleet_file(tmp_path_factory):
+    return write_fleet(tmp_path_factory.mktemp("fleet") / "stacks")
 
 
 @pytest.fixture(scope="module")
-def fleet(members):
+def members(fleet_file):
+    """The member stacks as the fleet plan has them."""
+    return load_fleet(fleet_file).stacks
+
+
+def manager_manifests(own, compiled) -> list[dict[str, Any]]:
+    """What the manager gets: its own stack's tenant objects and queues (its `pulumi up`), then the fleet stack's
+    dispatch objects (`FleetDispatch`)."""
+    return tenant_manifests(own) + queue_manifests(own) + compiled.manager_objects
+
+
+@pytest.fixture(scope="module")
+def fleet(members, fleet_file):
     """member name -> its control plane with Kueue running and the compiled objects applied; stopped on teardown,
     on failure too."""
     for reason in (unavailable_reason(), kueue.unavailable_reason()):
@@ -128,13 +161,14 @@ def fleet(members):
             kueue.start_kueue(plane, user=KUEUE_CONTROLLER_USER)
             apply(plane, worker_manifests(members[name], compiled, name) + worker_access_objects())
         hub = planes[MANAGER] = start_control_plane(kueue_user)
+        hub.nodes = register_nodes(hub, members[MANAGER])
         settings = manager_configuration(members[MANAGER], sorted(compiled.tenant_workers))
         kueue.start_kueue(hub, user=KUEUE_CONTROLLER_USER, settings={"multiKueue": settings["multiKueue"]})
         for worker, secret in compiled.kubeconfig_secrets.items():
             hub.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret,
                                                                          "namespace": compiled.secret_namespace},
                         "data": {KUBECONFIG_KEY: base64.b64encode(inline_kubeconfig(planes[worker])).decode()}})
-        apply(hub, compiled.manager_objects)
+        apply(hub, manager_manifests(manager_own(fleet_file), compiled))
         hub.wait_for("every MultiKueueCluster connected", lambda: all(
             condition(c, "Active") == "True" for c in hub.list(KUEUE_API, "MultiKueueCluster")), timeout=WAIT)
         for name, plane in planes.items():
@@ -163,8 +197,9 @@ def inline_kubeconfig(plane: ControlPlane) -> bytes:
 
 
 def apply(plane: ControlPlane, objects: list[dict[str, Any]]) -> None:
-    """Creates each object (retrying while a CRD settles); deletes the gpushare-made Kueue objects no longer
-    compiled, as `pulumi up` would."""
+    """Creates each object (retrying while a CRD settles), updates one already there (a merge patch: what a
+    recompile changes, such as the manager's shared binding once a tenant is no longer dispatched); deletes the
+    gpushare-made Kueue objects, namespaces and policies no longer compiled, as `pulumi up` would."""
     wanted = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}
     for obj in objects:
         def create(obj=obj):
@@ -172,7 +207,9 @@ def apply(plane: ControlPlane, objects: list[dict[str, Any]]) -> None:
                 return plane.create(obj)
             except ApiError as error:
                 if error.status == 409:
-                    return True
+                    meta = obj["metadata"]
+                    return plane.request("PATCH", resource_path(obj["apiVersion"], obj["kind"], meta.get(
+                        "namespace"), meta["name"]), obj, content_type="application/merge-patch+json")
                 raise
         plane.wait_for(f"{obj['kind']} {obj['metadata']['name']} created", create)
     kinds = [(KUEUE_API, kind) for kind in ("LocalQueue", "ClusterQueue", "AdmissionCheck", "MultiKueueConfig",
@@ -376,7 +413,8 @@ def test_a_tenant_is_held_to_its_own_queue_and_priority_class_on_the_manager_and
     hub, west = fleet["hub"], fleet["west"]
     # On the manager, each tenant's policy as each of its workers builds it.
     assert {p["metadata"]["name"] for p in hub.list(VAP_API, "ValidatingAdmissionPolicy", selector=MANAGED)} == {
-        "gpushare-tenant-alpha.west", "gpushare-tenant-alpha.east", "gpushare-tenant-beta.west"}
+        "gpushare-tenant-alpha.west", "gpushare-tenant-alpha.east", "gpushare-tenant-beta.west",
+        "gpushare-tenant-gamma", SHARED_POLICY_NAME, EXEMPT_DEBUG_POLICY_NAME}
 
     # A Job of alpha's naming beta's WorkloadPriorityClass, or beta's LocalQueue, is refused on the manager before
     # Kueue makes a Workload of it (MultiKueue would copy that Workload, priority and all, to the workers, whose
@@ -412,18 +450,62 @@ def test_a_tenant_is_held_to_its_own_queue_and_priority_class_on_the_manager_and
     assert west.request("POST", path, own, user=MULTIKUEUE_USER)["metadata"]["name"] == "copy"
 
 
-def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet):
+def shared_binding_leaves_out(plane: ControlPlane) -> list[str]:
+    """The namespaces the manager's shared policy's binding does not judge, as the API server holds it."""
+    binding = plane.get(VAP_API, "ValidatingAdmissionPolicyBinding", SHARED_POLICY_NAME)
+    [expression] = binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"]
+    assert (expression["key"], expression["operator"]) == ("kubernetes.io/metadata.name", "NotIn")
+    return expression["values"]
+
+
+def gpu_pod(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def test_a_manager_with_a_tenant_of_its_own_dispatches_the_others_and_holds_its_own_to_its_pools(
+        fleet, members, fleet_file):
+    hub, west = fleet["hub"], fleet["west"]
+    gamma = next(t for t in members[MANAGER].tenants if t.name == "gamma")
+    # The manager's own stack, through its fleet, leaves exactly the dispatched tenants' namespaces out of its
+    # shared policy (their dispatch policies judge them there); its own tenant and the exempt ones, as always.
+    assert shared_binding_leaves_out(hub) == ["alpha", "beta", "gamma", "gpu-operator", "kube-system"]
+
+    # A dispatched tenant's Job passes the manager's whole admission, is dispatched and runs on its worker.
+    submit(hub, "beta", "past-gamma", "nvidia.com/gpu.shared")
+    assert hub.wait_for("past-gamma dispatched", lambda: dispatched_to(hub, "beta", "past-gamma"),
+                        timeout=WAIT) == "west"
+    assert bound(west, "beta", "past-gamma") == west.nodes["westt4"][0]
+
+    # The manager's own tenant is held to its pools as on one cluster: its plan's pod is admitted (a dry run), the
+    # same GPU pod aimed past its pool is refused by its policy.
+    own = pod_spec(members[MANAGER], gamma)
+    assert own["nodeSelector"] == {POOL_LABEL: "hubt4"}
+    path = "/api/v1/namespaces/gamma/pods?dryRun=All"
+    assert hub.request("POST", path, gpu_pod("gamma", "on-its-pool", own))["metadata"]["name"] == "on-its-pool"
+    message = refusal(lambda: hub.create(gpu_pod("gamma", "anywhere", {**own, "nodeSelector": {}})))
+    assert "gpushare-tenant-gamma" in message and "gpushare.io/pool to one of: hubt4" in message, message
+    # Every other namespace is still judged by the shared policy: a namespace that labels itself with a
+    # dispatched tenant's name gets its own name back from the API server, and its GPU pod is refused.
+    hub.create({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": "posing", "labels": {"kubernetes.io/metadata.name": "beta"}}})
+    assert hub.get("v1", "Namespace", "posing")["metadata"]["labels"]["kubernetes.io/metadata.name"] == "posing"
+    message = refusal(lambda: hub.create(gpu_pod("posing", "borrowed", own)))
+    assert SHARED_POLICY_NAME in message and "every GPU pool belongs to a tenant (gamma: hubt4)" in message, message
+
+
+def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet, fleet_file):
     hub, west = fleet["hub"], fleet["west"]
     # Its namespace's Jobs go with it (the tenant's namespace is removed with it); then the recompiled objects.
     for name in jobs(hub, "beta"):
         delete_job(hub, "beta", name)
     west.wait_for("beta's Jobs on west removed by MultiKueue", lambda: play_the_kubelet(west, "beta") or not jobs(
         west, "beta"), timeout=WAIT)
-    smaller = {name: without_beta(name, text) for name, text in STACKS.items()}
+    smaller_file = write_fleet(fleet_file.parent.parent / "without-beta", drop_tenant="beta")
+    smaller = load_fleet(smaller_file).stacks
     compiled = dispatch(MANAGER, smaller)
     assert compiled.tenant_workers == {"alpha": ["west", "east"]}
     for name, plane in fleet.items():
-        apply(plane, compiled.manager_objects if name == MANAGER
+        apply(plane, manager_manifests(manager_own(smaller_file), compiled) if name == MANAGER
               else worker_manifests(smaller[name], compiled, name))
 
     def names(plane: ControlPlane, kind: str, namespace: str | None = None) -> set[str]:
@@ -437,6 +519,9 @@ def test_a_tenant_removed_from_the_fleet_loses_its_queues_everywhere(fleet):
     assert names(hub, "AdmissionCheck") == {"gpushare-fleet-alpha"}
     assert "gpushare-beta" not in names(west, "WorkloadPriorityClass")
     assert {p["metadata"]["name"] for p in hub.list(VAP_API, "ValidatingAdmissionPolicy", selector=MANAGED)} == {
-        "gpushare-tenant-alpha.west", "gpushare-tenant-alpha.east"}
+        "gpushare-tenant-alpha.west", "gpushare-tenant-alpha.east", "gpushare-tenant-gamma", SHARED_POLICY_NAME,
+        EXEMPT_DEBUG_POLICY_NAME}
     gone = hub.request("GET", "/api/v1/namespaces?labelSelector=" + MANAGED)["items"]
-    assert [n["metadata"]["name"] for n in gone if not n["metadata"].get("deletionTimestamp")] == ["alpha"]
+    assert [n["metadata"]["name"] for n in gone if not n["metadata"].get("deletionTimestamp")] == ["alpha", "gamma"]
+    # No longer dispatched, beta's name is judged by the manager's shared policy again.
+    assert shared_binding_leaves_out(hub) == ["alpha", "gamma", "gpu-operator", "kube-system"]
