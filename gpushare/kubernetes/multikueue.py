@@ -163,7 +163,7 @@ def dispatch(manager: str, members: Mapping[str, StackConfig],
     objects: list[dict[str, Any]] = []
     for tenant in tenants.values():
         # Its policies before its namespace: the manager member's shared policy leaves the namespace to them
-        # (`StackConfig.fleet_dispatched`), so it never exists unjudged; its quota before its RoleBindings, so the
+        # (`StackConfig.fleet_manager`), so it never exists unjudged; its quota before its RoleBindings, so the
         # tenant never holds `edit` there while a pod of its own could run.
         for worker in where[tenant.name]:
             objects += manager_policy(members[worker], tenant.name, worker, facts[worker])
