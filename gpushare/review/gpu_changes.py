@@ -43,7 +43,7 @@ from gpushare.model.stack import (
 from gpushare.showback.cost import money, money_span, signed_money
 from gpushare.review.markdown import code, table
 from gpushare.review.tenant_churn import is_template_tag_change, is_tenant_taint_change, is_toleration_change
-from gpushare.sharing.capacity import base_resource, pool_capacity
+from gpushare.sharing.capacity import base_resource, device_unit, pool_capacity
 
 AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
@@ -291,20 +291,17 @@ def side_allocation(inputs: Mapping) -> Allocation:
     return Allocation.DRA if labels.get(DEVICE_PLUGIN_DEPLOY_LABEL) == "false" else Allocation.DEVICE_PLUGIN
 
 
-def capacity(side: PoolSide) -> Capacity:
+def _side_pool(side: PoolSide) -> tuple[GpuPool, MigStrategy, bool] | None:
+    """The pool as `plan` models it (with its sharing), the MIG strategy, and whether its resource name is known;
+    None when its size is not in the catalog or its MIG profile is not one."""
     inputs = side.inputs
-    if inputs.get("enableAutoScaling") is True:
-        min_nodes, max_nodes = _int(inputs.get("minCount")), _int(inputs.get("maxCount"))
-    else:
-        min_nodes = max_nodes = _int(inputs.get("count"))
     size = find_vm_size(str(inputs.get("vmSize", "")))
     if size is None:
-        resource, per_node = side.planned or (None, None)
-        return Capacity(resource, per_node, min_nodes, max_nodes)
+        return None
     try:
         mig = MigProfile(inputs["gpuInstanceProfile"]) if inputs.get("gpuInstanceProfile") else None
     except ValueError:
-        return Capacity(None, None, min_nodes, max_nodes)
+        return None
     doc = _parse_config(side.config)
     flags = doc.get("flags") if doc and isinstance(doc.get("flags"), Mapping) else {}
     labels = inputs.get("nodeLabels") if isinstance(inputs.get("nodeLabels"), Mapping) else {}
@@ -313,11 +310,37 @@ def capacity(side: PoolSide) -> Capacity:
     allocation = side_allocation(inputs)
     resource = base_resource(GpuPool(side.name, size, mig=mig, allocation=allocation), strategy)
     sharing = _sharing_from_config(doc, resource) if doc is not None else _sharing_from_label(inputs)
-    shared = pool_capacity(GpuPool(side.name, size, mig=mig, sharing=sharing, allocation=allocation), strategy)
     # Without the config the replicas come from the label, but whether the plugin renames (`.shared`) is unknown;
     # a DRA pool has no config, and its sharing changes neither its resource nor its count.
     known = doc is not None or sharing is None or allocation is Allocation.DRA
+    return GpuPool(side.name, size, mig=mig, sharing=sharing, allocation=allocation), strategy, known
+
+
+def capacity(side: PoolSide) -> Capacity:
+    inputs = side.inputs
+    if inputs.get("enableAutoScaling") is True:
+        min_nodes, max_nodes = _int(inputs.get("minCount")), _int(inputs.get("maxCount"))
+    else:
+        min_nodes = max_nodes = _int(inputs.get("count"))
+    if find_vm_size(str(inputs.get("vmSize", ""))) is None:
+        resource, per_node = side.planned or (None, None)
+        return Capacity(resource, per_node, min_nodes, max_nodes)
+    modelled = _side_pool(side)
+    if modelled is None:
+        return Capacity(None, None, min_nodes, max_nodes)
+    pool, strategy, known = modelled
+    shared = pool_capacity(pool, strategy)
     return Capacity(shared.resource if known else None, shared.per_node, min_nodes, max_nodes)
+
+
+def side_unit(side: PoolSide | None) -> str | None:
+    """What one unit of the pool's resource is, in the words `plan` uses for a tenant's promise
+    (`sharing.capacity.device_unit`: a MIG slice of which profile, a share of which GPU); None when not known."""
+    modelled = _side_pool(side) if side is not None else None
+    if modelled is None:
+        return None
+    pool, strategy, _ = modelled
+    return device_unit(pool, pool_capacity(pool, strategy))
 
 
 # --- the GPU table ----------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from gpushare.review.markdown import code
 from gpushare.review.queue_changes import queue_section
 from gpushare.review.tenant_changes import (
     churn_counts,
+    dispatched_from_plan,
     platform_from_plan,
     platform_section,
     tenants_section,
@@ -73,6 +74,9 @@ class Plan:
     predates it."""
     queues: Mapping | None = None
     """`queues` (Kueue, `gpushare.kubernetes.queues.queue_plan`); None in a plan that predates it."""
+    fleet_dispatch: Mapping | None = None
+    """`fleetDispatch`: on a fleet's dispatch manager, the namespaces its fleet dispatches from it; None elsewhere
+    (the key is written only there)."""
 
     def pool_cost(self, pool: str) -> SideCost | None:
         if self.cost is None:
@@ -123,7 +127,8 @@ def parse_plan(text: str, source: str) -> Plan:
     return Plan(doc.get("stack"), tuple(doc["pools"]), tuple(doc["resources"]), tuple(doc["devicePluginConfigs"]),
                 operator.get("migStrategy"), *_tenant_keys(doc), cost,
                 platform_from_plan(doc.get("platformNamespaces")),
-                doc.get("queues") if isinstance(doc.get("queues"), Mapping) else None)
+                doc.get("queues") if isinstance(doc.get("queues"), Mapping) else None,
+                doc.get("fleetDispatch") if isinstance(doc.get("fleetDispatch"), Mapping) else None)
 
 
 def _tenant_keys(doc: Mapping) -> tuple[tuple[Mapping, ...], tuple[str, ...] | None, tuple[str, ...]]:
@@ -221,8 +226,10 @@ def cost_line(base: Plan, head: Plan, change: StackCostChange | None) -> str:
 def tenant_compare_lines(base: Plan, head: Plan) -> list[str]:
     """The tenants' section and the warnings that appear or disappear between the two plans."""
     # A side without the stack (EMPTY) has no tenants and no pools: no namespace loses a pool it never had.
-    before = view_from_plan(base.tenants, base.shared_pools if base is not EMPTY else None)
-    after = view_from_plan(head.tenants, head.shared_pools if head is not EMPTY else None)
+    before = view_from_plan(base.tenants, base.shared_pools if base is not EMPTY else None,
+                            dispatched_from_plan(base.fleet_dispatch))
+    after = view_from_plan(head.tenants, head.shared_pools if head is not EMPTY else None,
+                           dispatched_from_plan(head.fleet_dispatch))
     churn = churn_counts(pool_transitions(base, head), operator_transition(base, head))
     return (tenants_section(before, after, churn) + platform_section(base.platform, head.platform) +
             warnings_section(base.warnings, head.warnings))

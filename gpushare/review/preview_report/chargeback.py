@@ -10,16 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpushare.kubernetes.queues import KUEUE_API
 from gpushare.review.gpu_changes import PoolSide, PoolTransition, SideCost, capacity
 from gpushare.review.preview_report.digest import Preview
 from gpushare.model.stack import TENANT_LABEL
-from gpushare.review.preview_report.tenants import POLICY_TYPE
+from gpushare.review.preview_report.tenants import CLUSTER_QUEUE_TYPE, POLICY_TYPE
 from gpushare.review.tenant_changes import pools_from_annotation
 from gpushare.showback.chargeback import cents, split_pool_cost
 
-CLUSTER_QUEUE_TYPE = f"kubernetes:{KUEUE_API}:ClusterQueue"
-"""As `components.kueue_queues` registers each queue object: `kubernetes:<apiVersion>:<kind>`."""
 _ABSENT = {"old": ("create", "create-replacement"), "new": ("delete", "delete-replaced")}
 
 
