@@ -48,26 +48,33 @@ def compare(capsys, tmp_path: Path, base: dict, head: dict) -> str:
     return out
 
 
-def preview_between(base: dict, head: dict) -> dict:
+def preview_between(base: dict, head: dict, show_sames: bool = True) -> dict:
     """The preview of going from `base`'s resources to `head`'s, each as the plan registers it: a resource in both
-    is `same` or `update`, one only in `head` `create`, one only in `base` `delete`."""
+    is `same` or `update`, one only in `head` `create`, one only in `base` `delete`; without `show_sames`, no
+    `same` step (`pulumi preview --json` without `--show-sames`)."""
     old = {(r["type"], r["name"]): r["inputs"] for r in base["resources"]}
     new = {(r["type"], r["name"]): r["inputs"] for r in head["resources"]}
     steps = []
     for key in dict.fromkeys([*new, *old]):
         before, after = old.get(key), new.get(key)
         op = "create" if before is None else "delete" if after is None else "same" if before == after else "update"
-        steps.append(b.step(op, *key, before, after))
+        if show_sames or op != "same":
+            steps.append(b.step(op, *key, before, after))
     return b.preview(steps)
 
 
-def report(capsys, tmp_path: Path, base: dict, head: dict, stack: str) -> str:
-    path = tmp_path / "preview.json"
-    path.write_text(json.dumps(preview_between(base, head)))
-    project = tmp_path / "project"  # a project without the stack's file: no fleet section (tests/cli/test_report_fleet)
+def empty_project(tmp_path: Path) -> Path:
+    """A project without the stack's file: `report` shows no fleet section (tests/cli/test_report_fleet.py)."""
+    project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     (project / "Pulumi.yaml").write_text("name: gpushare\nruntime: python\n")
-    code, out, err = run_cli(capsys, "report", str(path), "--stack", stack, "--project", str(project))
+    return project
+
+
+def report(capsys, tmp_path: Path, base: dict, head: dict, stack: str, show_sames: bool = True) -> str:
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(preview_between(base, head, show_sames)))
+    code, out, err = run_cli(capsys, "report", str(path), "--stack", stack, "--project", str(empty_project(tmp_path)))
     assert code == 0, err
     return out
 
@@ -97,6 +104,12 @@ def test_a_promise_per_pool_that_moves_between_tenants_is_named_in_the_pools_uni
     for section in (compared, reported):
         # In the plan's tenant order in `compare`, in the preview's step order in `report`.
         assert sorted(line for line in section.splitlines() if line.startswith("- ")) == sorted(want), section
+    # Without --show-sames the unchanged pools are not in the preview: the units are the resources' names, and the
+    # tenants whose Namespace, quota and policy are unchanged are still named, from their ClusterQueues.
+    bare = tenants(report(capsys, tmp_path, base, head, "head", show_sames=False))
+    assert "- **vision**: promise per pool `a100mig` 2 -> 3 x `nvidia.com/gpu`, `t4` 0 -> 2 x `nvidia.com/gpu`" in bare
+    assert "- **nlp**: promise per pool `a100mig` 2 -> 1 x `nvidia.com/gpu`" in bare
+    assert "- **Promises lowered** (`nlp` on `a100mig`):" in bare
     # Back again: nothing lowered but vision's, whose T4 promise goes down to 0.
     back = tenants(compare(capsys, tmp_path, head, base))
     assert f"- **vision**: promise per pool `a100mig` 3 -> 2 x {A100_SLICE}, `t4` 2 -> 0 x {T4_SHARE}" in back
@@ -159,6 +172,7 @@ def test_the_dispatch_managers_namespaces_entering_and_leaving_the_fleets_dispat
     assert ("- **Fleet dispatch**: namespace `vision` now judged by the fleet's dispatch policies and a quota of no "
             "pods, its Jobs go to `us`; it was this stack's own tenant") in back
     assert leaves_to_shared in tenants(report(capsys, tmp_path, head, base, "eu"))
+    assert leaves_to_shared in tenants(report(capsys, tmp_path, head, base, "eu", show_sames=False))
     # A stack that is no dispatch manager says nothing of dispatch.
     assert "Fleet dispatch" not in compare(capsys, tmp_path, base, base)
 
@@ -175,3 +189,18 @@ def test_the_workers_of_a_dispatched_namespace_change(tmp_path, capsys):
     workers = ", ".join(f"`{w}`" for w in head["fleetDispatch"]["namespaces"][0]["workers"])
     assert f"- **Fleet dispatch**: namespace `vision`: its Jobs go to `us` -> {workers}" in tenants(
         compare(capsys, tmp_path, base, head))
+
+
+def test_a_clusterqueue_or_binding_of_another_shape_leaves_the_report_standing(tmp_path, capsys):
+    """Objects a preview may carry that gpushare did not write (or wrote in another version) say nothing."""
+    queue = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+    binding = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+    odd = [{"metadata": "x", "spec": {"resourceGroups": [{"flavors": 3}, "y", {"flavors": [{"resources": {}}]}]}},
+           {"metadata": {"name": "gpushare-shared-gpu-pools"}, "spec": {"matchResources": "z"}},
+           {"metadata": {"name": "gpushare-shared-gpu-pools"}, "spec": {"matchResources": {"namespaceSelector": {
+               "matchExpressions": [{"operator": "NotIn", "values": "beta"}]}}}}]
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(b.preview([b.step("update", queue, "q", odd[0], {"spec": 1}),
+                                          b.step("update", binding, "b", odd[1], odd[2])])))
+    code, out, err = run_cli(capsys, "report", str(path), "--stack", "odd", "--project", str(empty_project(tmp_path)))
+    assert (code, err) == (0, "") and "Fleet dispatch" not in out and "promise" not in out

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpushare.kubernetes.admission.policies import SHARED_POLICY_NAME
+from gpushare.kubernetes.multikueue import FLEET_FLAVOR
 from gpushare.kubernetes.queues import CPU_MEMORY_FLAVOR, KUEUE_API
 from gpushare.model.stack import TENANT_LABEL
 from gpushare.review.gpu_changes import PoolTransition, side_unit
@@ -47,12 +48,15 @@ def _tenant_of(inputs: Mapping) -> str | None:
 def _promises(inputs: Mapping, units: Mapping[str, str]) -> dict[str, Promise]:
     """A ClusterQueue's GPU flavors (one per pool, `queues.cluster_queue`) -> pool -> its `nominalQuota`, in the
     pool's units where its side is in the preview, else in its resource's name."""
-    groups = (inputs.get("spec") or {}).get("resourceGroups") if isinstance(inputs.get("spec"), Mapping) else None
+    groups = _get(inputs, "spec", "resourceGroups")
     found = {}
-    for group in groups or ():
-        for flavor in (group.get("flavors") or ()) if isinstance(group, Mapping) else ():
+    for group in groups if isinstance(groups, list) else ():
+        flavors = _get(group, "flavors")
+        for flavor in flavors if isinstance(flavors, list) else ():
             resources = flavor.get("resources") if isinstance(flavor, Mapping) else None
-            if flavor.get("name") == CPU_MEMORY_FLAVOR or not resources or not isinstance(resources[0], Mapping):
+            # Not a pool: the CPU and memory flavor, and a fleet manager's one flavor (a ceiling over its workers).
+            if not isinstance(resources, list) or not resources or not isinstance(resources[0], Mapping) \
+                    or flavor.get("name") in (CPU_MEMORY_FLAVOR, FLEET_FLAVOR):
                 continue
             nominal, pool = resources[0].get("nominalQuota"), str(flavor.get("name"))
             if isinstance(nominal, int) and not isinstance(nominal, bool):
@@ -66,19 +70,24 @@ def _units(transitions: list[PoolTransition], side: str) -> dict[str, str]:
     return {name: unit for name, pool in sides if (unit := side_unit(pool)) is not None}
 
 
+def _get(value: object, *path: str) -> object:
+    """`value[path[0]][path[1]]...`, None where a level is missing or not a mapping."""
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
 def _excluded(step: Step, side: str) -> set[str] | None:
     """The names the shared binding leaves out (`NotIn`), None when it is not that shape."""
-    spec = (step.inputs(side) or {}).get("spec")
-    selector = ((spec or {}).get("matchResources") or {}).get("namespaceSelector") if isinstance(spec, Mapping) \
-        else None
-    expressions = (selector or {}).get("matchExpressions") if isinstance(selector, Mapping) else None
-    names = [e.get("values") for e in expressions or () if isinstance(e, Mapping) and e.get("operator") == "NotIn"]
+    expressions = _get(step.inputs(side), "spec", "matchResources", "namespaceSelector", "matchExpressions")
+    names = [e.get("values") for e in expressions if isinstance(e, Mapping) and e.get("operator") == "NotIn"] \
+        if isinstance(expressions, list) else []
     return set(map(str, names[0])) if len(names) == 1 and isinstance(names[0], list) else None
 
 
 def _is_shared_binding(step: Step) -> bool:
     return step.type == BINDING_TYPE and any(
-        ((step.inputs(side) or {}).get("metadata") or {}).get("name") == SHARED_POLICY_NAME for side in ("old", "new"))
+        _get(step.inputs(side), "metadata", "name") == SHARED_POLICY_NAME for side in ("old", "new"))
 
 
 def tenant_report_lines(preview: Preview) -> list[str]:
@@ -100,8 +109,9 @@ def tenant_report_lines(preview: Preview) -> list[str]:
         for step in preview.steps:
             if step.type == CLUSTER_QUEUE_TYPE:
                 inputs = step.inputs(side)
-                name = str(((step.inputs("new") or step.inputs("old") or {}).get("metadata") or {}).get("name"))
+                name = str(_get(step.inputs("new") or step.inputs("old"), "metadata", "name"))
                 queued.add(name)
+                present.setdefault(name, True)  # a promise's change touches its ClusterQueue alone
                 if inputs is not None and step.op not in skipped:
                     promises[name] = _promises(inputs, units)
                 continue
