@@ -227,15 +227,18 @@ def tenant_policy_name(tenant: Tenant | DispatchedTenant) -> str:
 
 # --- what a team copies ---------------------------------------------------------------------------------------------
 
-def pod_spec(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> dict[str, Any]:
-    """A complete Pod spec the tenant's policy admits: one GPU unit of its first pool with that pool's fair share
-    of CPU and memory (requests = limits: Guaranteed QoS), the pool's nodeSelector, and the tolerations its pools
-    need (the GPU taint; the tenant's taint where a pool is dedicated to it; the pools' own and Spot taints)."""
+def pod_spec(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None,
+             pool: str | None = None) -> dict[str, Any]:
+    """A complete Pod spec the tenant's policy admits: one GPU unit of `pool` (its first pool when none is named)
+    with that pool's fair share of CPU and memory (requests = limits: Guaranteed QoS), the pool's nodeSelector, and
+    the tolerations its pools need (the GPU taint; the tenant's taint where a pool is dedicated to it; the pools' own
+    and Spot taints). The tolerations are the tenant's, the same on each pool's snippet: a toleration only allows."""
     facts = given_or_derived(stack, facts)
-    first = pool_offers(stack, tenant, facts)[0]
-    share = pool_share(stack, first.pool, facts)
+    offers = pool_offers(stack, tenant, facts)
+    offer = offers[0] if pool is None else next(o for o in offers if o.pool == pool)
+    share = pool_share(stack, offer.pool, facts)
     tolerations = [toleration(GPU_TAINT)]
-    if any(offer.dedicated for offer in pool_offers(stack, tenant, facts)):
+    if any(o.dedicated for o in offers):
         tolerations.append(toleration(tenant_taint(tenant.name)))
     # The pools' own taints and the Spot taint AKS adds: without them the pod fits none of those nodes.
     for name in tenant.pools:
@@ -243,15 +246,21 @@ def pod_spec(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None =
             if toleration(taint) not in tolerations and taint != tenant_taint(tenant.name):
                 tolerations.append(toleration(taint))
     container: dict[str, Any] = {"name": SNIPPET_CONTAINER, "image": CUDA_CHECK_IMAGE, "command": ["nvidia-smi", "-L"],
-                                 "resources": {"limits": {first.resource: 1, **share}, "requests": dict(share)}}
-    spec: dict[str, Any] = {"nodeSelector": {POOL_LABEL: first.pool}, "tolerations": tolerations,
+                                 "resources": {"limits": {offer.resource: 1, **share}, "requests": dict(share)}}
+    spec: dict[str, Any] = {"nodeSelector": {POOL_LABEL: offer.pool}, "tolerations": tolerations,
                             "restartPolicy": "Never", "containers": [container]}
-    if facts[first.pool].pool.allocation is Allocation.DRA:
+    if facts[offer.pool].pool.allocation is Allocation.DRA:
         # The pool's device comes from the tenant's ResourceClaimTemplate of it (`dra.claim_template`), by CDI: the
         # container asks for no extended resource, so it sets NVIDIA_VISIBLE_DEVICES=void as every container that asks
         # for none on a GPU node must (the NVIDIA runtime would add the image's `all`, docs/tenants.md).
-        spec["resourceClaims"] = [{"name": dra.CLAIM_REQUEST, "resourceClaimTemplateName": first.pool}]
+        spec["resourceClaims"] = [{"name": dra.CLAIM_REQUEST, "resourceClaimTemplateName": offer.pool}]
         container["resources"] = {"limits": dict(share), "requests": dict(share),
                                   "claims": [{"name": dra.CLAIM_REQUEST}]}
         container["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
     return spec
+
+
+def pod_specs(stack: StackConfig, tenant: Tenant, facts: PoolFactsByName | None = None) -> dict[str, dict[str, Any]]:
+    """Each of the tenant's pools -> `pod_spec` on it, in the tenant's order: a snippet for every pool it may use."""
+    facts = given_or_derived(stack, facts)
+    return {name: pod_spec(stack, tenant, facts, pool=name) for name in tenant.pools}

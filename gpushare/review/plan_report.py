@@ -388,13 +388,30 @@ def _tenant_lines(document: dict[str, Any]) -> list[str]:
         quota = ", ".join(f"{resource}={units}" for resource, units in tenant["quota"].items()) or "none"
         lines.append(f"    quota (requests): {quota}")
         lines += _promise_per_pool_lines(tenant)
-        lines.append("    pod snippet (admitted in this namespace):")
-        labels = {"labels": tenant["podLabels"]} if tenant.get("podLabels") else {}
-        snippet = yaml.dump({"apiVersion": "v1", "kind": "Pod",
-                             "metadata": {"name": "gpu-check", "namespace": tenant["namespace"], **labels},
-                             "spec": tenant["podSpec"]}, Dumper=SNIPPET_DUMPER, sort_keys=False)
-        lines += [f"      {line}" for line in snippet.rstrip().splitlines()]
+        lines += _pod_snippet_lines(tenant)
     return lines + _promise_lines(document) + _platform_lines(document)
+
+
+def _pod_snippet_lines(tenant: dict[str, Any]) -> list[str]:
+    """A pod snippet per pool the tenant may use (`podSpecs`; a plan of an older gpushare has only the first pool's
+    `podSpec`): a device-plugin pool's asks for its resource, a DRA pool's claims a device through the tenant's
+    ResourceClaimTemplate of it."""
+    specs = tenant.get("podSpecs") or {None: tenant["podSpec"]}
+    labels = {"labels": tenant["podLabels"]} if tenant.get("podLabels") else {}
+    lines = []
+    for pool, spec in specs.items():
+        resource = next((o["resource"] for o in tenant.get("offers") or () if o.get("pool") == pool), None)
+        via = ("claims a device through ResourceClaimTemplate "
+               f"{tenant['namespace']}/{spec['resourceClaims'][0]['resourceClaimTemplateName']}, "
+               if spec.get("resourceClaims") else f"asks for 1 {resource}, " if resource else "")
+        on = f" on pool {pool}" if pool is not None else ""
+        lines.append(f"    pod snippet{on} ({via}admitted in this namespace):")
+        name = "gpu-check" if pool is None else f"gpu-check-{pool}"
+        snippet = yaml.dump({"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": name, "namespace": tenant["namespace"], **labels},
+                             "spec": spec}, Dumper=SNIPPET_DUMPER, sort_keys=False)
+        lines += [f"      {line}" for line in snippet.rstrip().splitlines()]
+    return lines
 
 
 def _fleet_dispatch_lines(dispatched: dict[str, Any] | None) -> list[str]:

@@ -97,11 +97,22 @@ def test_plans_text_view_lists_the_dra_pool(capsys):
 
 def test_plans_pod_snippet_on_a_dra_pool_names_the_claim_template_not_a_resource_limit(capsys):
     """vision's first pool is the DRA pool: its snippet claims a device through its template (the pod's claim, each
-    container's claim, the pool's node selector) and asks for no extended resource."""
+    container's claim, the pool's node selector) and asks for no extended resource; its second pool, the
+    device-plugin t4ts, has a snippet of its own that asks for nvidia.com/gpu and claims nothing."""
     assert main(["plan", str(STACK)]) == 0
     text = capsys.readouterr().out
-    snippet = text[text.index("namespace: vision"):text.index("  nlp: namespace nlp")]
+    dra_header = ("    pod snippet on pool h100mps (claims a device through ResourceClaimTemplate vision/h100mps, "
+                  "admitted in this namespace):")
+    plugin_header = "    pod snippet on pool t4ts (asks for 1 nvidia.com/gpu, admitted in this namespace):"
+    snippet = text[text.index(dra_header):text.index(plugin_header)]
     assert "gpushare.io/pool: h100mps" in snippet
     assert "resourceClaims:\n        - name: gpu\n          resourceClaimTemplateName: h100mps" in snippet
     assert "            claims:\n            - name: gpu" in snippet
     assert "nvidia.com/gpu: 1" not in snippet and MIG_CLASS not in snippet.split("limits:")[1].split("requests:")[0]
+    t4 = text[text.index(plugin_header):text.index("  nlp: namespace nlp")]
+    assert "gpushare.io/pool: t4ts" in t4 and "nvidia.com/gpu: 1" in t4 and "resourceClaims" not in t4
+    # nlp has t4ts only: one snippet.
+    nlp = text[text.index("  nlp: namespace nlp"):]
+    assert nlp.count("    pod snippet on pool ") == 1
+
+

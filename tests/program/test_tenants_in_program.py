@@ -68,9 +68,15 @@ def test_plan_json_lists_each_tenant_with_a_pod_spec_the_policy_admits(prod):
     assert vision["offers"] == [{"pool": "h100mig", "resource": "nvidia.com/mig-3g.47gb.shared", "perNode": 4,
                                  "maxNodes": 2, "maxTotal": 8, "dedicated": True, "taint": VISION_TAINT}]
     for tenant in prod["tenants"]:
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": tenant["podSpec"]}
-        assert cluster.admit(pod, tenant["namespace"]).allowed, tenant["name"]
-        assert not cluster.admit(pod, "default").allowed, "a tenant's pool is not usable from other namespaces"
+        # `podSpec` stays the first pool's; `podSpecs` has one per pool the tenant lists, each admitted.
+        assert list(tenant["podSpecs"]) == tenant["pools"]
+        assert tenant["podSpecs"][tenant["pools"][0]] == tenant["podSpec"]
+        for pool, spec in tenant["podSpecs"].items():
+            assert spec["nodeSelector"] == {"gpushare.io/pool": pool}
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+            decision = cluster.admit(pod, tenant["namespace"])
+            assert decision.allowed, (tenant["name"], pool, decision.messages)
+            assert not cluster.admit(pod, "default").allowed, "a tenant's pool is not usable from other namespaces"
     assert prod["sharedPools"] == ["t4batch"]
 
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from gpushare.kubernetes.tenant_objects import tenant_manifests
-from gpushare.kubernetes.tenants import pod_spec
+from gpushare.kubernetes.tenants import pod_spec, pod_specs
 from gpushare.sharing import dra
 from gpushare.stackfile.config import parse_config
 from tests.kubernetes.apiserver_admission import plugin_cluster
@@ -109,6 +109,35 @@ def test_the_plans_pod_snippet_on_a_dra_pool_names_the_template_and_is_admitted(
     assert "nvidia.com/gpu" not in spec["containers"][0]["resources"]["limits"]
     decision = cluster.admit({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}, "vision")
     assert decision.allowed, decision.messages
+
+
+def test_the_plans_pod_snippet_of_every_pool_of_each_tenant_is_admitted(stack, cluster):
+    """A snippet per pool the tenant lists (`pod_specs`): on a DRA pool a claim of the tenant's template of that pool
+    and no extended resource, on a device-plugin pool the pool's resource; each admitted in the tenant's namespace
+    and refused in the other tenant's where that tenant does not list the pool."""
+    seen = {}
+    for tenant in stack.tenants:
+        specs = pod_specs(stack, tenant)
+        assert list(specs) == list(tenant.pools)
+        assert specs[tenant.pools[0]] == pod_spec(stack, tenant)
+        other = next(t for t in stack.tenants if t.name != tenant.name)
+        for pool, spec in specs.items():
+            seen[(tenant.name, pool)] = spec.get("resourceClaims")
+            assert spec["nodeSelector"] == {"gpushare.io/pool": pool}
+            limits = spec["containers"][0]["resources"]["limits"]
+            if pool == "t4plugin":
+                assert "resourceClaims" not in spec and limits["nvidia.com/gpu.shared"] == 1
+            else:
+                assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": pool}]
+                assert spec["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
+                assert not [r for r in limits if r.startswith("nvidia.com/")]
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+            decision = cluster.admit(pod, tenant.name)
+            assert decision.allowed, (tenant.name, pool, decision.messages)
+            if pool not in other.pools:
+                assert not cluster.admit(pod, other.name).allowed, (tenant.name, pool, other.name)
+    assert set(seen) == {("vision", "h100mps"), ("vision", "t4plugin"), ("nlp", "t4ts"), ("nlp", "t4plugin"),
+                         ("nlp", "h100whole")}
 
 
 def test_a_claim_with_no_config_or_narrowing_selectors_is_admitted(cluster):
