@@ -33,10 +33,12 @@ from gpushare.review.gpu_changes import (
 from gpushare.review.markdown import code
 from gpushare.review.queue_changes import queue_section
 from gpushare.review.tenant_changes import (
+    TenantsView,
     churn_counts,
     dispatched_from_plan,
     platform_from_plan,
     platform_section,
+    promises_named,
     tenants_section,
     view_from_plan,
     warnings_section,
@@ -223,16 +225,26 @@ def cost_line(base: Plan, head: Plan, change: StackCostChange | None) -> str:
             "answer of `gpushare prices STACK`)._")
 
 
-def tenant_compare_lines(base: Plan, head: Plan) -> list[str]:
-    """The tenants' section and the warnings that appear or disappear between the two plans."""
+def _tenant_views(base: Plan, head: Plan) -> tuple[TenantsView, TenantsView]:
     # A side without the stack (EMPTY) has no tenants and no pools: no namespace loses a pool it never had.
     before = view_from_plan(base.tenants, base.shared_pools if base is not EMPTY else None,
                             dispatched_from_plan(base.fleet_dispatch))
     after = view_from_plan(head.tenants, head.shared_pools if head is not EMPTY else None,
                            dispatched_from_plan(head.fleet_dispatch))
+    return before, after
+
+
+def tenant_compare_lines(base: Plan, head: Plan) -> list[str]:
+    """The tenants' section and the warnings that appear or disappear between the two plans."""
+    before, after = _tenant_views(base, head)
     churn = churn_counts(pool_transitions(base, head), operator_transition(base, head))
     return (tenants_section(before, after, churn) + platform_section(base.platform, head.platform) +
             warnings_section(base.warnings, head.warnings))
+
+
+def queue_compare_lines(base: Plan, head: Plan) -> list[str]:
+    """The queues' section, without the guarantees the tenants' section names as promises per pool."""
+    return queue_section(base.queues, head.queues, promises_named(*_tenant_views(base, head)))
 
 
 def render_compare(base: Plan, head: Plan) -> str:
@@ -250,7 +262,7 @@ def render_compare(base: Plan, head: Plan) -> str:
         lines += chargeback_section(base.cost, head.cost, change.currency)
     lines += operator_section(operator_transition(base, head))
     lines += tenant_compare_lines(base, head)
-    lines += queue_section(base.queues, head.queues)
+    lines += queue_compare_lines(base, head)
     lines.append("_Offline: from `python -m gpushare plan --json` of the base and the head commit, without Azure. "
                  "What is deployed may differ; the cloud preview (`report`) reads it._")
     return "\n".join(lines) + "\n"

@@ -1,9 +1,11 @@
 """What a change does to the tenants' Kueue queues, for `compare` (two plans' `queues`): queues turned on or off, and
-per tenant and pool whose guarantee shrinks or grows and who may borrow or lend more or less there."""
+per tenant and pool whose guarantee shrinks or grows and who may borrow or lend more or less there. A guarantee the
+Tenants section already names (its promise per pool, in the pool's own units: `tenant_changes.promises_named`) is not
+repeated here; what only the queues say (borrowing and lending) stays."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from gpushare.review.markdown import code
@@ -48,7 +50,9 @@ def _enabled(queues: object) -> bool:
     return isinstance(queues, Mapping) and queues.get("enabled") is True
 
 
-def queue_lines(base: object, head: object) -> list[str]:
+def queue_lines(base: object, head: object, named: Collection[tuple[str, str]] = ()) -> list[str]:
+    """One bullet per (tenant, pool) whose terms changed; `named`: the (tenant, pool) pairs whose guarantee the
+    Tenants section already names, whose guarantee is left out here (a reviewer reads it once, in the pool's units)."""
     before, after = queue_terms(base), queue_terms(head)
     if before is None or after is None:
         return []
@@ -61,14 +65,15 @@ def queue_lines(base: object, head: object) -> list[str]:
         old, new = before.get(key), after.get(key)
         where = f"tenant {code(tenant)} on pool {code(pool)}"
         if old is None:
-            lines.append(f"- {where}: guaranteed {new.nominal} {code(new.resource)}; may borrow {new.borrowing}, "
-                         f"lends {new.lending}")
+            guaranteed = "" if key in named else f"guaranteed {new.nominal} {code(new.resource)}; "
+            lines.append(f"- {where}: {guaranteed}may borrow {new.borrowing}, lends {new.lending}")
         elif new is None:
-            lines.append(f"- {where}: no longer in its queue (its guarantee of {old.nominal} {code(old.resource)} "
-                         f"goes)")
+            if key not in named:
+                lines.append(f"- {where}: no longer in its queue (its guarantee of {old.nominal} "
+                             f"{code(old.resource)} goes)")
         else:
             changes = []
-            if new.nominal != old.nominal:
+            if new.nominal != old.nominal and key not in named:
                 way = "**shrinks**" if new.nominal < old.nominal else "grows"
                 changes.append(f"guarantee {way} {old.nominal} -> {new.nominal} {code(new.resource)}")
             if new.borrowing != old.borrowing:
@@ -80,8 +85,8 @@ def queue_lines(base: object, head: object) -> list[str]:
     return lines
 
 
-def queue_section(base: object, head: object) -> list[str]:
-    lines = queue_lines(base, head)
+def queue_section(base: object, head: object, named: Collection[tuple[str, str]] = ()) -> list[str]:
+    lines = queue_lines(base, head, named)
     return ["#### Queues", "", *lines, ""] if lines else []
 
 

@@ -156,6 +156,20 @@ def _promise_changes(before: Mapping[str, Promise], after: Mapping[str, Promise]
     return changes, lowered
 
 
+def promises_named(before: TenantsView, after: TenantsView) -> set[tuple[str, str]]:
+    """(tenant, pool) pairs whose promise `tenant_lines` names: an added tenant's every promise, and each pool whose
+    promise changes on a tenant on both sides (both saying their promises). The Queues section leaves those out."""
+    named = set()
+    for name, new in after.tenants.items():
+        old = before.tenants.get(name)
+        if old is None:
+            named |= {(name, pool) for pool in new.promises or {}}
+        elif old.promises is not None and new.promises is not None:
+            named |= {(name, pool) for pool in dict.fromkeys([*old.promises, *new.promises])
+                      if old.promises.get(pool) != new.promises.get(pool)}
+    return named
+
+
 LOWERED = ("whether a tenant holds more there now than its new promise is not known offline (neither the plans nor "
            "the preview carry what runs); `gpushare verify STACK` shows what each queue uses per pool on the cluster")
 

@@ -133,6 +133,52 @@ def test_a_tenant_added_with_promises_and_a_pool_leaving_its_queue(tmp_path, cap
         assert "- **Promises lowered** (`nlp` on `a100mig`):" in section
 
 
+def queues(text: str) -> str:
+    return text.split("#### Queues\n", 1)[1].split("\n####", 1)[0] if "#### Queues\n" in text else ""
+
+
+def test_a_guarantee_change_is_named_once_in_the_tenants_section_and_the_borrowing_in_the_queues(tmp_path, capsys):
+    """vision's A100 promise 2 -> 3 and its T4 0 -> 2, with a borrowing limit of 1 from now on: the promises are named
+    in the Tenants section in the pools' units, and the Queues section says only what it alone says (the borrowing),
+    not the guarantee again in the resource's name."""
+    base = plan_json(capsys, write_stack(tmp_path, promise_stack({"a100mig": 2}, {"a100mig": 2}), "Pulumi.base.yaml"))
+    head_stack = promise_stack({"a100mig": 3, "t4": 2}, {"a100mig": 1})
+    head_stack["gpushare:tenants"][0]["queue"] = {"borrowingLimit": {"nvidia.com/gpu": 1}}
+    head = plan_json(capsys, write_stack(tmp_path, head_stack, "Pulumi.head.yaml"))
+    out = compare(capsys, tmp_path, base, head)
+    assert (f"- **vision**: promise per pool `a100mig` 2 -> 3 x {A100_SLICE}, `t4` 0 -> 2 x {T4_SHARE}"
+            in tenants(out)), out
+    queue_lines = [line for line in queues(out).splitlines() if line.startswith("- ")]
+    assert queue_lines == ["- tenant `vision` on pool `a100mig`: may borrow no limit -> up to 1",
+                           "- tenant `vision` on pool `t4`: may borrow no limit -> up to 1"], out
+    # Each guarantee change named exactly once in the whole report.
+    assert out.count("2 -> 3") == 1 and out.count("0 -> 2") == 1 and out.count("2 -> 1") == 1, out
+    assert "guarantee" not in queues(out)
+    # Without the Tenants section's promises (a base plan from before `promises`), Queues still names the guarantee.
+    for tenant in base["tenants"]:
+        del tenant["promises"]
+    older = compare(capsys, tmp_path, base, head)
+    assert "- tenant `vision` on pool `a100mig`: guarantee grows 2 -> 3 `nvidia.com/gpu`; may borrow no limit -> up " \
+           "to 1" in queues(older), older
+    assert older.count("2 -> 3") == 1, older
+
+
+def test_an_added_tenant_and_a_pool_leaving_a_queue_are_not_repeated_in_the_queues_section(tmp_path, capsys):
+    """audio's new promise and nlp's a100mig promise going are named in the Tenants section; the Queues section keeps
+    only audio's borrowing and lending."""
+    base_stack = promise_stack({"a100mig": 2}, {"a100mig": 2})
+    head_stack = copy.deepcopy(base_stack)
+    head_stack["gpushare:tenants"][1] = {"name": "nlp", "pools": ["t4"], "quota": {"pools": {"t4": 4}}}
+    head_stack["gpushare:tenants"].append({"name": "audio", "pools": ["a100mig"], "quota": {"pools": {"a100mig": 1}}})
+    base = plan_json(capsys, write_stack(tmp_path, base_stack, "Pulumi.base.yaml"))
+    head = plan_json(capsys, write_stack(tmp_path, head_stack, "Pulumi.head.yaml"))
+    out = compare(capsys, tmp_path, base, head)
+    section = queues(out)
+    assert "guarantee" not in section and "no longer in its queue" not in section, out
+    assert "- tenant `audio` on pool `a100mig`: may borrow " in section, out
+    assert out.count(f"`a100mig` 1 x {A100_SLICE}") == 1 and out.count(f"2 x {A100_SLICE} -> none") == 1, out
+
+
 def dispatching_fleet(directory: Path, dispatched: dict[str, dict]) -> Path:
     """The test fleet with us's queues on and eu its dispatch manager (its own tenant nlp); `dispatched`: the
     fleet's tenants -> their members (a tenant with pools only on us is dispatched from eu)."""

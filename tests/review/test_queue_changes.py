@@ -51,6 +51,25 @@ def test_a_shrinking_guarantee_and_changed_limits_are_named():
     assert "- tenant `vision` on pool `t4ts`: guarantee **shrinks** 6 -> 4 `nvidia.com/gpu.shared`" in lines
 
 
+def test_a_guarantee_the_tenants_section_names_is_left_out_and_the_limits_stay():
+    """`named`: the (tenant, pool) pairs whose promise the Tenants section names (in the pool's units); their guarantee
+    is not repeated here, what only the queues say (borrowing, lending) is; a pool leaving a queue with its promise
+    named says nothing more; the others are as before."""
+    def edit(raw):
+        raw["gpushare:tenants"][1]["queue"] = {"nominal": {"nvidia.com/gpu.shared": 2},
+                                               "borrowingLimit": {"nvidia.com/gpu.shared": 1}}
+        raw["gpushare:tenants"][2]["pools"] = ["t4ts"]
+
+    named = {("nlp", "t4ts"), ("speech", "t4spot"), ("speech", "t4ts")}
+    assert queue_lines(plan_queues(), plan_queues(edit), named) == [
+        # Not named: still said here.
+        "- tenant `vision` on pool `t4ts`: guarantee **shrinks** 6 -> 4 `nvidia.com/gpu.shared`",
+        "- tenant `nlp` on pool `t4spot`: guarantee grows 4 -> 8 `nvidia.com/gpu`; may borrow no limit -> none; "
+        "lends all of it -> none",
+        "- tenant `nlp` on pool `t4ts`: may borrow no limit -> up to 1; lends up to 4 -> all of it",
+        "- tenant `speech` on pool `t4ts`: may borrow no limit, lends all of it"]
+
+
 def test_the_compare_report_has_a_queue_section_only_when_queues_change():
     def plan(queues) -> str:
         return json.dumps({"pools": [], "resources": [], "devicePluginConfigs": [], "queues": queues})
