@@ -20,7 +20,7 @@ from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.kubernetes.verify.expectations import dra_pool_expectations, pool_expectations
 from gpushare.kubernetes.verify.findings import Verdict
 from gpushare.kubernetes.verify.verify_report import VerifyReport, evaluate
-from gpushare.kubernetes.verify.smoke import SmokeResult, smoke_skips
+from gpushare.kubernetes.verify.smoke import SmokeResult, smoke_skips, smoke_targets
 from gpushare.kubernetes.verify.tenant_drift import manifest_findings, skipped_checks
 from gpushare.kubernetes.verify.text import render_text
 from gpushare.stackfile.config import parse_stack_file
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
     smoke: list[SmokeResult] = []
     if args.smoke:
-        smoke = run_smoke(api, expectations, args.smoke_timeout, args.poll_interval, _progress,
+        smoke = run_smoke(api, smoke_targets(stack, expectations), args.smoke_timeout, args.poll_interval, _progress,
                           skip=smoke_skips(stack), sleep=wait)
         report = dataclasses.replace(report, extra=[f for r in smoke if (f := r.finding()) is not None])
 

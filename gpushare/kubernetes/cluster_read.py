@@ -31,7 +31,7 @@ from gpushare.errors import ClusterAccessError
 from gpushare.kubernetes.gpu_software import GpuSoftware
 from gpushare.kubernetes.verify.api_json import ClusterSnapshot
 from gpushare.kubernetes.verify.expectations import MPS_DS, OPERATOR_DAEMONSETS, PoolExpectation
-from gpushare.kubernetes.verify.smoke import SMOKE_NAMESPACE_PREFIX, SmokeResult, smoke_pod
+from gpushare.kubernetes.verify.smoke import SMOKE_LABELS, SMOKE_NAMESPACE_PREFIX, SmokeResult, SmokeTarget
 from gpushare.kubernetes.verify.tenant_drift import (
     FORBIDDEN,
     RBAC_CLUSTER_ADMIN,
@@ -295,54 +295,64 @@ _REJECTIONS = ("denied the request", "denied request", "exceeded quota")
 not from RBAC: the pod was refused, the credentials were fine."""
 
 
-def _create_smoke_pod(api: client.ApiClient, core: client.CoreV1Api, namespace: str,
-                      expect: PoolExpectation) -> str | None:
-    """None when the pod was created; the API server's message when admission or a quota refused it (422, or a
-    403 that says so)."""
+def _create_smoke_object(api: client.ApiClient, core: client.CoreV1Api, namespace: str,
+                         manifest: dict) -> str | None:
+    """None when the object (a Pod, or a DRA pool's ResourceClaimTemplate) was created; the API server's message when
+    admission or a quota refused it (422, or a 403 that says so)."""
+    kind = manifest["kind"]
+    what = f"create a {'pod' if kind == 'Pod' else kind} in {namespace}"
     try:
-        core.create_namespaced_pod(namespace, smoke_pod(expect, namespace), _preload_content=False,
-                                   _request_timeout=REQUEST_TIMEOUT)
+        if kind == "Pod":
+            core.create_namespaced_pod(namespace, manifest, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+        else:
+            group, _, version = manifest["apiVersion"].rpartition("/")
+            client.CustomObjectsApi(api).create_namespaced_custom_object(
+                group, version, namespace, f"{kind.lower()}s", manifest, _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT)
     except ApiException as exc:
         message = _api_message(exc)
         if exc.status == 422 or (exc.status == 403 and any(words in message for words in _REJECTIONS)):
             return message
-        raise _access_error(api, f"create a pod in {namespace}", exc) from None
+        raise _access_error(api, what, exc) from None
     except (urllib3.exceptions.HTTPError, OSError, ConfigException) as exc:
-        raise _access_error(api, f"create a pod in {namespace}", exc) from None
+        raise _access_error(api, what, exc) from None
     return None
 
 
-def run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeout: float, poll_interval: float,
+def run_smoke(api: client.ApiClient, targets: list[SmokeTarget], timeout: float, poll_interval: float,
               progress: Callable[[str], None], skip: Mapping[str, str] | None = None,
               clock: Callable[[], float] = time.monotonic,
               sleep: Callable[[float], None] = time.sleep) -> list[SmokeResult]:
-    """One smoke pod per pool in a namespace created for the run and deleted afterwards, also on failure. Pools in
-    `skip` (pool -> why) get no pod."""
+    """One smoke pod per pool (on a DRA pool with the ResourceClaimTemplate it claims) in a namespace created for the
+    run and deleted afterwards, also on failure: the namespace takes its objects with it. Pools in `skip`
+    (pool -> why) get no pod."""
     skip = skip or {}
-    skipped = [SmokeResult(e.pool, "Skipped", None, "", skip[e.pool]) for e in expectations if e.pool in skip]
-    expectations = [e for e in expectations if e.pool not in skip]
-    if not expectations:
+    skipped = [SmokeResult(t.pool, "Skipped", None, "", skip[t.pool], t.allocation) for t in targets if t.pool in skip]
+    targets = [t for t in targets if t.pool not in skip]
+    if not targets:
         return skipped
-    return skipped + _run_smoke(api, expectations, timeout, poll_interval, progress, clock, sleep)
+    return skipped + _run_smoke(api, targets, timeout, poll_interval, progress, clock, sleep)
 
 
-def _run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeout: float, poll_interval: float,
+def _run_smoke(api: client.ApiClient, targets: list[SmokeTarget], timeout: float, poll_interval: float,
                progress: Callable[[str], None], clock: Callable[[], float],
                sleep: Callable[[float], None]) -> list[SmokeResult]:
     core = client.CoreV1Api(api)
     namespace = smoke_namespace()
     call(api, f"create namespace {namespace}", core.create_namespace, {
-        "apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": namespace, "labels": {"app.kubernetes.io/managed-by": "gpushare-verify"}},
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": dict(SMOKE_LABELS)},
     })
     try:
         rejected = {}
-        for expect in expectations:
-            if (message := _create_smoke_pod(api, core, namespace, expect)) is not None:
-                rejected[expect.pool] = message
-        progress(f"smoke: {len(expectations) - len(rejected)} pod(s) in namespace {namespace}, up to {timeout:.0f}s")
+        for target in targets:
+            # The pod comes last: a DRA pool's pod names its claim template, and a refused template means no pod.
+            for manifest in target.manifests(namespace):
+                if (message := _create_smoke_object(api, core, namespace, manifest)) is not None:
+                    rejected[target.pool] = message
+                    break
+        progress(f"smoke: {len(targets) - len(rejected)} pod(s) in namespace {namespace}, up to {timeout:.0f}s")
         deadline = clock() + timeout
-        pending = {e.pool: f"smoke-{e.pool}" for e in expectations if e.pool not in rejected}
+        pending = {t.pool: f"smoke-{t.pool}" for t in targets if t.pool not in rejected}
         finished: dict[str, dict] = {}
         last: dict[str, dict] = {}
         while True:
@@ -357,21 +367,22 @@ def _run_smoke(api: client.ApiClient, expectations: list[PoolExpectation], timeo
             progress(f"smoke: waiting for {', '.join(sorted(pending))}")
             sleep(poll_interval)
         results = []
-        for expect in expectations:
-            if expect.pool in rejected:
-                results.append(SmokeResult(expect.pool, "Rejected", None, "", rejected[expect.pool]))
+        for target in targets:
+            if target.pool in rejected:
+                results.append(SmokeResult(target.pool, "Rejected", None, "", rejected[target.pool],
+                                           target.allocation))
                 continue
-            pod = last[expect.pool]
-            name = f"smoke-{expect.pool}"
+            pod = last[target.pool]
+            name = f"smoke-{target.pool}"
             phase = (pod.get("status") or {}).get("phase") or "Pending"
             log = ""
-            if expect.pool in finished:
+            if target.pool in finished:
                 what = f"read the log of pod {namespace}/{name}"
                 deadline = ReadDeadline.from_environ(os.environ)
                 response = _send(api, what, core.read_namespaced_pod_log, name, namespace, deadline=deadline)
                 log = _body(api, what, response, deadline).decode(errors="replace")
-            results.append(SmokeResult(expect.pool, phase, (pod.get("spec") or {}).get("nodeName"), log,
-                                       "" if expect.pool in finished else _pod_detail(pod)))
+            results.append(SmokeResult(target.pool, phase, (pod.get("spec") or {}).get("nodeName"), log,
+                                       "" if target.pool in finished else _pod_detail(pod), target.allocation))
         return results
     finally:
         try:
