@@ -38,7 +38,7 @@ from gpushare.kubernetes.verify.expectations import (
     VALIDATOR_DS,
     pool_expectations,
 )
-from gpushare.kubernetes.verify.smoke import smoke_skips
+from gpushare.kubernetes.verify.smoke import smoke_skips, smoke_targets
 from gpushare.model.stack import DEVICE_PLUGIN_CONFIG_LABEL
 from gpushare.sharing.operator_values import CONFIG_MAP_NAME, NAMESPACE
 from tests import kube_stub
@@ -484,7 +484,7 @@ def test_a_smoke_pod_the_policies_refuse_is_a_finding_with_the_servers_message(c
     """verify's tell of an admission refusal from an RBAC one (`cluster_read._REJECTIONS`) against the real
     server's answer: a smoke pod on a tenant's pool, outside the tenant's namespace."""
     api, _ = cluster_read.api_client(control_plane.kubeconfig(ADMIN), None)
-    h100 = next(e for e in pool_expectations(stack) if e.pool == "h100mig")
+    h100 = next(t for t in smoke_targets(stack, pool_expectations(stack)) if t.pool == "h100mig")
     (result,) = cluster_read.run_smoke(api, [h100], timeout=1, poll_interval=0.2, progress=lambda _: None)
     assert result.phase == "Rejected", result
     assert "ValidatingAdmissionPolicy 'gpushare-shared-gpu-pools'" in result.detail
