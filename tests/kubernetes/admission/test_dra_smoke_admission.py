@@ -5,36 +5,18 @@ tenant lists (the cluster's shared pools), and refuses them on a tenant's DRA po
 
 from __future__ import annotations
 
-import pytest
-import yaml
-
-from gpushare.kubernetes.tenant_objects import tenant_manifests
 from gpushare.kubernetes.verify.expectations import pool_expectations
 from gpushare.kubernetes.verify.smoke import smoke_skips, smoke_targets
-from gpushare.stackfile.config import parse_config
 from tests.kubernetes.admission.test_dra_admission import (
     A100_CLASS,
     CLAIM_CONTROLLER,
     MIG_CLASS,
-    STACK_YAML,
     claim,
+    cluster,  # noqa: F401 (the fixture: every policy of the DRA stack, judged by the plugin)
+    stack,  # noqa: F401 (the fixture: the same DRA stack)
 )
-from tests.kubernetes.apiserver_admission import plugin_cluster
 
 SMOKE_NS = "gpushare-smoke-5e7a01"
-
-
-@pytest.fixture(scope="module")
-def stack():
-    return parse_config(yaml.safe_load(STACK_YAML), source="stacks/Pulumi.dra.yaml", stack="dra")
-
-
-@pytest.fixture(scope="module")
-def cluster(stack):
-    judged = plugin_cluster(tenant_manifests(stack))
-    assert judged.compile_errors == []
-    yield judged
-    judged.close()
 
 
 def smoke_objects(stack, pool: str) -> tuple[dict, dict]:
