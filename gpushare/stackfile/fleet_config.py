@@ -103,7 +103,8 @@ def read_fleet_file(path: Path) -> dict[str, Any]:
                                                                "file is a few KiB, so this is not one")])
         document = load_yaml(data.decode("utf-8"))
     except FileNotFoundError:
-        raise ConfigError(source, [ConfigProblem("(file)", "no such fleet file")]) from None
+        raise ConfigError(source, [ConfigProblem("(file)", f"no such fleet file ({path.resolve()}); fix the path "
+                                                           "that names it or write the file (docs/fleets.md)")]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(source, [ConfigProblem("(file)", f"cannot be read: {exc}")]) from None
     except yaml.YAMLError as exc:

@@ -43,6 +43,15 @@ def test_the_fleet_files_problems_are_the_members_too(tmp_path, capsys):
     assert f"gpushare:fleet ({path}) dispatch.manager: must be a member's stack" in err
 
 
+def test_a_missing_fleet_file_is_named_with_its_resolved_path_and_the_fix(tmp_path, capsys):
+    path = write_fleet(tmp_path)
+    path.unlink()
+    code, _, err = plan(capsys, path.parent / "Pulumi.us.yaml")
+    assert code == 2
+    assert f"gpushare:fleet ({path}) (file): no such fleet file ({path.resolve()}); fix the path that names it" in err
+    assert "Traceback" not in err
+
+
 def test_a_fleet_tenant_on_a_member_that_does_not_name_the_fleet_is_refused(tmp_path, capsys):
     stacks = copy.deepcopy(MEMBER_STACKS)
     del stacks["us"]["gpushare:fleet"]
